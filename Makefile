@@ -1,0 +1,62 @@
+# tessera developer entry points. `make dev` and `make test` work on a fresh
+# Debian bookworm machine: they install what they need first.
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+JOBS       ?= $(shell nproc)
+CMAKE_GEN  := -G Ninja
+TESSERA    := $(BUILD)/src/cli/tessera
+FUZZ_SECS  ?= 30
+
+.PHONY: all deps build test unit-test asan-test fuzz-test dev bench clean format
+
+all: build
+
+deps:
+	scripts/install-deps
+
+build: deps
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build $(BUILD) -j $(JOBS)
+
+# The quick tier: every unit and integration test, the sanitizer build of
+# the unit tests, and a short fuzz run.
+test: unit-test asan-test fuzz-test
+	@echo "make test: all tiers passed"
+
+unit-test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+asan-test: deps
+	cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug \
+	  -DTESSERA_SANITIZE=ON -DTESSERA_SANITIZE_ONLY_UNIT=ON
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:handle_segv=0:allow_user_segv_handler=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L unit
+
+fuzz-test: deps
+	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_FUZZ=ON -DTESSERA_FUZZ_ONLY=ON
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target module_loader_fuzz
+	mkdir -p $(FUZZ_BUILD)/corpus/module_loader
+	$(FUZZ_BUILD)/fuzz/module_loader_fuzz -max_total_time=$(FUZZ_SECS) \
+	  -rss_limit_mb=4096 -timeout=10 \
+	  $(FUZZ_BUILD)/corpus/module_loader fuzz/corpus/module_loader
+
+# Builds tessera and the example arena, then runs the arena for a few
+# seconds of game time through `tessera run`, printing its snapshots.
+dev: build
+	$(TESSERA) shards build examples/arena
+	$(TESSERA) run examples/arena --kind arena \
+	  --params '{"width":800,"height":500}' --ticks 60 \
+	  --inputs examples/arena/demo-inputs.jsonl
+
+bench: build
+	$(BUILD)/bench/runtime_bench
+
+format:
+	clang-format -i $$(git ls-files '*.cc' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -1,0 +1,57 @@
+// tessera guest ABI, version 1: the one table of names and codes shared by
+// the host (src/) and the guest SDK (sdk/cpp/). See docs/guest-abi.md.
+//
+// This header is plain C++17 with no includes, so it compiles both for
+// wasm32 guests and for the host.
+#ifndef TESSERA_ABI_H_
+#define TESSERA_ABI_H_
+
+namespace tessera::abi {
+
+inline constexpr int kVersion = 1;
+
+// The only import module a guest may use, and its one function:
+//   log(level: i32, ptr: i32, len: i32) -> ()
+inline constexpr const char kImportModule[] = "tessera_v1";
+inline constexpr const char kImportLog[] = "log";
+
+// Exports. "Required" ones must be present or the module is refused.
+inline constexpr const char kExportMemory[] = "memory";              // required
+inline constexpr const char kExportAbiMarker[] = "tessera_abi_v1";   // required, () -> ()
+inline constexpr const char kAbiMarkerPrefix[] = "tessera_abi_v";
+inline constexpr const char kExportInitialize[] = "_initialize";     // optional, () -> ()
+inline constexpr const char kExportAlloc[] = "tessera_alloc";        // required, (i32) -> i32
+inline constexpr const char kExportInit[] = "tessera_init";          // required, (i32 x5) -> i32
+inline constexpr const char kExportRestore[] = "tessera_restore";    // optional, (i32 x7) -> i32
+inline constexpr const char kExportApplyInput[] = "tessera_apply_input";  // required, (i32 x4) -> i32
+inline constexpr const char kExportTick[] = "tessera_tick";          // required, (i64) -> i32
+inline constexpr const char kExportSnapshot[] = "tessera_snapshot";  // required, () -> i32
+inline constexpr const char kExportSave[] = "tessera_save";          // optional, () -> i32
+inline constexpr const char kExportOutputPtr[] = "tessera_output_ptr";  // required, () -> i32
+inline constexpr const char kExportOutputLen[] = "tessera_output_len";  // required, () -> i32
+
+// Codec ids passed to tessera_init / tessera_restore.
+enum Codec : int { kCodecMsgpack = 0, kCodecJson = 1 };
+
+// Return codes of the guest's exported calls.
+enum Code : int {
+  kOk = 0,        // success; the output buffer holds the result, if any
+  kError = 1,     // refused; the output buffer holds UTF-8 error text
+  kFinished = 2,  // (tessera_tick only) the module has finished; output
+                  // holds an optional UTF-8 reason
+  kNoState = 3,   // (tessera_save only) nothing to save
+};
+
+// Log levels of tessera_v1.log.
+enum LogLevel : int {
+  kLogDebug = 0,
+  kLogInfo = 1,
+  kLogWarn = 2,
+  kLogError = 3,
+  kLogPanic = 4,  // the guest panicked; it traps right after this call and
+                  // the host reports this text as the failure message
+};
+
+}  // namespace tessera::abi
+
+#endif  // TESSERA_ABI_H_

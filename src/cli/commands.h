@@ -1,0 +1,17 @@
+// Registration of the `tessera` subcommands. Each Register* adds its
+// subcommand(s) to the CLI11 app; the callbacks set *exit_code.
+#ifndef TESSERA_CLI_COMMANDS_H_
+#define TESSERA_CLI_COMMANDS_H_
+
+#include <CLI/CLI.hpp>
+
+namespace tessera::cli {
+
+// `tessera shards build [APP-DIR]`, `tessera shards check FILE.wasm`
+void RegisterShardsCommands(CLI::App& app, int* exit_code);
+// `tessera run APP-DIR --kind K --params JSON --ticks N [--inputs FILE]`
+void RegisterRunCommand(CLI::App& app, int* exit_code);
+
+}  // namespace tessera::cli
+
+#endif  // TESSERA_CLI_COMMANDS_H_

@@ -1,0 +1,50 @@
+// Plain data shared by the shard host and its callers: kind limits, shard
+// status and stop reasons, input results. No behaviour.
+#ifndef TESSERA_SHARD_SHARD_TYPES_H_
+#define TESSERA_SHARD_SHARD_TYPES_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tessera::shard {
+
+enum class Codec : uint8_t { kMsgpack = 0, kJson = 1 };
+
+// One shard kind, as declared in an app's tessera.json.
+struct KindConfig {
+  std::string name;
+  Codec codec = Codec::kMsgpack;
+  uint32_t tick_rate = 20;             // ticks per second
+  uint32_t tick_budget_ms = 100;       // CPU time of one tick
+  uint32_t memory_mb = 64;             // guest memory cap
+  uint64_t fuel_per_tick = 200000000;  // per guest call
+  uint32_t max_run_ms = 200;           // wall clock of one guest call
+  uint32_t idle_shutdown_secs = 90;    // 0 = never
+  std::string on_stop;                 // function to notify (later issue)
+};
+
+enum class ShardStatus : uint8_t { kStarting, kRunning, kStopped };
+
+// Why a shard stopped.
+enum class StopReason : uint8_t {
+  kNone,
+  kStopped,   // an operator or the API stopped it
+  kIdle,      // no subscribers for idle_shutdown_secs
+  kFinished,  // the module ended it
+  kFailed,    // trap, panic, fuel, tick budget, watchdog, memory
+};
+const char* StopReasonName(StopReason r);
+const char* ShardStatusName(ShardStatus s);
+
+// The outcome of one input.
+struct InputResult {
+  uint64_t seq = 0;        // the caller's sequence number, echoed
+  bool accepted = false;
+  std::string rejection;   // the module's error text when refused
+};
+
+}  // namespace tessera::shard
+
+#endif  // TESSERA_SHARD_SHARD_TYPES_H_

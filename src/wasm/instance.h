@@ -1,0 +1,106 @@
+// A live instance of a compiled module, and guarded calls into it.
+//
+// Threading: an Instance is used by one thread at a time (the shard's owning
+// worker). RequestInterrupt() alone may be called from any thread (the
+// watchdog). A call that traps leaves the instance dead: every later call
+// fails with the same trap.
+#ifndef TESSERA_WASM_INSTANCE_H_
+#define TESSERA_WASM_INSTANCE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "wasm/module_info.h"
+
+namespace tessera::wasm {
+
+class CompiledModule;
+
+enum class TrapKind : uint8_t {
+  kNone,
+  kOutOfBounds,
+  kIntOverflow,
+  kDivByZero,
+  kInvalidConversion,
+  kUnreachable,
+  kIndirectCall,
+  kStackExhausted,
+  kFuelExhausted,  // the fuel global went negative
+  kInterrupted,    // RequestInterrupt() stopped it (watchdog)
+  kOutOfMemory,    // instantiation could not reserve memory
+};
+const char* TrapKindName(TrapKind kind);
+
+// Receives the guest's tessera_v1.log calls. Runs on the calling thread,
+// inside the guest call; must not throw.
+using LogSink = std::function<void(int level, std::string_view text)>;
+
+// Fuel a new instance starts with unless told otherwise: effectively none.
+inline constexpr int64_t kUnlimitedFuel = int64_t{1} << 62;
+
+class Instance {
+ public:
+  // Instantiates: allocates memory and tables, runs data/elem segments and
+  // (if exported) `_initialize` with `initial_fuel`. Errors: kTrap if
+  // instantiation or `_initialize` trapped.
+  static Result<std::unique_ptr<Instance>> Create(
+      std::shared_ptr<const CompiledModule> module, LogSink log = nullptr,
+      int64_t initial_fuel = kUnlimitedFuel);
+  ~Instance();
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
+
+  const ModuleInfo& info() const;
+
+  // Calls exported function `func_index` (an index into info().funcs).
+  // Arguments and results are raw bit patterns (i32 zero-extended, floats
+  // by bits). Returns kTrap with the trap's description if it trapped.
+  Status Call(int func_index, std::span<const uint64_t> args,
+              std::span<uint64_t> results);
+  // Convenience for the common (i32...) -> i32 case.
+  Result<uint32_t> CallI32(int func_index, std::span<const uint64_t> args);
+
+  // The context handed to the generated code's import functions.
+  struct HostContext;
+
+  TrapKind last_trap() const { return last_trap_; }
+  bool dead() const { return last_trap_ != TrapKind::kNone; }
+
+  // Fuel: the instrumented module traps once it goes negative. Without fuel
+  // instrumentation these are no-ops returning 0.
+  void SetFuel(int64_t fuel);
+  int64_t fuel() const;
+
+  // Makes the running (or next) call trap with kInterrupted at its next
+  // function entry or loop header. Any thread.
+  void RequestInterrupt();
+  void ClearInterrupt();
+
+  // Guest linear memory (empty if the module has none). Valid until the
+  // next call into the guest (memory.grow may move nothing, but the size
+  // changes).
+  std::span<uint8_t> memory();
+  // Bounds-checked view of guest bytes [ptr, ptr+len).
+  Result<std::string_view> Read(uint32_t ptr, uint32_t len);
+  // Bounds-checked write.
+  Status Write(uint32_t ptr, std::span<const uint8_t> bytes);
+
+ private:
+  Instance() = default;
+  Status Trapped(TrapKind kind);
+
+  std::shared_ptr<const CompiledModule> module_;
+  void* raw_ = nullptr;  // the wasm2c instance struct
+  std::unique_ptr<HostContext> host_;
+  TrapKind last_trap_ = TrapKind::kNone;
+};
+
+}  // namespace tessera::wasm
+
+#endif  // TESSERA_WASM_INSTANCE_H_

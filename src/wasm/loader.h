@@ -1,0 +1,68 @@
+// The module loader: reads WebAssembly bytes, refuses what tessera cannot or
+// will not run (with a precise reason), instruments fuel and interrupt
+// checks, generates C with libwabt, compiles it with the system C compiler
+// into a shared object (cached by content hash) and dlopens it.
+//
+// Thread-safety: LoadModule may be called from any thread; concurrent loads
+// of the same module serialise on the cache entry.
+#ifndef TESSERA_WASM_LOADER_H_
+#define TESSERA_WASM_LOADER_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "common/status.h"
+#include "wasm/module_info.h"
+
+namespace tessera::wasm {
+
+enum class ImportPolicy {
+  // Production: only tessera_v1.log may be imported, the tessera ABI
+  // exports are required.
+  kShard,
+  // Any module that wabt validates, with no ABI requirements and no imports.
+  // Used by benchmarks that call plain exported functions.
+  kBare,
+};
+
+struct CheckOptions {
+  ImportPolicy policy = ImportPolicy::kShard;
+  // Memory cap in 64 KiB pages; initial memory above it is refused and the
+  // module's maximum is rewritten to it. 0 means 65536 (4 GiB).
+  uint32_t memory_cap_pages = 0;
+};
+
+// Validates `wasm` and applies the policy. Does not compile anything.
+// Errors: kInvalidArgument for bytes that are not a valid module, kRefused
+// for a valid module that breaks the policy; the message says why.
+Result<ModuleInfo> CheckModule(std::span<const uint8_t> wasm,
+                               const CheckOptions& options);
+
+struct LoadOptions {
+  CheckOptions check;
+  bool fuel = true;               // instrument fuel + interrupt checks
+  std::string cache_dir;          // required: where compiled .so files live
+  std::string c_compiler = "cc";  // run as `<c_compiler> -O2 -fPIC -shared`
+  std::string opt_level = "-O2";
+  bool keep_c_source = false;  // leave the generated .c beside the .so
+};
+
+class CompiledModule;
+
+struct LoadStats {
+  bool cache_hit = false;
+  double check_ms = 0, codegen_ms = 0, compile_ms = 0, dlopen_ms = 0;
+};
+
+// Checks, instruments, compiles (or finds in the cache) and dlopens.
+// Errors: as CheckModule, plus kIo / kInternal when the compiler fails (the
+// message carries the compiler's output).
+Result<std::shared_ptr<const CompiledModule>> LoadModule(
+    std::span<const uint8_t> wasm, const LoadOptions& options,
+    LoadStats* stats = nullptr);
+
+}  // namespace tessera::wasm
+
+#endif  // TESSERA_WASM_LOADER_H_

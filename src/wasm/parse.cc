@@ -1,0 +1,332 @@
+// Reading, validating and policing modules. Every refusal names the exact
+// offending import, export, feature or limit, because the person reading it
+// is a game developer whose build produced the module.
+#include "wasm/parse.h"
+
+#include <wabt/binary-reader-ir.h>
+#include <wabt/binary-reader.h>
+#include <wabt/error-formatter.h>
+#include <wabt/feature.h>
+#include <wabt/ir.h>
+#include <wabt/validator.h>
+
+#include <charconv>
+#include <string>
+
+#include "tessera/abi.h"
+
+namespace tessera::wasm {
+namespace {
+
+constexpr uint32_t kPageBytes = 65536;
+
+wabt::Features BaseFeatures() {
+  wabt::Features f;  // defaults: mutable globals, sat conv, sign-ext,
+                     // multi-value, bulk memory, reference types
+  f.disable_simd();
+  f.disable_threads();
+  f.disable_tail_call();
+  f.disable_exceptions();
+  return f;
+}
+
+bool TryRead(std::span<const uint8_t> wasm, const wabt::Features& features,
+             wabt::Module* out, wabt::Errors* errors) {
+  wabt::ReadBinaryOptions opts(features, nullptr, /*read_debug_names=*/false,
+                               /*stop_on_first_error=*/true,
+                               /*fail_on_custom_section_error=*/false);
+  return wabt::Succeeded(wabt::ReadBinaryIr("module.wasm", wasm.data(),
+                                            wasm.size(), opts, errors, out));
+}
+
+std::string FormatErrors(const wabt::Errors& errors) {
+  std::string s;
+  for (const auto& e : errors) {
+    if (!s.empty()) s += "; ";
+    if (e.loc.offset != wabt::kInvalidOffset) {
+      s += "at byte " + std::to_string(e.loc.offset) + ": ";
+    }
+    s += e.message;
+  }
+  return s.empty() ? "unknown error" : s;
+}
+
+// When a module does not read with the features tessera runs, find which
+// unsupported proposal it needs, so the refusal can say so.
+std::string UnsupportedFeature(std::span<const uint8_t> wasm) {
+  struct Probe {
+    const char* what;
+    void (wabt::Features::*enable)();
+  };
+  const Probe probes[] = {
+      {"SIMD (v128 instructions); build without -msimd128",
+       &wabt::Features::enable_simd},
+      {"threads/atomics (shared memory or atomic instructions); build "
+       "without -pthread/-matomics",
+       &wabt::Features::enable_threads},
+      {"tail calls (return_call); build without -mtail-call",
+       &wabt::Features::enable_tail_call},
+      {"exception handling (try/catch/throw); build with -fno-exceptions",
+       &wabt::Features::enable_exceptions},
+      {"multiple memories", &wabt::Features::enable_multi_memory},
+      {"64-bit memory (memory64)", &wabt::Features::enable_memory64},
+  };
+  for (const Probe& p : probes) {
+    wabt::Features f = BaseFeatures();
+    (f.*p.enable)();
+    wabt::Module m;
+    wabt::Errors errors;
+    if (TryRead(wasm, f, &m, &errors)) return p.what;
+  }
+  return "";
+}
+
+Result<ValType> ToValType(wabt::Type t) {
+  switch (t) {
+    case wabt::Type::I32: return ValType::kI32;
+    case wabt::Type::I64: return ValType::kI64;
+    case wabt::Type::F32: return ValType::kF32;
+    case wabt::Type::F64: return ValType::kF64;
+    case wabt::Type::FuncRef: return ValType::kFuncRef;
+    case wabt::Type::ExternRef: return ValType::kExternRef;
+    default:
+      return Refused(std::string("unsupported value type ") + t.GetName());
+  }
+}
+
+Result<FuncSig> ToSig(const wabt::FuncSignature& s) {
+  FuncSig sig;
+  for (wabt::Type t : s.param_types) {
+    auto v = ToValType(t);
+    if (!v.ok()) return v.status();
+    sig.params.push_back(*v);
+  }
+  for (wabt::Type t : s.result_types) {
+    auto v = ToValType(t);
+    if (!v.ok()) return v.status();
+    sig.results.push_back(*v);
+  }
+  return sig;
+}
+
+ExternKind ToExternKind(wabt::ExternalKind k) {
+  switch (k) {
+    case wabt::ExternalKind::Func: return ExternKind::kFunc;
+    case wabt::ExternalKind::Table: return ExternKind::kTable;
+    case wabt::ExternalKind::Memory: return ExternKind::kMemory;
+    default: return ExternKind::kGlobal;
+  }
+}
+
+// Parses "tessera_v<N>" / "tessera_abi_v<N>" suffixes; -1 if not a number.
+long VersionSuffix(std::string_view s, std::string_view prefix) {
+  if (s.substr(0, prefix.size()) != prefix) return -1;
+  std::string_view digits = s.substr(prefix.size());
+  long v = -1;
+  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (ec != std::errc() || p != digits.data() + digits.size()) return -1;
+  return v;
+}
+
+std::string MiB(uint64_t pages) {
+  uint64_t bytes = pages * kPageBytes;
+  if (bytes % (1024 * 1024) == 0) return std::to_string(bytes >> 20) + " MiB";
+  return std::to_string(bytes >> 10) + " KiB";
+}
+
+Status CheckImports(const wabt::Module& m, ImportPolicy policy) {
+  const FuncSig kLogSig{{ValType::kI32, ValType::kI32, ValType::kI32}, {}};
+  for (const wabt::Import* imp : m.imports) {
+    std::string name = imp->module_name + "." + imp->field_name;
+    if (policy == ImportPolicy::kBare) {
+      return Refused("imports `" + name + "`; this loader mode allows none");
+    }
+    long version = VersionSuffix(imp->module_name, "tessera_v");
+    if (version >= 0 && version != abi::kVersion) {
+      return Refused("unknown ABI version: imports `" + name +
+                     "` from tessera_v" + std::to_string(version) +
+                     ", but this host speaks tessera_v1");
+    }
+    if (imp->module_name == abi::kImportModule) {
+      if (imp->field_name != abi::kImportLog ||
+          imp->kind() != wabt::ExternalKind::Func) {
+        return Refused("imports `" + name +
+                       "`, which tessera_v1 does not provide (it provides "
+                       "only the function tessera_v1.log)");
+      }
+      auto* fi = static_cast<const wabt::FuncImport*>(imp);
+      auto sig = ToSig(fi->func.decl.sig);
+      if (!sig.ok() || !(*sig == kLogSig)) {
+        return Refused("imports tessera_v1.log with signature " +
+                       (sig.ok() ? SigToString(*sig) : std::string("?")) +
+                       ", expected (i32, i32, i32) -> ()");
+      }
+      continue;
+    }
+    if (imp->module_name.rfind("wasi", 0) == 0) {
+      return Refused("imports the WASI function `" + name +
+                     "`: tessera modules may import only tessera_v1.log "
+                     "(build with the tessera SDK's recipe, which links no "
+                     "WASI; see docs/guest-abi.md)");
+    }
+    return Refused("imports `" + name +
+                   "`: tessera modules may import only tessera_v1.log");
+  }
+  return Status::Ok();
+}
+
+Status CheckAbiExports(const ModuleInfo& info) {
+  bool marker = false;
+  for (const ExportEntry& e : info.exports) {
+    long v = VersionSuffix(e.name, abi::kAbiMarkerPrefix);
+    if (v < 0) continue;
+    if (v == abi::kVersion) {
+      marker = true;
+    } else {
+      return Refused("unknown ABI version " + std::to_string(v) +
+                     " (export `" + e.name +
+                     "`); this host speaks version 1");
+    }
+  }
+  if (!marker) {
+    return Refused(
+        "missing required export `tessera_abi_v1`: this is not a tessera "
+        "shard module (build it with the tessera SDK)");
+  }
+  using V = ValType;
+  struct Required {
+    const char* name;
+    FuncSig sig;
+    bool optional;
+  };
+  const Required required[] = {
+      {abi::kExportAbiMarker, {{}, {}}, false},
+      {abi::kExportInitialize, {{}, {}}, true},
+      {abi::kExportAlloc, {{V::kI32}, {V::kI32}}, false},
+      {abi::kExportInit, {{V::kI32, V::kI32, V::kI32, V::kI32, V::kI32},
+                          {V::kI32}}, false},
+      {abi::kExportRestore,
+       {{V::kI32, V::kI32, V::kI32, V::kI32, V::kI32, V::kI32, V::kI32},
+        {V::kI32}},
+       true},
+      {abi::kExportApplyInput, {{V::kI32, V::kI32, V::kI32, V::kI32},
+                                {V::kI32}}, false},
+      {abi::kExportTick, {{V::kI64}, {V::kI32}}, false},
+      {abi::kExportSnapshot, {{}, {V::kI32}}, false},
+      {abi::kExportSave, {{}, {V::kI32}}, true},
+      {abi::kExportOutputPtr, {{}, {V::kI32}}, false},
+      {abi::kExportOutputLen, {{}, {V::kI32}}, false},
+  };
+  for (const Required& r : required) {
+    int idx = info.FindFunc(r.name);
+    if (idx < 0) {
+      if (r.optional) continue;
+      return Refused(std::string("missing required export `") + r.name +
+                     "` " + SigToString(r.sig));
+    }
+    if (!(info.funcs[idx].sig == r.sig)) {
+      return Refused(std::string("export `") + r.name + "` has signature " +
+                     SigToString(info.funcs[idx].sig) + ", expected " +
+                     SigToString(r.sig));
+    }
+  }
+  bool memory_exported = false;
+  for (const ExportEntry& e : info.exports) {
+    if (e.kind == ExternKind::kMemory && e.name == abi::kExportMemory) {
+      memory_exported = true;
+    }
+  }
+  if (!memory_exported) {
+    return Refused("missing required export `memory` (the linear memory)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+ParsedModule::ParsedModule() = default;
+ParsedModule::ParsedModule(ParsedModule&&) noexcept = default;
+ParsedModule::~ParsedModule() = default;
+
+Result<ParsedModule> ParseModule(std::span<const uint8_t> wasm,
+                                 const CheckOptions& options) {
+  static const uint8_t kMagic[4] = {0x00, 0x61, 0x73, 0x6d};
+  if (wasm.size() < 8 || memcmp(wasm.data(), kMagic, 4) != 0) {
+    return InvalidArgument(
+        "not a WebAssembly module: the file does not start with the "
+        "\\0asm magic bytes");
+  }
+  uint32_t version = wasm[4] | (wasm[5] << 8) | (wasm[6] << 16) |
+                     (static_cast<uint32_t>(wasm[7]) << 24);
+  if (version != 1) {
+    return InvalidArgument("unsupported WebAssembly binary version " +
+                           std::to_string(version) + " (expected 1)");
+  }
+
+  ParsedModule out;
+  out.ir = std::make_unique<wabt::Module>();
+  wabt::Errors errors;
+  if (!TryRead(wasm, BaseFeatures(), out.ir.get(), &errors)) {
+    std::string feature = UnsupportedFeature(wasm);
+    if (!feature.empty()) {
+      return Refused("uses " + feature +
+                     ": tessera's ahead-of-time runtime cannot run it");
+    }
+    return InvalidArgument("invalid module: " + FormatErrors(errors));
+  }
+  errors.clear();
+  wabt::ValidateOptions vopts(BaseFeatures());
+  if (!wabt::Succeeded(wabt::ValidateModule(out.ir.get(), &errors, vopts))) {
+    return InvalidArgument("invalid module: " + FormatErrors(errors));
+  }
+
+  const wabt::Module& m = *out.ir;
+  ModuleInfo& info = out.info;
+  for (const wabt::Import* imp : m.imports) {
+    info.imports.push_back(imp->module_name + "." + imp->field_name);
+  }
+  for (const wabt::Export* e : m.exports) {
+    info.exports.push_back({e->name, ToExternKind(e->kind)});
+    if (e->kind != wabt::ExternalKind::Func) continue;
+    const wabt::Func* f = m.GetFunc(e->var);
+    auto sig = ToSig(f->decl.sig);
+    if (!sig.ok()) return sig.status();
+    info.funcs.push_back({e->name, *sig});
+  }
+  info.function_count =
+      static_cast<uint32_t>(m.funcs.size() - m.num_func_imports);
+  info.code_bytes = wasm.size();
+
+  TESSERA_RETURN_IF_ERROR(CheckImports(m, options.policy));
+  if (!m.starts.empty()) {
+    return Refused(
+        "has a start function: tessera modules must not run code at "
+        "instantiation (do set-up in tessera_init)");
+  }
+  if (m.memories.size() > 1) return Refused("declares more than one memory");
+  if (!m.memories.empty()) {
+    const wabt::Limits& lim = m.memories[0]->page_limits;
+    info.has_memory = true;
+    info.initial_pages = static_cast<uint32_t>(lim.initial);
+    if (lim.has_max) info.declared_max_pages = static_cast<uint32_t>(lim.max);
+    uint32_t cap = options.memory_cap_pages ? options.memory_cap_pages : 65536;
+    if (lim.initial > cap) {
+      return Refused("initial memory of " + std::to_string(lim.initial) +
+                     " pages (" + MiB(lim.initial) +
+                     ") is above the memory cap of " + MiB(cap));
+    }
+  }
+  if (options.policy == ImportPolicy::kShard) {
+    TESSERA_RETURN_IF_ERROR(CheckAbiExports(info));
+  }
+  return out;
+}
+
+Result<ModuleInfo> CheckModule(std::span<const uint8_t> wasm,
+                               const CheckOptions& options) {
+  auto parsed = ParseModule(wasm, options);
+  if (!parsed.ok()) return parsed.status();
+  return std::move(parsed->info);
+}
+
+}  // namespace tessera::wasm

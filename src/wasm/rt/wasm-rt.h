@@ -1,0 +1,144 @@
+/*
+ * tessera's implementation of the wasm-rt API that wasm2c-generated code is
+ * compiled against. It replaces wabt's libwasm-rt-impl, whose trap state is
+ * process-global (see ARCHITECTURE.md §1).
+ *
+ * Invariants:
+ *  - Trap state (unwind target, trap code, call depth) is per thread.
+ *  - Linear memories are 8 GiB reservations with only the accessible pages
+ *    readable/writable, so generated code needs no bounds checks; a fault
+ *    inside a reservation while the thread runs guest code becomes an
+ *    out-of-bounds trap; any other fault crashes the process as usual.
+ *  - Call depth is counted (WASM_RT_USE_STACK_DEPTH_COUNT=1) against a
+ *    per-thread limit sized from the thread's stack.
+ *
+ * This header is compiled both into the host (C++) and, embedded as text,
+ * into every generated module (C).
+ */
+#ifndef TESSERA_WASM_RT_H_
+#define TESSERA_WASM_RT_H_
+
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define wasm_rt_memcpy __builtin_memcpy
+#define wasm_rt_unreachable __builtin_unreachable
+
+#define WASM_RT_SKIP_SIGNAL_RECOVERY 0
+#define WASM_RT_SIGNAL_RECOVERY_SUPPORTED 1
+#define WASM_RT_MEMCHECK_SIGNAL_HANDLER 1
+#define WASM_RT_USE_STACK_DEPTH_COUNT 1
+#define WASM_RT_MERGED_OOB_AND_EXHAUSTION_TRAPS 0
+#define WASM_RT_NO_RETURN __attribute__((noreturn))
+
+/* Per-thread call depth and its limit (set by the host per thread). */
+#define WASM_RT_TLS __thread __attribute__((tls_model("initial-exec")))
+extern WASM_RT_TLS uint32_t wasm_rt_call_stack_depth;
+extern WASM_RT_TLS uint32_t wasm_rt_call_stack_limit;
+#define WASM_RT_MAX_CALL_STACK_DEPTH wasm_rt_call_stack_limit
+
+typedef enum {
+  WASM_RT_TRAP_NONE,
+  WASM_RT_TRAP_OOB,
+  WASM_RT_TRAP_INT_OVERFLOW,
+  WASM_RT_TRAP_DIV_BY_ZERO,
+  WASM_RT_TRAP_INVALID_CONVERSION,
+  WASM_RT_TRAP_UNREACHABLE,
+  WASM_RT_TRAP_CALL_INDIRECT,
+  WASM_RT_TRAP_UNCAUGHT_EXCEPTION,
+  WASM_RT_TRAP_EXHAUSTION,
+  /* tessera: instantiation could not reserve guest memory. */
+  WASM_RT_TRAP_OOM,
+} wasm_rt_trap_t;
+
+typedef enum {
+  WASM_RT_I32,
+  WASM_RT_I64,
+  WASM_RT_F32,
+  WASM_RT_F64,
+  WASM_RT_FUNCREF,
+  WASM_RT_EXTERNREF,
+} wasm_rt_type_t;
+
+typedef void (*wasm_rt_function_ptr_t)(void);
+
+typedef struct {
+  uint32_t func_type;
+  wasm_rt_function_ptr_t func;
+  void* module_instance;
+} wasm_rt_funcref_t;
+
+static const wasm_rt_funcref_t wasm_rt_funcref_null_value = {0, NULL, NULL};
+
+typedef void* wasm_rt_externref_t;
+static const wasm_rt_externref_t wasm_rt_externref_null_value = NULL;
+
+typedef struct {
+  uint8_t* data;
+  uint32_t pages, max_pages;
+  uint32_t size;
+} wasm_rt_memory_t;
+
+typedef struct {
+  wasm_rt_funcref_t* data;
+  uint32_t max_size;
+  uint32_t size;
+} wasm_rt_funcref_table_t;
+
+typedef struct {
+  wasm_rt_externref_t* data;
+  uint32_t max_size;
+  uint32_t size;
+} wasm_rt_externref_table_t;
+
+void wasm_rt_init(void);
+bool wasm_rt_is_initialized(void);
+void wasm_rt_free(void);
+
+/* Unwinds to the innermost guarded call on this thread. */
+WASM_RT_NO_RETURN void wasm_rt_trap(wasm_rt_trap_t);
+const char* wasm_rt_strerror(wasm_rt_trap_t trap);
+
+/* Thread-safe; equal signatures get equal indices. */
+uint32_t wasm_rt_register_func_type(uint32_t params, uint32_t results, ...);
+
+#define WASM_RT_UNWIND_TARGET jmp_buf
+WASM_RT_UNWIND_TARGET* wasm_rt_get_unwind_target(void);
+void wasm_rt_set_unwind_target(WASM_RT_UNWIND_TARGET* target);
+/* No signal mask is saved: the fault handler runs with SA_NODEFER. */
+#define WASM_RT_SETJMP(buf) setjmp(buf)
+#define wasm_rt_try(target) WASM_RT_SETJMP(target)
+
+void wasm_rt_allocate_memory(wasm_rt_memory_t*, uint32_t initial_pages,
+                             uint32_t max_pages);
+/* Returns the old page count, or (uint32_t)-1 when it cannot grow. */
+uint32_t wasm_rt_grow_memory(wasm_rt_memory_t*, uint32_t pages);
+void wasm_rt_free_memory(wasm_rt_memory_t*);
+
+void wasm_rt_allocate_funcref_table(wasm_rt_funcref_table_t*,
+                                    uint32_t elements, uint32_t max_elements);
+void wasm_rt_free_funcref_table(wasm_rt_funcref_table_t*);
+void wasm_rt_allocate_externref_table(wasm_rt_externref_table_t*,
+                                      uint32_t elements,
+                                      uint32_t max_elements);
+void wasm_rt_free_externref_table(wasm_rt_externref_table_t*);
+uint32_t wasm_rt_grow_funcref_table(wasm_rt_funcref_table_t*, uint32_t delta,
+                                    wasm_rt_funcref_t init);
+uint32_t wasm_rt_grow_externref_table(wasm_rt_externref_table_t*,
+                                      uint32_t delta,
+                                      wasm_rt_externref_t init);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TESSERA_WASM_RT_H_ */
