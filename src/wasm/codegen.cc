@@ -100,10 +100,7 @@ void tessera_guest_free(void* i) { Z_guest_free((Z_guest_instance_t*)i); }
          "Z_guestZ_fuel((Z_guest_instance_t*)i); }\n";
     g += "u32* tessera_guest_interrupt(void* i) { return "
          "Z_guestZ_intr((Z_guest_instance_t*)i); }\n";
-  } else {
-    g += "u64* tessera_guest_fuel(void* i) { (void)i; return NULL; }\n";
-    g += "u32* tessera_guest_interrupt(void* i) { (void)i; return NULL; }\n";
-  }
+  }  // Without fuel the accessors are absent: dlsym finds none.
   std::string table;
   for (size_t f = 0; f < info.funcs.size(); ++f) {
     const FuncSig& sig = info.funcs[f].sig;
@@ -145,6 +142,19 @@ void tessera_guest_free(void* i) { Z_guest_free((Z_guest_instance_t*)i); }
        std::to_string(info.funcs.size()) + ";\n";
   return g;
 }
+
+const char kFloatLoads[] = R"(#if defined(__x86_64__)
+#define DEFINE_LOAD_FP(name, t)                              \
+  static inline t name(wasm_rt_memory_t* mem, u64 addr) {    \
+    t result;                                                \
+    wasm_rt_memcpy(&result, &mem->data[addr], sizeof(t));    \
+    __asm__("" ::"x"(result));                               \
+    return result;                                           \
+  }
+#else
+#define DEFINE_LOAD_FP(name, t) DEFINE_LOAD(name, t, t, t)
+#endif
+)";
 
 void ReplaceAll(std::string* s, const std::string& from,
                 const std::string& to) {
@@ -213,6 +223,19 @@ Result<GeneratedC> GenerateC(wabt::Module* m, const ModuleInfo& info,
     std::string field = std::string("instance->") + kInterruptCName;
     ReplaceAll(&out.source, field, "(*(volatile u32*)&" + field + ")");
   }
+  // wasm2c's loads end in `asm("" :: "r"(result))` so a load whose value is
+  // unused still happens (and traps when out of bounds). For floats the "r"
+  // constraint forces a detour through a general-purpose register; "x"
+  // keeps the same guarantee in an SSE register.
+  ReplaceAll(&out.source, "DEFINE_LOAD(f32_load, f32, f32, f32)",
+             "DEFINE_LOAD_FP(f32_load, f32)");
+  ReplaceAll(&out.source, "DEFINE_LOAD(f64_load, f64, f64, f64)",
+             "DEFINE_LOAD_FP(f64_load, f64)");
+  size_t first_load = out.source.find("DEFINE_LOAD(i32_load,");
+  if (first_load == std::string::npos) {
+    return Internal("unexpected wasm2c output: no i32_load definition");
+  }
+  out.source.insert(first_load, kFloatLoads);
   bool has_log_import = m->num_func_imports > 0;
   out.source += Glue(info, has_log_import, !m->memories.empty(), fuel);
   return out;

@@ -29,7 +29,7 @@ namespace {
 
 // Bump when the glue, instrumentation or runtime ABI changes, so stale
 // cached objects are never loaded.
-constexpr int kCodegenVersion = 1;
+constexpr int kCodegenVersion = 2;
 
 double MsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(
@@ -95,7 +95,10 @@ Status CompileToSo(const GeneratedC& c, const LoadOptions& options,
   fs::path tmp_so = dir / "guest.so";
   std::vector<std::string> argv = {
       options.c_compiler, options.opt_level, "-fPIC", "-shared",
-      "-fno-strict-aliasing", "-fwrapv", "-DNDEBUG", "-w",
+      "-fno-strict-aliasing", "-fwrapv",
+      // Deterministic floating point on every host: no FMA contraction
+      // (aarch64's baseline has FMA), no errno side paths for sqrt.
+      "-ffp-contract=off", "-fno-math-errno", "-DNDEBUG", "-w",
       "-I" + dir.string(), (dir / "guest.c").string(), "-o", tmp_so.string()};
   auto run = RunProcess(argv);
   if (!run.ok()) {
@@ -153,7 +156,6 @@ Result<std::shared_ptr<const CompiledModule>> OpenSo(const fs::path& so_path,
   for (uint32_t i = 0; i < *count; ++i) m->thunks.push_back(thunks[i]);
   rt::InitRuntime();
   init_fn();
-  // Probe the fuel accessor: null-returning accessors mean "no fuel".
   return std::shared_ptr<const CompiledModule>(std::move(m));
 }
 

@@ -7,8 +7,6 @@
 #include <wabt/binary-reader.h>
 #include <wabt/error-formatter.h>
 #include <wabt/feature.h>
-#include <wabt/interp/binary-reader-interp.h>
-#include <wabt/interp/interp.h>
 #include <wabt/ir.h>
 #include <wabt/validator.h>
 
@@ -16,6 +14,7 @@
 #include <string>
 
 #include "tessera/abi.h"
+#include "wasm/prevalidate.h"
 
 namespace tessera::wasm {
 namespace {
@@ -38,21 +37,9 @@ wabt::ReadBinaryOptions ReadOptions(const wabt::Features& features) {
                                  /*fail_on_custom_section_error=*/false);
 }
 
-// Reads and type-checks in one pass with wabt's interpreter reader. This
-// runs first on untrusted bytes because the IR reader of wabt 1.0.32
-// asserts (aborting the process) on some malformed bodies that this reader
-// rejects cleanly (found by fuzz/module_loader_fuzz).
-bool PreValidate(std::span<const uint8_t> wasm, const wabt::Features& features,
-                 wabt::Errors* errors) {
-  wabt::interp::ModuleDesc desc;
-  return wabt::Succeeded(wabt::interp::ReadBinaryInterp(
-      "module.wasm", wasm.data(), wasm.size(), ReadOptions(features), errors,
-      &desc));
-}
-
 bool TryRead(std::span<const uint8_t> wasm, const wabt::Features& features,
              wabt::Module* out, wabt::Errors* errors) {
-  if (!PreValidate(wasm, features, errors)) return false;
+  if (!PreValidate(wasm.data(), wasm.size(), features, errors)) return false;  // see prevalidate.h
   return wabt::Succeeded(wabt::ReadBinaryIr("module.wasm", wasm.data(),
                                             wasm.size(), ReadOptions(features),
                                             errors, out));

@@ -241,6 +241,22 @@ TEST_F(RuntimeTest, TrapsOnEveryThreadAtOnceDoNotCrashTheProcess) {
   EXPECT_EQ(rt::LiveMemoryCount(), 0u);  // every reservation released
 }
 
+TEST_F(RuntimeTest, ModulesWithoutFuelRunAndIgnoreFuelCalls) {
+  LoadOptions o;
+  o.check.policy = ImportPolicy::kBare;
+  o.cache_dir = CacheDir();
+  o.fuel = false;
+  auto m = LoadModule(testing::Wat(kModule), o);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  auto inst = New(*m);
+  inst->SetFuel(5);
+  EXPECT_EQ(inst->fuel(), 0);
+  uint64_t n[1] = {100000};
+  auto r = inst->CallI32(inst->info().FindFunc("count"), n);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, 100000u);
+}
+
 TEST_F(RuntimeTest, SecondLoadHitsTheCompileCache) {
   auto wasm = testing::Wat(R"((module (func (export "seven") (result i32) (i32.const 7))))");
   LoadStats first, second;
