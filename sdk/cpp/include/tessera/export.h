@@ -1,0 +1,294 @@
+// TESSERA_SHARD(Type): defines every export of the guest ABI
+// (docs/guest-abi.md) for a shard class as described in tessera/shard.h.
+// Use it once per module, at global namespace scope, after the class.
+//
+// Threading: a guest is single-threaded; the host makes one call at a time.
+// Buffers: every call frees the argument buffers it is given (they came from
+// tessera_alloc); the output buffer belongs to the guest and stays valid until
+// the next call into the guest.
+//
+// In a native build the exports are ordinary static member functions of
+// tessera::detail::Exports<Type> (pointers are then 64-bit), so tests can
+// drive a shard through the same code the host calls.
+#ifndef TESSERA_EXPORT_H_
+#define TESSERA_EXPORT_H_
+
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "tessera/abi.h"
+#include "tessera/codec.h"
+#include "tessera/finish.h"
+#include "tessera/log.h"
+#include "tessera/result.h"
+#include "tessera/shard.h"
+
+#if defined(__wasm__)
+#define TESSERA_DETAIL_EXPORT(name) __attribute__((export_name(name)))
+#else
+#define TESSERA_DETAIL_EXPORT(name)
+#endif
+
+namespace tessera {
+namespace detail {
+
+// An address or size in guest memory: i32 on wasm32.
+using GuestPtr = std::uintptr_t;
+using GuestLen = std::uint32_t;
+
+// State shared by all exports. Never destroyed.
+struct Runtime {
+  std::string output;  // what tessera_output_ptr/len return
+  Codec codec = abi::kCodecMsgpack;
+};
+inline Runtime& runtime() {
+  static Runtime* state = new Runtime();
+  return *state;
+}
+
+// An argument buffer from tessera_alloc, freed when the call returns.
+class ArgBuffer {
+ public:
+  ArgBuffer(GuestPtr ptr, GuestLen len) : ptr_(ptr), len_(len) {}
+  ArgBuffer(const ArgBuffer&) = delete;
+  ArgBuffer& operator=(const ArgBuffer&) = delete;
+  ~ArgBuffer() { std::free(reinterpret_cast<void*>(ptr_)); }
+
+  std::string_view view() const {
+    if (ptr_ == 0) return {};
+    return {reinterpret_cast<const char*>(ptr_), len_};
+  }
+
+ private:
+  GuestPtr ptr_;
+  GuestLen len_;
+};
+
+inline std::int32_t fail_with(std::string_view text) {
+  runtime().output.assign(text.data(), text.size());
+  return abi::kError;
+}
+
+template <class S>
+std::optional<S>& shard_instance() {
+  static std::optional<S>* instance = new std::optional<S>();
+  return *instance;
+}
+
+template <class S>
+S& started_shard(const char* call) {
+  std::optional<S>& instance = shard_instance<S>();
+  if (!instance) {
+    panic(std::string(call) + " called before tessera_init/tessera_restore");
+  }
+  return *instance;
+}
+
+// Decodes params and constructs the shard with `make(id, params)`.
+template <class S, class Make>
+std::int32_t start_shard(std::int32_t codec, std::string_view id,
+                         std::string_view params_bytes, Make&& make) {
+  Runtime& rt = runtime();
+  rt.output.clear();
+  if (shard_instance<S>()) return fail_with("the shard has already started");
+  if (!is_known_codec(codec)) {
+    return fail_with("unknown codec " + std::to_string(codec));
+  }
+  rt.codec = static_cast<Codec>(codec);
+  ParamsOf<S> params{};
+  // An empty params buffer means "no params": every field keeps its default.
+  if (!params_bytes.empty()) {
+    const Status decoded = decode(rt.codec, params_bytes, params);
+    if (!decoded.ok()) return fail_with("invalid params: " + decoded.message());
+  }
+  Result<S> made = make(id, std::move(params));
+  if (!made.ok()) return fail_with(made.error());
+  shard_instance<S>().emplace(std::move(made).value());
+  return abi::kOk;
+}
+
+// Exports every shard has.
+template <class S>
+struct Exports {
+  TESSERA_DETAIL_EXPORT("tessera_abi_v1") static void abi_marker() {}
+
+  // A fresh buffer of `len` bytes for the host to write an argument into;
+  // 0 when memory is exhausted.
+  TESSERA_DETAIL_EXPORT("tessera_alloc")
+  static GuestPtr alloc(GuestLen len) {
+    return reinterpret_cast<GuestPtr>(std::malloc(len == 0 ? 1 : len));
+  }
+
+  TESSERA_DETAIL_EXPORT("tessera_output_ptr") static GuestPtr output_ptr() {
+    return reinterpret_cast<GuestPtr>(runtime().output.data());
+  }
+  TESSERA_DETAIL_EXPORT("tessera_output_len") static GuestLen output_len() {
+    return static_cast<GuestLen>(runtime().output.size());
+  }
+
+  // kOk, or kError with the reason (bad codec, bad params, init's error).
+  TESSERA_DETAIL_EXPORT("tessera_init")
+  static std::int32_t init(std::int32_t codec, GuestPtr id_ptr, GuestLen id_len,
+                           GuestPtr params_ptr, GuestLen params_len) {
+    const ArgBuffer id(id_ptr, id_len);
+    const ArgBuffer params(params_ptr, params_len);
+    return start_shard<S>(codec, id.view(), params.view(),
+                          [](std::string_view shard_id, ParamsOf<S> p) {
+                            return S::init(shard_id, std::move(p));
+                          });
+  }
+
+  // kOk, or kError with "invalid input: ..." or apply_input's error.
+  TESSERA_DETAIL_EXPORT("tessera_apply_input")
+  static std::int32_t apply_input(GuestPtr sid_ptr, GuestLen sid_len,
+                                  GuestPtr input_ptr, GuestLen input_len) {
+    const ArgBuffer sid(sid_ptr, sid_len);
+    const ArgBuffer input_bytes(input_ptr, input_len);
+    S& s = started_shard<S>("tessera_apply_input");
+    Runtime& rt = runtime();
+    rt.output.clear();
+    InputOf<S> input{};
+    const Status decoded = decode(rt.codec, input_bytes.view(), input);
+    if (!decoded.ok()) return fail_with("invalid input: " + decoded.message());
+    const Status applied = s.apply_input(sid.view(), std::move(input));
+    if (!applied.ok()) return fail_with(applied.message());
+    return abi::kOk;
+  }
+
+  // kOk, or kFinished with finish()'s reason. Negative dt counts as 0.
+  TESSERA_DETAIL_EXPORT("tessera_tick")
+  static std::int32_t tick(std::int64_t dt_us) {
+    S& s = started_shard<S>("tessera_tick");
+    Runtime& rt = runtime();
+    rt.output.clear();
+    if (!finished()) call_tick(s, dt_us < 0 ? 0 : dt_us);
+    if (!finished()) return abi::kOk;
+    rt.output = finish_state().reason;
+    return abi::kFinished;
+  }
+
+  // kOk; the output holds the snapshot in the shard's codec.
+  TESSERA_DETAIL_EXPORT("tessera_snapshot") static std::int32_t snapshot() {
+    S& s = started_shard<S>("tessera_snapshot");
+    Runtime& rt = runtime();
+    rt.output.clear();
+    encode(rt.codec, s.snapshot(), rt.output);
+    return abi::kOk;
+  }
+
+  // Native tests only: forgets the shard and all SDK state.
+  static void reset_for_testing() {
+    shard_instance<S>().reset();
+    runtime() = Runtime();
+    finish_state() = FinishState();
+  }
+};
+
+// tessera_save, only for shards with save().
+template <class S>
+struct SaveExport {};
+template <HasSave S>
+struct SaveExport<S> {
+  // kOk with the state, kNoState, or kError with save()'s error.
+  TESSERA_DETAIL_EXPORT("tessera_save") static std::int32_t save() {
+    S& s = started_shard<S>("tessera_save");
+    runtime().output.clear();
+    return write(s.save());
+  }
+
+ private:
+  template <class T>
+  static std::int32_t write(const T& saved) {
+    std::string& out = runtime().output;
+    if constexpr (kIsResult<T>) {
+      if (!saved.ok()) return fail_with(saved.error());
+      return write(saved.value());
+    } else if constexpr (kIsOptional<T>) {
+      if (!saved) return abi::kNoState;
+      return write(*saved);
+    } else if constexpr (kIsRawBytes<T>) {
+      out.assign(reinterpret_cast<const char*>(saved.data()), saved.size());
+      return abi::kOk;
+    } else {
+      encode(abi::kCodecMsgpack, saved, out);
+      return abi::kOk;
+    }
+  }
+};
+
+// tessera_restore, only for shards with restore().
+template <class S>
+struct RestoreExport {};
+template <HasRestore S>
+struct RestoreExport<S> {
+  // As tessera_init, plus the bytes a tessera_save returned. kError with
+  // "invalid saved state: ..." or restore()'s error.
+  TESSERA_DETAIL_EXPORT("tessera_restore")
+  static std::int32_t restore(std::int32_t codec, GuestPtr id_ptr,
+                              GuestLen id_len, GuestPtr params_ptr,
+                              GuestLen params_len, GuestPtr state_ptr,
+                              GuestLen state_len) {
+    const ArgBuffer id(id_ptr, id_len);
+    const ArgBuffer params(params_ptr, params_len);
+    const ArgBuffer state(state_ptr, state_len);
+    using State = RestoreStateOf<S>;
+    const std::string_view bytes = state.view();
+    return start_shard<S>(
+        codec, id.view(), params.view(),
+        [bytes](std::string_view shard_id, ParamsOf<S> p) -> Result<S> {
+          if constexpr (std::is_same_v<State, std::string_view>) {
+            return S::restore(shard_id, std::move(p), bytes);
+          } else if constexpr (kIsRawBytes<State>) {
+            return S::restore(shard_id, std::move(p),
+                              State(bytes.begin(), bytes.end()));
+          } else {
+            State decoded{};
+            const Status status = decode(abi::kCodecMsgpack, bytes, decoded);
+            if (!status.ok()) {
+              return Error("invalid saved state: " + status.message());
+            }
+            return S::restore(shard_id, std::move(p), std::move(decoded));
+          }
+        });
+  }
+};
+
+}  // namespace detail
+}  // namespace tessera
+
+// Exports `Type` as this module's shard. The static_asserts name what is
+// missing; the declarations end without a semicolon so the macro takes one.
+#define TESSERA_SHARD(Type)                                                   \
+  static_assert(::tessera::HasInit<Type>,                                     \
+                "TESSERA_SHARD(" #Type                                        \
+                "): needs `static tessera::Result<" #Type                     \
+                "> init(std::string_view shard_id, Params params)`");         \
+  static_assert(::tessera::HasApplyInput<Type>,                               \
+                "TESSERA_SHARD(" #Type                                        \
+                "): needs `tessera::Status "                                  \
+                "apply_input(std::string_view subscriber_id, Input input)`"); \
+  static_assert(::tessera::HasTick<Type>,                                     \
+                "TESSERA_SHARD(" #Type                                        \
+                "): needs `void tick(double "                                 \
+                "dt_seconds)` or `void tick(std::chrono::microseconds dt)`"); \
+  static_assert(::tessera::HasSnapshot<Type>,                                 \
+                "TESSERA_SHARD(" #Type                                        \
+                "): needs `Snapshot snapshot() const`");                      \
+  static_assert(::tessera::SaveMatchesRestore<Type>,                          \
+                "TESSERA_SHARD(" #Type                                        \
+                "): save() and restore() come "                               \
+                "together, and agree on raw bytes (std::string, "             \
+                "std::vector<std::uint8_t>, std::string_view) versus an "     \
+                "encoded value");                                             \
+  static_assert(std::is_move_constructible_v<Type>,                           \
+                "TESSERA_SHARD(" #Type "): the shard must be movable");       \
+  template struct ::tessera::detail::Exports<Type>;                           \
+  template struct ::tessera::detail::SaveExport<Type>;                        \
+  template struct ::tessera::detail::RestoreExport<Type>
+
+#endif  // TESSERA_EXPORT_H_

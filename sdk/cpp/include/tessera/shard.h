@@ -1,0 +1,177 @@
+// What a shard class looks like. TESSERA_SHARD(Type) (tessera/export.h)
+// checks these requirements and exports the class through the guest ABI.
+//
+//   class Arena {
+//    public:
+//     // Required. Params: any decodable type (see tessera/decode.h).
+//     static tessera::Result<Arena> init(std::string_view shard_id,
+//                                        Params params);
+//     // Required. Input: usually a std::variant (see tessera/input.h).
+//     // subscriber_id is empty for inputs sent by the server side.
+//     tessera::Status apply_input(std::string_view subscriber_id,
+//                                 Input input);
+//     // Required. Either double seconds or a std::chrono duration.
+//     void tick(double dt_seconds);
+//     // Required. Snapshot: any encodable type.
+//     Snapshot snapshot() const;
+//     // Optional, but both or neither:
+//     State save() const;
+//     static tessera::Result<Arena> restore(std::string_view shard_id,
+//                                           Params params, State state);
+//   };
+//
+// Params, Input and State are deduced from these signatures, so init,
+// apply_input and restore must not be overloaded. String views passed in are
+// valid only during the call: copy what you keep.
+//
+// save() may return T, std::optional<T> (nullopt: nothing to save yet) or
+// tessera::Result<T> / Result<std::optional<T>> (an error is reported to the
+// host). When T is std::string or std::vector<std::uint8_t>, its bytes are
+// saved as they are and restore() should take std::string_view (or the same
+// type); any other T is encoded as MessagePack whatever the shard's codec, and
+// restore() takes T.
+#ifndef TESSERA_SHARD_H_
+#define TESSERA_SHARD_H_
+
+#include <chrono>
+#include <concepts>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tessera/result.h"
+
+namespace tessera {
+namespace detail {
+
+template <class F>
+struct InitSignature {};
+template <class S, class P>
+struct InitSignature<Result<S> (*)(std::string_view, P)> {
+  using Shard = S;
+  using Params = std::remove_cvref_t<P>;
+};
+template <class S, class P>
+struct InitSignature<Result<S> (*)(std::string_view, P) noexcept>
+    : InitSignature<Result<S> (*)(std::string_view, P)> {};
+
+template <class F>
+struct ApplyInputSignature {};
+template <class S, class I>
+struct ApplyInputSignature<Status (S::*)(std::string_view, I)> {
+  using Input = std::remove_cvref_t<I>;
+};
+template <class S, class I>
+struct ApplyInputSignature<Status (S::*)(std::string_view, I) noexcept>
+    : ApplyInputSignature<Status (S::*)(std::string_view, I)> {};
+
+template <class F>
+struct RestoreSignature {};
+template <class S, class P, class T>
+struct RestoreSignature<Result<S> (*)(std::string_view, P, T)> {
+  using Shard = S;
+  using Params = std::remove_cvref_t<P>;
+  using State = std::remove_cvref_t<T>;
+};
+template <class S, class P, class T>
+struct RestoreSignature<Result<S> (*)(std::string_view, P, T) noexcept>
+    : RestoreSignature<Result<S> (*)(std::string_view, P, T)> {};
+
+template <class T>
+inline constexpr bool kIsResult = false;
+template <class T>
+inline constexpr bool kIsResult<Result<T>> = true;
+
+// Types saved and restored as raw bytes rather than encoded.
+template <class T>
+inline constexpr bool kIsRawBytes =
+    std::is_same_v<T, std::string> || std::is_same_v<T, std::string_view> ||
+    std::is_same_v<T, std::vector<std::uint8_t>>;
+
+// The T inside save()'s Result<std::optional<T>> (or any subset of those).
+template <class T>
+struct SavedType {
+  using Type = T;
+};
+template <class T>
+struct SavedType<Result<T>> : SavedType<T> {};
+template <class T>
+struct SavedType<std::optional<T>> : SavedType<T> {};
+
+}  // namespace detail
+
+template <class S>
+concept HasInit = requires {
+  typename detail::InitSignature<decltype(&S::init)>::Params;
+}
+&&std::is_same_v<typename detail::InitSignature<decltype(&S::init)>::Shard, S>;
+
+template <class S>
+concept HasApplyInput = requires {
+  typename detail::ApplyInputSignature<decltype(&S::apply_input)>::Input;
+};
+
+template <class S>
+concept HasChronoTick = requires(S& s) {
+  s.tick(std::chrono::microseconds(0));
+};
+template <class S>
+concept HasTick = HasChronoTick<S> || requires(S& s) {
+  s.tick(0.0);
+};
+
+template <class S>
+concept HasSnapshot = requires(S& s) {
+  s.snapshot();
+};
+
+template <class S>
+concept HasSave = requires(S& s) {
+  s.save();
+};
+
+template <class S>
+concept HasRestore = requires {
+  typename detail::RestoreSignature<decltype(&S::restore)>::State;
+}
+&&std::is_same_v<
+    typename detail::RestoreSignature<decltype(&S::restore)>::Shard, S>;
+
+template <HasInit S>
+using ParamsOf = typename detail::InitSignature<decltype(&S::init)>::Params;
+template <HasApplyInput S>
+using InputOf =
+    typename detail::ApplyInputSignature<decltype(&S::apply_input)>::Input;
+template <HasSnapshot S>
+using SnapshotOf = std::remove_cvref_t<decltype(std::declval<S&>().snapshot())>;
+template <HasSave S>
+using SavedOf = typename detail::SavedType<
+    std::remove_cvref_t<decltype(std::declval<S&>().save())>>::Type;
+template <HasRestore S>
+using RestoreStateOf =
+    typename detail::RestoreSignature<decltype(&S::restore)>::State;
+
+// save() and restore() agree on raw bytes versus an encoded value.
+template <class S>
+concept SaveMatchesRestore = (!HasSave<S> && !HasRestore<S>) ||
+                             (HasSave<S> && HasRestore<S> &&
+                              detail::kIsRawBytes<SavedOf<S>> ==
+                                  detail::kIsRawBytes<RestoreStateOf<S>>);
+
+// Calls s.tick with `dt_us` microseconds in the form it takes.
+template <HasTick S>
+void call_tick(S& s, std::int64_t dt_us) {
+  if constexpr (HasChronoTick<S>) {
+    s.tick(std::chrono::microseconds(dt_us));
+  } else {
+    s.tick(static_cast<double>(dt_us) * 1e-6);
+  }
+}
+
+}  // namespace tessera
+
+#endif  // TESSERA_SHARD_H_

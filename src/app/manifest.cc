@@ -1,0 +1,375 @@
+#include "app/manifest.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <system_error>
+
+namespace tessera::app {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kTopFields[] = {"name", "shards"};
+constexpr std::string_view kKindFields[] = {
+    "name",     "source",           "wasm",     "codec",
+    "tickRate", "tickBudgetMs",     "memoryMb", "fuelPerTick",
+    "maxRunMs", "idleShutdownSecs", "onStop"};
+
+// Levenshtein distance, for "did you mean" hints on unknown fields.
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      char ca =
+          static_cast<char>(std::tolower(static_cast<unsigned char>(a[i - 1])));
+      char cb =
+          static_cast<char>(std::tolower(static_cast<unsigned char>(b[j - 1])));
+      row[j] =
+          std::min({row[j] + 1, row[j - 1] + 1, diag + (ca == cb ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// "an integer", "a string", ... for "expected X, got Y" messages.
+std::string Describe(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null:
+      return "null";
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::boolean:
+      return "a boolean";
+    case json::value_t::number_float:
+      return "a fractional number";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+      return "an integer";
+    default:
+      return "an unsupported value";
+  }
+}
+
+// Builds the error messages of one manifest file.
+class Errors {
+ public:
+  explicit Errors(const std::string& file) : file_(file) {}
+
+  Status At(const std::string& field, const std::string& what) const {
+    if (field.empty()) return InvalidArgument(file_ + ": " + what);
+    return InvalidArgument(file_ + ": " + field + ": " + what);
+  }
+
+  Status WrongType(const std::string& field, const char* expected,
+                   const json& got) const {
+    return At(field,
+              std::string("expected ") + expected + ", got " + Describe(got));
+  }
+
+  // Refuses fields of `obj` not in `known`.
+  template <size_t N>
+  Status CheckFields(const json& obj, const std::string& where,
+                     const std::string_view (&known)[N]) const {
+    for (const auto& [key, value] : obj.items()) {
+      if (std::find(std::begin(known), std::end(known), key) !=
+          std::end(known)) {
+        continue;
+      }
+      std::string msg = "unknown field \"" + key + "\"";
+      std::string_view best;
+      size_t best_distance = 3;  // suggest only close matches
+      for (std::string_view k : known) {
+        size_t d = EditDistance(key, k);
+        if (d < best_distance) {
+          best_distance = d;
+          best = k;
+        }
+      }
+      if (!best.empty())
+        msg += " (did you mean \"" + std::string(best) + "\"?)";
+      return At(where, msg);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const std::string& file_;
+};
+
+std::string Join(const std::string& path, const char* key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+// Reads optional integer `key` of `obj` into *out when present, checking
+// min <= value <= max.
+template <typename T>
+Status ReadUint(const Errors& err, const json& obj, const std::string& path,
+                const char* key, uint64_t min, uint64_t max, T* out) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return Status::Ok();
+  const std::string field = Join(path, key);
+  if (!it->is_number_integer()) return err.WrongType(field, "an integer", *it);
+  const bool negative = !it->is_number_unsigned();
+  const uint64_t value = negative ? 0 : it->template get<uint64_t>();
+  if (negative || value < min || value > max) {
+    // Limits at or above 2^32-1 only guard representability: state them
+    // only when they were crossed.
+    const bool bounded = max < std::numeric_limits<uint32_t>::max();
+    std::string rule;
+    if (bounded) {
+      rule = "must be in " + std::to_string(min) + ".." + std::to_string(max);
+    } else if (negative || value < min) {
+      rule = "must be >= " + std::to_string(min);
+    } else {
+      rule = "must be at most " + std::to_string(max);
+    }
+    return err.At(field, rule + ", got " + it->dump());
+  }
+  *out = static_cast<T>(it->template get<uint64_t>());
+  return Status::Ok();
+}
+
+// Reads optional string `key` into *out when present.
+Status ReadString(const Errors& err, const json& obj, const std::string& path,
+                  const char* key, std::string* out, bool* present) {
+  auto it = obj.find(key);
+  *present = it != obj.end();
+  if (!*present) return Status::Ok();
+  if (!it->is_string()) return err.WrongType(Join(path, key), "a string", *it);
+  *out = it->get<std::string>();
+  return Status::Ok();
+}
+
+Result<ShardKindSpec> ParseKind(const Errors& err, const json& obj,
+                                const std::string& path,
+                                const std::filesystem::path& dir) {
+  if (!obj.is_object()) return err.WrongType(path, "an object", obj);
+  TESSERA_RETURN_IF_ERROR(err.CheckFields(obj, path, kKindFields));
+
+  ShardKindSpec spec;
+  shard::KindConfig& c = spec.config;
+  bool present = false;
+  TESSERA_RETURN_IF_ERROR(
+      ReadString(err, obj, path, "name", &c.name, &present));
+  if (!present) return err.At(path, "missing required field \"name\"");
+  if (!IsValidKindName(c.name)) {
+    return err.At(Join(path, "name"),
+                  "\"" + c.name +
+                      "\" is not a valid kind name (lowercase letter, then up "
+                      "to 63 of [a-z0-9_-])");
+  }
+
+  std::string source, wasm, codec;
+  bool has_source = false, has_wasm = false, has_codec = false;
+  TESSERA_RETURN_IF_ERROR(
+      ReadString(err, obj, path, "source", &source, &has_source));
+  TESSERA_RETURN_IF_ERROR(ReadString(err, obj, path, "wasm", &wasm, &has_wasm));
+  if (has_source == has_wasm) {
+    return err.At(path, has_source ? "has both \"source\" and \"wasm\"; give "
+                                     "exactly one"
+                                   : "needs \"source\" (a directory of .cc "
+                                     "files) or \"wasm\" (a prebuilt module)");
+  }
+  if (has_source && source.empty()) {
+    return err.At(Join(path, "source"), "must not be empty");
+  }
+  if (has_wasm && wasm.empty()) {
+    return err.At(Join(path, "wasm"), "must not be empty");
+  }
+
+  TESSERA_RETURN_IF_ERROR(
+      ReadString(err, obj, path, "codec", &codec, &has_codec));
+  if (has_codec) {
+    if (codec == "msgpack") {
+      c.codec = shard::Codec::kMsgpack;
+    } else if (codec == "json") {
+      c.codec = shard::Codec::kJson;
+    } else {
+      return err.At(Join(path, "codec"),
+                    "must be \"msgpack\" or \"json\", got \"" + codec + "\"");
+    }
+  }
+  constexpr uint64_t kU32Max = std::numeric_limits<uint32_t>::max();
+  TESSERA_RETURN_IF_ERROR(
+      ReadUint(err, obj, path, "tickRate", 1, 1000, &c.tick_rate));
+  TESSERA_RETURN_IF_ERROR(
+      ReadUint(err, obj, path, "tickBudgetMs", 1, kU32Max, &c.tick_budget_ms));
+  TESSERA_RETURN_IF_ERROR(
+      ReadUint(err, obj, path, "memoryMb", 1, 4096, &c.memory_mb));
+  // Fuel is an i64 global in the guest: keep it representable.
+  TESSERA_RETURN_IF_ERROR(ReadUint(err, obj, path, "fuelPerTick", 1000,
+                                   std::numeric_limits<int64_t>::max(),
+                                   &c.fuel_per_tick));
+  TESSERA_RETURN_IF_ERROR(
+      ReadUint(err, obj, path, "maxRunMs", 1, kU32Max, &c.max_run_ms));
+  TESSERA_RETURN_IF_ERROR(ReadUint(err, obj, path, "idleShutdownSecs", 0,
+                                   kU32Max, &c.idle_shutdown_secs));
+  TESSERA_RETURN_IF_ERROR(
+      ReadString(err, obj, path, "onStop", &c.on_stop, &present));
+
+  if (has_source) {
+    spec.source = (dir / source).lexically_normal();
+    spec.output = (dir / kBuildDirName / (c.name + ".wasm")).lexically_normal();
+  } else {
+    spec.wasm = (dir / wasm).lexically_normal();
+    spec.output = spec.wasm;
+  }
+  return spec;
+}
+
+// Tracks the keys of each open object during parsing to catch duplicates,
+// which nlohmann::json would otherwise silently collapse.
+class DuplicateKeyFinder {
+ public:
+  bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+        open_.emplace_back();
+        break;
+      case json::parse_event_t::object_end:
+        if (!open_.empty()) open_.pop_back();
+        break;
+      case json::parse_event_t::key:
+        if (!open_.empty() && parsed.is_string() &&
+            !open_.back().insert(parsed.get<std::string>()).second &&
+            duplicate_.empty()) {
+          duplicate_ = parsed.get<std::string>();
+        }
+        break;
+      default:
+        break;
+    }
+    return true;
+  }
+  const std::string& duplicate() const { return duplicate_; }
+
+ private:
+  std::vector<std::set<std::string>> open_;
+  std::string duplicate_;
+};
+
+}  // namespace
+
+bool IsValidKindName(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  if (name[0] < 'a' || name[0] > 'z') return false;
+  return std::all_of(name.begin() + 1, name.end(), [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+           ch == '-';
+  });
+}
+
+const ShardKindSpec* Manifest::FindKind(std::string_view kind_name) const {
+  for (const ShardKindSpec& k : kinds) {
+    if (k.config.name == kind_name) return &k;
+  }
+  return nullptr;
+}
+
+Result<Manifest> ParseManifest(std::string_view text,
+                               const std::filesystem::path& app_dir,
+                               const std::string& file_label) {
+  Errors err(file_label);
+  json root;
+  DuplicateKeyFinder duplicates;
+  try {
+    // The callback is copied by nlohmann; std::ref keeps our state.
+    root = json::parse(text.begin(), text.end(), std::ref(duplicates));
+  } catch (const json::parse_error& e) {
+    // nlohmann's byte is 1-based (the count of bytes read); report the
+    // 0-based offset of the offending byte plus line and column.
+    size_t offset = e.byte > 0 ? e.byte - 1 : 0;
+    offset = std::min(offset, text.size());
+    size_t line = 1 + std::count(text.begin(), text.begin() + offset, '\n');
+    size_t line_start = text.rfind('\n', offset == 0 ? 0 : offset - 1);
+    size_t column = line_start == std::string_view::npos || offset == 0
+                        ? offset + 1
+                        : offset - line_start;
+    std::string what = e.what();
+    size_t detail = what.find("syntax error");
+    if (detail == std::string::npos) detail = what.find("invalid");
+    if (detail != std::string::npos) what = what.substr(detail);
+    std::ostringstream msg;
+    msg << "invalid JSON at byte " << offset << " (line " << line << ", column "
+        << column << "): " << what;
+    return err.At("", msg.str());
+  }
+  if (!duplicates.duplicate().empty()) {
+    return err.At("", "duplicate field \"" + duplicates.duplicate() + "\"");
+  }
+
+  if (!root.is_object()) return err.WrongType("", "an object", root);
+  TESSERA_RETURN_IF_ERROR(err.CheckFields(root, "", kTopFields));
+
+  Manifest m;
+  m.dir =
+      app_dir.empty() ? std::filesystem::path(".") : app_dir.lexically_normal();
+  bool present = false;
+  TESSERA_RETURN_IF_ERROR(ReadString(err, root, "", "name", &m.name, &present));
+  if (!present) return err.At("", "missing required field \"name\"");
+  if (m.name.empty()) return err.At("name", "must not be empty");
+
+  auto shards = root.find("shards");
+  if (shards == root.end()) {
+    return err.At("", "missing required field \"shards\"");
+  }
+  if (!shards->is_array()) return err.WrongType("shards", "an array", *shards);
+  if (shards->empty()) return err.At("shards", "declares no shard kinds");
+
+  for (size_t i = 0; i < shards->size(); ++i) {
+    const std::string path = "shards[" + std::to_string(i) + "]";
+    Result<ShardKindSpec> kind = ParseKind(err, (*shards)[i], path, m.dir);
+    if (!kind.ok()) return kind.status();
+    if (m.FindKind(kind->config.name) != nullptr) {
+      return err.At(path + ".name",
+                    "duplicate kind name \"" + kind->config.name + "\"");
+    }
+    m.kinds.push_back(std::move(kind).value());
+  }
+  return m;
+}
+
+Result<Manifest> LoadManifest(const std::filesystem::path& app_dir) {
+  const std::filesystem::path dir =
+      app_dir.empty() ? std::filesystem::path(".") : app_dir.lexically_normal();
+  const std::string file =
+      (dir / kManifestFileName).lexically_normal().string();
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) {
+    return NotFound(dir.string() + ": app directory does not exist");
+  }
+  if (!std::filesystem::is_directory(dir, ec)) {
+    return InvalidArgument(dir.string() + ": not a directory");
+  }
+  if (!std::filesystem::exists(file, ec)) {
+    return NotFound(file + ": no such file (an app directory needs a " +
+                    kManifestFileName + ")");
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return IoError(file + ": cannot open: " + std::strerror(errno));
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  if (in.bad()) return IoError(file + ": read failed");
+  return ParseManifest(text, dir, file);
+}
+
+}  // namespace tessera::app

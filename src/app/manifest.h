@@ -1,0 +1,80 @@
+// An app directory's `tessera.json`: the app's name and its shard kinds,
+// each with its limits (shard::KindConfig) and where its module comes from.
+//
+// Shape (every kind field except `name` and one of `source`/`wasm` is
+// optional and defaults to KindConfig's value):
+//   {"name": "arena-app",
+//    "shards": [{"name": "arena", "source": "shards/arena",
+//                "codec": "msgpack", "tickRate": 20, "tickBudgetMs": 100,
+//                "memoryMb": 64, "fuelPerTick": 200000000, "maxRunMs": 200,
+//                "idleShutdownSecs": 90, "onStop": "fn"}]}
+//
+// Parsing is strict: unknown fields are refused (to catch typos), and every
+// error names the file and the field ("app/tessera.json: shards[0].tickRate:
+// ...").
+#ifndef TESSERA_APP_MANIFEST_H_
+#define TESSERA_APP_MANIFEST_H_
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "shard/shard_types.h"
+
+namespace tessera::app {
+
+inline constexpr char kManifestFileName[] = "tessera.json";
+
+// Where build outputs go, relative to the app directory.
+inline constexpr char kBuildDirName[] = ".tessera/build";
+
+// One shard kind of the app. Exactly one of `source` and `wasm` is set.
+struct ShardKindSpec {
+  shard::KindConfig config;
+  // Directory holding the kind's .cc/.cpp files: the manifest's `source`
+  // joined to the app directory. Empty for prebuilt kinds.
+  std::filesystem::path source;
+  // Prebuilt module: the manifest's `wasm` joined to the app directory
+  // (absolute paths stay absolute). Empty for source kinds.
+  std::filesystem::path wasm;
+  // The module the server loads: `<app>/.tessera/build/<kind>.wasm` for
+  // source kinds, `wasm` otherwise.
+  std::filesystem::path output;
+
+  bool is_source() const { return !source.empty(); }
+};
+
+struct Manifest {
+  std::string name;
+  // The app directory as the caller gave it (lexically normalised); every
+  // path in `kinds` is joined to it, so relative paths stay relative to the
+  // working directory of the load.
+  std::filesystem::path dir;
+  std::vector<ShardKindSpec> kinds;  // in manifest order, names unique
+
+  // The kind named `name`, or nullptr. The pointer lives as long as *this.
+  const ShardKindSpec* FindKind(std::string_view name) const;
+};
+
+// Reads and parses `<app_dir>/tessera.json`.
+// Errors: kNotFound if the directory or file is missing, kIo if it cannot be
+// read, kInvalidArgument for malformed or out-of-range content. Messages
+// start with the manifest's path. Does not check that sources exist.
+// Thread-safe.
+Result<Manifest> LoadManifest(const std::filesystem::path& app_dir);
+
+// Parses manifest text. `app_dir` resolves relative paths; `file_label`
+// prefixes error messages (normally the manifest's path). Errors as
+// LoadManifest (kInvalidArgument only). Thread-safe.
+Result<Manifest> ParseManifest(std::string_view text,
+                               const std::filesystem::path& app_dir,
+                               const std::string& file_label);
+
+// True if `name` matches [a-z][a-z0-9_-]{0,63}.
+bool IsValidKindName(std::string_view name);
+
+}  // namespace tessera::app
+
+#endif  // TESSERA_APP_MANIFEST_H_

@@ -1,0 +1,475 @@
+#include "shard/shard_host.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <thread>
+#include <utility>
+
+#include "shard/hosted_shard.h"
+
+namespace tessera::shard {
+namespace {
+
+// Longest a worker sleeps without an event (new shards and pokes wake it).
+constexpr int64_t kMaxWaitUs = 100'000;
+
+int ResolveWorkers(int requested) {
+  if (requested >= 0) return requested;
+  unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+
+}  // namespace
+
+ShardHost::ShardHost(const KindRegistry* kinds, ShardSink* sink,
+                     StateStore* store, HostOptions options)
+    : kinds_(kinds),
+      sink_(sink),
+      store_(store),
+      options_(std::move(options)),
+      clock_(options_.clock ? options_.clock : RealClock::Get()),
+      watchdog_(options_.watchdog_clock ? options_.watchdog_clock
+                                        : RealClock::Get()) {
+  watchdog_.Start();
+  const int n = ResolveWorkers(options_.workers);
+  // Manual mode still has one (thread-less) worker for StepForTest.
+  for (int i = 0; i < std::max(n, 1); ++i) {
+    workers_.push_back(std::make_unique<Worker>());
+  }
+  for (int i = 0; i < n; ++i) {
+    Worker* w = workers_[static_cast<size_t>(i)].get();
+    w->thread = std::thread([this, w] { WorkerLoop(w); });
+  }
+}
+
+ShardHost::~ShardHost() { Shutdown(); }
+
+size_t ShardHost::worker_count() const {
+  return options_.workers == 0 ? 0 : workers_.size();
+}
+
+Status ShardHost::Create(std::string_view kind, std::string_view id,
+                         std::string_view params) {
+  return Start(kind, id, params, /*restore=*/false);
+}
+
+Status ShardHost::Restore(std::string_view kind, std::string_view id,
+                          std::string_view params) {
+  return Start(kind, id, params, /*restore=*/true);
+}
+
+Status ShardHost::Start(std::string_view kind_name, std::string_view id,
+                        std::string_view params, bool restore) {
+  if (id.empty()) return InvalidArgument("a shard id must not be empty");
+  std::shared_ptr<const KindEntry> kind = kinds_->Find(kind_name);
+  if (kind == nullptr) {
+    return NotFound("unknown shard kind \"" + std::string(kind_name) + "\"");
+  }
+  std::optional<std::string> state;
+  if (restore) {
+    if (store_ == nullptr) {
+      return Status(StatusCode::kFailedPrecondition,
+                    "this host has no state store to restore from");
+    }
+    Result<std::optional<std::string>> loaded = store_->Load(id);
+    if (!loaded.ok()) return loaded.status();
+    if (!loaded->has_value()) {
+      return NotFound("no saved state for shard \"" + std::string(id) + "\"");
+    }
+    state = std::move(**loaded);
+  }
+
+  auto shard = std::make_shared<HostedShard>(std::string(id), kind);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shut_down_) {
+      return Status(StatusCode::kFailedPrecondition, "the host has shut down");
+    }
+    auto it = shards_.find(id);
+    if (it != shards_.end()) {
+      std::lock_guard<std::mutex> shard_lock(it->second->mu);
+      if (it->second->info.status != ShardStatus::kStopped) {
+        return Status(StatusCode::kAlreadyExists,
+                      "shard \"" + std::string(id) + "\" already exists");
+      }
+    }
+    shards_[std::string(id)] = shard;  // replaces a stopped record
+  }
+
+  GuestEnv env;
+  env.watchdog = &watchdog_;
+  env.log_lines = options_.log_lines;
+  if (options_.guest_log) {
+    env.forward_log = [log = options_.guest_log, sid = shard->id](
+                          int level, std::string_view text) {
+      log(sid, level, text);
+    };
+  }
+  Result<std::unique_ptr<GuestShard>> guest =
+      restore ? GuestShard::Restore(kind->module, kind->config, id, params,
+                                    *state, env)
+              : GuestShard::Create(kind->module, kind->config, id, params, env);
+  const int64_t now = clock_->NowUs();
+
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = shards_.find(id);
+  const bool still_ours = it != shards_.end() && it->second == shard;
+  Status result;
+  if (!guest.ok() || shut_down_) {
+    Status error = guest.ok() ? Status(StatusCode::kFailedPrecondition,
+                                       "the host has shut down")
+                              : guest.status();
+    if (!still_ours) return error;
+    if (!restore || shut_down_) {
+      shards_.erase(it);
+      return error;
+    }
+    // A refused restore stays listed (stopped, failed, with the module's
+    // text) for stopped_retention_us; its saved state is kept.
+    shard->done = true;
+    shard->stopped_at_us = now;
+    {
+      std::lock_guard<std::mutex> shard_lock(shard->mu);
+      shard->info.status = ShardStatus::kStopped;
+      shard->info.stop_reason = StopReason::kFailed;
+      shard->info.stop_message = error.message();
+      shard->info.last_error = error.message();
+    }
+    result = error;
+  } else {
+    shard->guest = std::move(guest).value();
+    shard->schedule.emplace(now, kind->config.tick_rate);
+    shard->last_save_us = now;
+    std::lock_guard<std::mutex> shard_lock(shard->mu);
+    shard->info.status = ShardStatus::kRunning;
+    shard->info.fuel_used = shard->guest->fuel_used();
+    shard->idle_since_us = now;
+  }
+  if (!still_ours) {
+    // Replaced while starting (only possible once stopped); drop ours.
+    return Status(StatusCode::kAlreadyExists,
+                  "shard \"" + std::string(id) + "\" was replaced");
+  }
+
+  // Hand over to the least-loaded worker.
+  Worker* target = workers_.front().get();
+  for (const auto& w : workers_) {
+    if (w->load.load() < target->load.load()) target = w.get();
+  }
+  target->load.fetch_add(1);
+  shard->worker.store(target);
+  {
+    std::lock_guard<std::mutex> worker_lock(target->mu);
+    target->incoming.push_back(shard);
+    target->wake = true;
+  }
+  target->cv.notify_one();
+  return result;
+}
+
+std::shared_ptr<HostedShard> ShardHost::Find(std::string_view id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = shards_.find(id);
+  return it == shards_.end() ? nullptr : it->second;
+}
+
+namespace {
+
+ShardInfo Describe(const HostedShard& shard) {
+  std::lock_guard<std::mutex> lock(shard.mu);
+  ShardInfo info = shard.info;
+  info.subscribers = shard.subscribers.size();
+  info.queued_inputs = shard.inputs.size();
+  return info;
+}
+
+}  // namespace
+
+std::optional<ShardInfo> ShardHost::Get(std::string_view id) const {
+  std::shared_ptr<HostedShard> shard = Find(id);
+  if (shard == nullptr) return std::nullopt;
+  return Describe(*shard);
+}
+
+std::vector<ShardInfo> ShardHost::List() const {
+  std::vector<std::shared_ptr<HostedShard>> shards;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shards.reserve(shards_.size());
+    for (const auto& [id, shard] : shards_) shards.push_back(shard);
+  }
+  std::vector<ShardInfo> infos;
+  infos.reserve(shards.size());
+  for (const auto& shard : shards) infos.push_back(Describe(*shard));
+  return infos;
+}
+
+Status ShardHost::Stop(std::string_view id) {
+  std::shared_ptr<HostedShard> shard = Find(id);
+  if (shard == nullptr) {
+    return NotFound("no shard \"" + std::string(id) + "\"");
+  }
+  {
+    std::lock_guard<std::mutex> lock(shard->mu);
+    if (shard->info.status == ShardStatus::kStopped) {
+      return Status(StatusCode::kFailedPrecondition,
+                    "shard \"" + shard->id + "\" has already stopped (" +
+                        StopReasonName(shard->info.stop_reason) + ")");
+    }
+    shard->stop_requested = true;
+  }
+  Poke(shard);
+  return Status::Ok();
+}
+
+void ShardHost::Poke(const std::shared_ptr<HostedShard>& shard) {
+  Worker* w = shard->worker.load();
+  if (w == nullptr) return;  // still starting: seen on its first pass
+  {
+    std::lock_guard<std::mutex> lock(w->mu);
+    w->poked.push_back(shard);
+    w->wake = true;
+  }
+  w->cv.notify_one();
+}
+
+Status ShardHost::SubmitInput(std::string_view id, std::string_view subscriber,
+                              uint64_t seq, std::string_view bytes) {
+  std::shared_ptr<HostedShard> shard = Find(id);
+  if (shard == nullptr) {
+    return NotFound("no shard \"" + std::string(id) + "\"");
+  }
+  std::lock_guard<std::mutex> lock(shard->mu);
+  if (shard->info.status == ShardStatus::kStopped) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "shard \"" + shard->id + "\" has stopped");
+  }
+  if (shard->inputs.size() >= options_.max_queued_inputs) {
+    return Status(StatusCode::kResourceExhausted,
+                  "shard \"" + shard->id + "\" has " +
+                      std::to_string(shard->inputs.size()) +
+                      " inputs queued; try again after its next tick");
+  }
+  shard->inputs.push_back(
+      PendingInput{std::string(subscriber), seq, std::string(bytes)});
+  return Status::Ok();
+}
+
+Status ShardHost::AddSubscriber(std::string_view id,
+                                std::string_view subscriber) {
+  std::shared_ptr<HostedShard> shard = Find(id);
+  if (shard == nullptr) {
+    return NotFound("no shard \"" + std::string(id) + "\"");
+  }
+  std::lock_guard<std::mutex> lock(shard->mu);
+  auto it = shard->subscribers.find(subscriber);
+  if (it == shard->subscribers.end()) {
+    shard->subscribers.emplace(std::string(subscriber), 1);
+  } else {
+    ++it->second;
+  }
+  return Status::Ok();
+}
+
+Status ShardHost::RemoveSubscriber(std::string_view id,
+                                   std::string_view subscriber) {
+  std::shared_ptr<HostedShard> shard = Find(id);
+  if (shard == nullptr) {
+    return NotFound("no shard \"" + std::string(id) + "\"");
+  }
+  std::lock_guard<std::mutex> lock(shard->mu);
+  auto it = shard->subscribers.find(subscriber);
+  if (it == shard->subscribers.end()) {
+    return NotFound("\"" + std::string(subscriber) +
+                    "\" is not subscribed to shard \"" + shard->id + "\"");
+  }
+  if (--it->second == 0) {
+    shard->subscribers.erase(it);
+    if (shard->subscribers.empty()) shard->idle_since_us = clock_->NowUs();
+  }
+  return Status::Ok();
+}
+
+void ShardHost::StepForTest(int64_t now_us) {
+  RunPass(*workers_.front(), now_us);
+}
+
+void ShardHost::WorkerLoop(Worker* w) {
+  while (!stopping_.load(std::memory_order_acquire)) {
+    const int64_t next = RunPass(*w, clock_->NowUs());
+    std::unique_lock<std::mutex> lock(w->mu);
+    const int64_t wait_us =
+        std::clamp<int64_t>(next - clock_->NowUs(), 0, kMaxWaitUs);
+    if (wait_us > 0) {
+      w->cv.wait_for(lock, std::chrono::microseconds(wait_us), [&] {
+        return w->wake || stopping_.load(std::memory_order_acquire);
+      });
+    }
+  }
+}
+
+int64_t ShardHost::RunPass(Worker& w, int64_t now_us) {
+  std::vector<std::shared_ptr<HostedShard>> incoming, poked;
+  {
+    std::lock_guard<std::mutex> lock(w.mu);
+    incoming.swap(w.incoming);
+    poked.swap(w.poked);
+    w.wake = false;
+  }
+  auto process = [&](const std::shared_ptr<HostedShard>& shard) {
+    if (!Process(*shard, now_us)) return;
+    const int64_t at =
+        shard->done ? shard->stopped_at_us + options_.stopped_retention_us
+                    : shard->schedule->next_deadline_us();
+    w.Schedule(shard, at);
+  };
+  for (const auto& shard : incoming) process(shard);
+  for (const auto& shard : poked) process(shard);
+  while (!w.events.empty() && w.events.top().at_us <= now_us) {
+    Worker::Event event = w.events.top();
+    w.events.pop();
+    if (event.gen != event.shard->event_gen) continue;  // stale
+    process(event.shard);
+  }
+  return w.events.empty() ? now_us + kMaxWaitUs : w.events.top().at_us;
+}
+
+bool ShardHost::Process(HostedShard& shard, int64_t now_us) {
+  if (shard.removed) return false;
+  if (shard.done) {
+    if (now_us - shard.stopped_at_us >= options_.stopped_retention_us) {
+      shard.removed = true;
+      shard.worker.load()->load.fetch_sub(1);
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = shards_.find(shard.id);
+      if (it != shards_.end() && it->second.get() == &shard) shards_.erase(it);
+      return false;
+    }
+    return true;
+  }
+  const KindConfig& config = shard.kind->config;
+  bool stop = false, idle = false;
+  {
+    std::lock_guard<std::mutex> lock(shard.mu);
+    stop = shard.stop_requested;
+    idle = config.idle_shutdown_secs > 0 && shard.subscribers.empty() &&
+           now_us - shard.idle_since_us >=
+               static_cast<int64_t>(config.idle_shutdown_secs) * 1'000'000;
+  }
+  if (stop) {
+    Finish(shard, StopReason::kStopped, "stopped by request", now_us);
+  } else if (idle) {
+    Finish(shard, StopReason::kIdle,
+           "no subscribers for " + std::to_string(config.idle_shutdown_secs) +
+               " s",
+           now_us);
+  } else if (shard.schedule->Due(now_us)) {
+    RunTick(shard, now_us);
+    if (!shard.done) MaybeSave(shard, now_us);
+  }
+  return true;
+}
+
+void ShardHost::RunTick(HostedShard& shard, int64_t now_us) {
+  std::vector<PendingInput> inputs;
+  {
+    std::lock_guard<std::mutex> lock(shard.mu);
+    inputs.assign(std::make_move_iterator(shard.inputs.begin()),
+                  std::make_move_iterator(shard.inputs.end()));
+    shard.inputs.clear();
+  }
+  shard.schedule->Take(now_us);
+  StepResult step = shard.guest->Step(inputs, shard.schedule->period_us());
+  {
+    std::lock_guard<std::mutex> lock(shard.mu);
+    shard.info.tick = shard.guest->ticks();
+    shard.info.fuel_used = shard.guest->fuel_used();
+    shard.info.overruns = shard.schedule->overruns();
+  }
+  if (step.outcome.stop != StopReason::kFailed && sink_ != nullptr) {
+    sink_->OnFrame(shard.id, shard.guest->ticks(), step.snapshot, step.inputs);
+  }
+  if (!step.outcome.running()) {
+    Finish(shard, step.outcome.stop, step.outcome.message, now_us);
+  }
+}
+
+void ShardHost::MaybeSave(HostedShard& shard, int64_t now_us) {
+  if (store_ == nullptr || options_.save_interval_us <= 0 ||
+      !shard.guest->has_save() ||
+      now_us - shard.last_save_us < options_.save_interval_us) {
+    return;
+  }
+  shard.last_save_us = now_us;
+  Result<std::optional<std::string>> saved = shard.guest->Save();
+  Status error;
+  if (!saved.ok()) {
+    if (shard.guest->failed()) {
+      Finish(shard, StopReason::kFailed, shard.guest->failure(), now_us);
+      return;
+    }
+    error = saved.status();
+  } else if (saved->has_value()) {
+    error = store_->Save(shard.id, **saved);
+  }
+  if (!error.ok()) {
+    std::lock_guard<std::mutex> lock(shard.mu);
+    shard.info.last_error = "save: " + error.message();
+  }
+}
+
+void ShardHost::Finish(HostedShard& shard, StopReason reason,
+                       std::string message, int64_t now_us) {
+  const int64_t fuel = shard.guest ? shard.guest->fuel_used() : 0;
+  shard.guest.reset();  // release the instance's memory now
+  shard.done = true;
+  shard.stopped_at_us = now_us;
+  {
+    std::lock_guard<std::mutex> lock(shard.mu);
+    shard.info.status = ShardStatus::kStopped;
+    shard.info.stop_reason = reason;
+    shard.info.stop_message = message;
+    if (reason == StopReason::kFailed) shard.info.last_error = message;
+    shard.info.fuel_used = fuel;
+    shard.inputs.clear();
+  }
+  if (store_ != nullptr) store_->Forget(shard.id);
+  if (sink_ != nullptr) sink_->OnStopped(shard.id, reason, message);
+}
+
+void ShardHost::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shut_down_) return;
+    shut_down_ = true;
+  }
+  stopping_.store(true, std::memory_order_release);
+  for (const auto& w : workers_) {
+    {
+      std::lock_guard<std::mutex> lock(w->mu);
+      w->wake = true;
+    }
+    w->cv.notify_all();
+  }
+  for (const auto& w : workers_) {
+    if (w->thread.joinable()) w->thread.join();
+  }
+  // Every worker has exited: this thread now owns every shard.
+  std::vector<std::shared_ptr<HostedShard>> shards;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, shard] : shards_) shards.push_back(shard);
+  }
+  for (const auto& shard : shards) {
+    if (shard->done || shard->guest == nullptr || store_ == nullptr ||
+        !shard->guest->has_save()) {
+      continue;
+    }
+    Result<std::optional<std::string>> saved = shard->guest->Save();
+    if (saved.ok() && saved->has_value()) store_->Save(shard->id, **saved);
+  }
+  watchdog_.Stop();
+}
+
+}  // namespace tessera::shard

@@ -1,0 +1,183 @@
+// ShardHost: the lifecycle of many shards on a pool of worker threads.
+//
+//   Create/Restore --> running --(tick, inputs, frames)--> stopped(reason)
+//
+// Each shard belongs to exactly one worker for its whole life, so its
+// GuestShard is touched by one thread at a time and a tick takes no locks.
+// Other threads talk to a shard through its small locked mailbox: queued
+// inputs, subscribers, a stop request, and the published ShardInfo.
+//
+// Scheduling: a shard ticks on absolute deadlines at its kind's tick_rate
+// (TickSchedule: no drift; a tick a whole period late counts an overrun and
+// skips ahead). Before each tick its queued inputs are applied in submission
+// order; the tick's snapshot and input results go to ShardSink::OnFrame. A
+// module that finishes stops with kFinished, any trap/panic/limit with
+// kFailed and its failure line; healthy shards keep ticking meanwhile. A
+// shard with no subscribers for idle_shutdown_secs stops with kIdle. A
+// stopped shard stays listed (with its reason and message) for
+// stopped_retention_us, then is forgotten.
+//
+// Saving: for modules that export tessera_save, every save_interval_us and at
+// Shutdown() the state goes to the StateStore; a shard that stops for any
+// reason has its saved state forgotten (it will not be resumed).
+//
+// Time: the host reads `clock` for creation times, idle and saves, and its
+// workers for deadlines. With workers = 0 no thread runs and StepForTest(now)
+// does a worker's pass on the calling thread: with a FakeClock as `clock`
+// tests drive it deterministically without sleeping. The watchdog always
+// runs on `watchdog_clock` (real time by default).
+#ifndef TESSERA_SHARD_SHARD_HOST_H_
+#define TESSERA_SHARD_SHARD_HOST_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "shard/clock.h"
+#include "shard/kind_registry.h"
+#include "shard/shard_sink.h"
+#include "shard/shard_types.h"
+#include "shard/state_store.h"
+#include "shard/thread_annotations.h"
+#include "shard/watchdog.h"
+
+namespace tessera::shard {
+
+class HostedShard;
+class Worker;
+
+// What List/Get report about one shard (a copy).
+struct ShardInfo {
+  std::string id;
+  std::string kind;
+  ShardStatus status = ShardStatus::kStarting;
+  uint64_t tick = 0;  // ticks run so far
+  size_t subscribers = 0;
+  StopReason stop_reason = StopReason::kNone;
+  std::string stop_message;  // see ShardSink::OnStopped
+  std::string last_error;    // the failure line, or the last save error
+  int64_t fuel_used = 0;
+  uint64_t overruns = 0;
+  size_t queued_inputs = 0;
+};
+
+struct HostOptions {
+  // Worker threads: -1 = one per core, 0 = none (StepForTest drives).
+  int workers = -1;
+  const Clock* clock = nullptr;           // null: RealClock
+  const Clock* watchdog_clock = nullptr;  // null: RealClock
+  int64_t save_interval_us = 5'000'000;   // 0: save only at Shutdown
+  int64_t stopped_retention_us = 5'000'000;
+  size_t max_queued_inputs = 1024;  // per shard
+  size_t log_lines = 64;            // recent guest log lines kept per shard
+  // Receives every guest log line (on the calling worker thread).
+  std::function<void(std::string_view shard_id, int level,
+                     std::string_view text)>
+      guest_log;
+};
+
+class ShardHost {
+ public:
+  // `kinds`, `sink` and `store` are not owned and must outlive the host;
+  // `sink` and `store` may be null (frames dropped / nothing saved). Starts
+  // the worker threads and the watchdog.
+  ShardHost(const KindRegistry* kinds, ShardSink* sink, StateStore* store,
+            HostOptions options = {});
+  // Shutdown().
+  ~ShardHost();
+  ShardHost(const ShardHost&) = delete;
+  ShardHost& operator=(const ShardHost&) = delete;
+
+  // Creates and starts a shard: instantiates the kind's module and runs its
+  // init on the calling thread, then hands it to the least-loaded worker.
+  // Errors: kNotFound (unknown kind), kAlreadyExists (a shard with this id
+  // is starting or running; a stopped one is replaced), kFailedPrecondition
+  // after Shutdown, and GuestShard::Create's errors (the module's refusal
+  // text verbatim, or the failure line). Any thread.
+  Status Create(std::string_view kind, std::string_view id,
+                std::string_view params);
+
+  // As Create, but resumes from the StateStore's saved state. A module that
+  // refuses the state leaves the shard listed as stopped/failed with the
+  // module's text (and the saved state kept); the same error is returned.
+  // Errors: as Create, kNotFound when there is no saved state.
+  Status Restore(std::string_view kind, std::string_view id,
+                 std::string_view params);
+
+  // Any thread.
+  std::optional<ShardInfo> Get(std::string_view id) const;
+  std::vector<ShardInfo> List() const;
+
+  // Asks the shard to stop (reason kStopped). Takes effect on its worker
+  // before its next tick; OnStopped follows. Errors: kNotFound, or
+  // kFailedPrecondition if it has already stopped. Any thread.
+  Status Stop(std::string_view id);
+
+  // Queues an input, applied before the shard's next tick; its result is in
+  // that tick's frame. Errors: kNotFound, kFailedPrecondition (stopped),
+  // kResourceExhausted (queue full). Any thread.
+  Status SubmitInput(std::string_view id, std::string_view subscriber,
+                     uint64_t seq, std::string_view bytes);
+
+  // Subscriber bookkeeping for idle shutdown; the same subscriber may be
+  // added more than once (several connections) and counts until removed as
+  // often. Errors: kNotFound. Any thread.
+  Status AddSubscriber(std::string_view id, std::string_view subscriber);
+  Status RemoveSubscriber(std::string_view id, std::string_view subscriber);
+
+  // With workers = 0: runs everything due at `now_us` (ticks, stop
+  // requests, idle stops, saves, removals) on the calling thread. One
+  // thread at a time; not after Shutdown.
+  void StepForTest(int64_t now_us);
+
+  // Stops the workers, then saves every running shard whose module has
+  // tessera_save. Shards are not stopped (no OnStopped): they resume from
+  // the save elsewhere. Idempotent; later calls of the mutators fail with
+  // kFailedPrecondition.
+  void Shutdown();
+
+  size_t worker_count() const;
+
+ private:
+  Status Start(std::string_view kind_name, std::string_view id,
+               std::string_view params, bool restore);
+  std::shared_ptr<HostedShard> Find(std::string_view id) const;
+  // The worker's pass: runs what is due, returns the time of its next
+  // event. On the worker's thread (or StepForTest's).
+  int64_t RunPass(Worker& worker, int64_t now_us);
+  // One shard's due work; returns false once it has been removed.
+  bool Process(HostedShard& shard, int64_t now_us);
+  void RunTick(HostedShard& shard, int64_t now_us);
+  void MaybeSave(HostedShard& shard, int64_t now_us);
+  void Finish(HostedShard& shard, StopReason reason, std::string message,
+              int64_t now_us);
+  void WorkerLoop(Worker* worker);
+  // Makes the shard's worker process it at once (stop requests).
+  void Poke(const std::shared_ptr<HostedShard>& shard);
+
+  const KindRegistry* const kinds_;
+  ShardSink* const sink_;
+  StateStore* const store_;
+  const HostOptions options_;
+  const Clock* const clock_;
+  Watchdog watchdog_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::atomic<bool> stopping_{false};
+
+  mutable std::mutex mu_;  // before any HostedShard::mu
+  std::map<std::string, std::shared_ptr<HostedShard>, std::less<>> shards_
+      GUARDED_BY(mu_);
+  bool shut_down_ GUARDED_BY(mu_) = false;
+};
+
+}  // namespace tessera::shard
+
+#endif  // TESSERA_SHARD_SHARD_HOST_H_

@@ -1,0 +1,79 @@
+#include "shard/test_guests.h"
+
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace tessera::shard::testing {
+
+const char* GuestPath(std::string_view name) {
+  static const std::map<std::string_view, const char*> kPaths = {
+#ifdef TESSERA_GUEST_COUNTER
+      {"counter", TESSERA_GUEST_COUNTER},
+#endif
+#ifdef TESSERA_GUEST_SPIN
+      {"spin", TESSERA_GUEST_SPIN},
+#endif
+#ifdef TESSERA_GUEST_MEMBOMB
+      {"membomb", TESSERA_GUEST_MEMBOMB},
+#endif
+#ifdef TESSERA_GUEST_RECURSE
+      {"recurse", TESSERA_GUEST_RECURSE},
+#endif
+#ifdef TESSERA_GUEST_PANICKER
+      {"panicker", TESSERA_GUEST_PANICKER},
+#endif
+#ifdef TESSERA_GUEST_BADRESTORE
+      {"badrestore", TESSERA_GUEST_BADRESTORE},
+#endif
+#ifdef TESSERA_GUEST_INITFAIL
+      {"initfail", TESSERA_GUEST_INITFAIL},
+#endif
+#ifdef TESSERA_GUEST_LOGGER
+      {"logger", TESSERA_GUEST_LOGGER},
+#endif
+  };
+  auto it = kPaths.find(name);
+  return it == kPaths.end() ? nullptr : it->second;
+}
+
+Result<std::shared_ptr<const wasm::CompiledModule>> LoadGuest(
+    std::string_view name, uint32_t memory_mb) {
+  static std::mutex mu;
+  static std::map<std::pair<std::string, uint32_t>,
+                  std::shared_ptr<const wasm::CompiledModule>>
+      cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto key = std::make_pair(std::string(name), memory_mb);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+
+  const char* path = GuestPath(name);
+  if (path == nullptr) return NotFound("guest not built: " + std::string(name));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError(std::string("cannot open ") + path);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  wasm::LoadOptions options;
+  options.check.policy = wasm::ImportPolicy::kShard;
+  options.check.memory_cap_pages = memory_mb * 16;
+  options.fuel = true;
+  options.cache_dir = TESSERA_SHARD_TEST_CACHE;
+  auto module = wasm::LoadModule(bytes, options);
+  if (!module.ok()) return module.status();
+  cache.emplace(key, *module);
+  return *module;
+}
+
+std::string Msgpack(const nlohmann::json& value) {
+  std::vector<uint8_t> bytes = nlohmann::json::to_msgpack(value);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+nlohmann::json FromMsgpack(std::string_view bytes) {
+  return nlohmann::json::from_msgpack(bytes.begin(), bytes.end());
+}
+
+}  // namespace tessera::shard::testing

@@ -1,0 +1,41 @@
+// Test-only helpers: the wasm test guests under tests/guests/ (built by
+// CMake when the guest SDK's toolchain is available) and codec helpers.
+#ifndef TESSERA_SHARD_TEST_GUESTS_H_
+#define TESSERA_SHARD_TEST_GUESTS_H_
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "wasm/loader.h"
+
+namespace tessera::shard::testing {
+
+// Path of the built guest `name` (counter, spin, membomb, recurse,
+// panicker, badrestore, initfail, logger; see tests/guests/README.md), or
+// nullptr when it was not built.
+const char* GuestPath(std::string_view name);
+
+// Loads guest `name` with the shard policy, fuel instrumentation and a
+// memory cap of memory_mb; cached per (name, cap) for the process.
+Result<std::shared_ptr<const wasm::CompiledModule>> LoadGuest(
+    std::string_view name, uint32_t memory_mb);
+
+std::string Msgpack(const nlohmann::json& value);
+nlohmann::json FromMsgpack(std::string_view bytes);
+
+}  // namespace tessera::shard::testing
+
+// Declares `var` as the loaded guest, skipping the test if it was not built.
+#define TESSERA_LOAD_GUEST_OR_SKIP(var, name, memory_mb)                     \
+  if (::tessera::shard::testing::GuestPath(name) == nullptr) {               \
+    GTEST_SKIP() << "test guest " << name << " was not built";               \
+  }                                                                          \
+  auto var##_loaded = ::tessera::shard::testing::LoadGuest(name, memory_mb); \
+  ASSERT_TRUE(var##_loaded.ok()) << var##_loaded.status().ToString();        \
+  std::shared_ptr<const ::tessera::wasm::CompiledModule> var = *var##_loaded
+
+#endif  // TESSERA_SHARD_TEST_GUESTS_H_
