@@ -46,9 +46,7 @@ int main(int argc, char** argv) {
 
   int exit_code = 0;
   tessera::cli::RegisterShardsCommands(app, &exit_code);
-#ifdef TESSERA_HAVE_RUN_COMMAND
   tessera::cli::RegisterRunCommand(app, &exit_code);
-#endif
 
   try {
     app.parse(argc, argv);
