@@ -53,6 +53,7 @@ dev: build
 	  --inputs examples/arena/demo-inputs.jsonl
 
 bench: build
+	$(TESSERA) shards build examples/arena
 	$(BUILD)/bench/runtime_bench
 
 format:

@@ -266,14 +266,10 @@ std::string GuestShard::DescribeTrap(wasm::TrapKind kind,
 }
 
 std::string GuestShard::MemoryNote() const {
-  if (!instance_) return "";
-  const uint64_t cap = static_cast<uint64_t>(kind_.memory_mb) * kMiB;
-  const uint64_t used = instance_->memory().size();
-  const uint64_t slack = std::max<uint64_t>(cap / 8, 2 * kMiB);
-  if (cap == 0 || used + slack < cap) return "";
-  return "memory: guest memory at " + FormatMiB(used) +
-         " MiB of its memoryMb " + std::to_string(kind_.memory_mb) +
-         " cap (an allocation likely failed to grow it); ";
+  if (!instance_ || instance_->failed_grows() == 0) return "";
+  return "memory: the module asked to grow its memory past memoryMb " +
+         std::to_string(kind_.memory_mb) + " (it had " +
+         FormatMiB(instance_->memory().size()) + " MiB); ";
 }
 
 int64_t GuestShard::CallFuel() const {

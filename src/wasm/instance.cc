@@ -160,7 +160,9 @@ Status Instance::Call(int func_index, std::span<const uint64_t> args,
                            "` has a signature the host cannot call");
   }
   CallFrame frame{thunk, raw_, args.data(), results.data()};
+  const uint64_t grows_before = rt::FailedGrowsOnThisThread();
   int code = rt::GuardedCall(RunThunk, &frame);
+  failed_grows_ += rt::FailedGrowsOnThisThread() - grows_before;
   if (code == 0) return Status::Ok();
   TrapKind kind = FromRtTrap(code);
   if (kind == TrapKind::kUnreachable && module_->fuel) {

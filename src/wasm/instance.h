@@ -70,6 +70,9 @@ class Instance {
   struct HostContext;
 
   TrapKind last_trap() const { return last_trap_; }
+  // memory.grow requests this instance made that were refused (it asked
+  // for more than its memory cap).
+  uint64_t failed_grows() const { return failed_grows_; }
   bool dead() const { return last_trap_ != TrapKind::kNone; }
 
   // Fuel: the instrumented module traps once it goes negative. Without fuel
@@ -99,6 +102,7 @@ class Instance {
   void* raw_ = nullptr;  // the wasm2c instance struct
   std::unique_ptr<HostContext> host_;
   TrapKind last_trap_ = TrapKind::kNone;
+  uint64_t failed_grows_ = 0;
 };
 
 }  // namespace tessera::wasm

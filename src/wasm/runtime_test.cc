@@ -200,6 +200,7 @@ TEST_F(RuntimeTest, MemoryCannotGrowPastTheCap) {
   r = inst->CallI32(Fn(*inst, "grow"), grow1);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(*r, 0xffffffffu);  // refused: -1
+  EXPECT_EQ(inst->failed_grows(), 1u);
   EXPECT_EQ(inst->memory().size(), 16u * 65536);
   // The grown pages are usable, the page past them is not.
   uint64_t last[1] = {16 * 65536 - 4};

@@ -18,6 +18,10 @@ void InitRuntime();
 // where the guest may trap: a trap unwinds with longjmp.
 int GuardedCall(void (*fn)(void*), void* arg);
 
+// memory.grow requests refused on this thread so far (past the maximum,
+// which the loader sets to the kind's memory cap). Monotonic.
+uint64_t FailedGrowsOnThisThread();
+
 // Number of guest memories currently reserved (for tests and metrics).
 uint64_t LiveMemoryCount();
 

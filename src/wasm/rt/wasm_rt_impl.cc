@@ -55,6 +55,7 @@ struct ThreadState {
   void* alt_stack;
 };
 __thread __attribute__((tls_model("initial-exec"))) ThreadState t_state;
+__thread __attribute__((tls_model("initial-exec"))) uint64_t t_failed_grows;
 
 // Frees the alternate signal stack at thread exit.
 struct AltStackOwner {
@@ -219,6 +220,8 @@ int GuardedCall(void (*fn)(void*), void* arg) {
 
 uint64_t LiveMemoryCount() { return g_live_memories.load(); }
 
+uint64_t FailedGrowsOnThisThread() { return t_failed_grows; }
+
 }  // namespace tessera::wasm::rt
 
 using tessera::wasm::rt::t_state;
@@ -320,12 +323,16 @@ void wasm_rt_allocate_memory(wasm_rt_memory_t* mem, uint32_t initial_pages,
 uint32_t wasm_rt_grow_memory(wasm_rt_memory_t* mem, uint32_t delta) {
   uint32_t old = mem->pages;
   uint64_t want = uint64_t{old} + delta;
-  if (want > mem->max_pages || want > 65536) return UINT32_MAX;
+  if (want > mem->max_pages || want > 65536) {
+    ++rtns::t_failed_grows;
+    return UINT32_MAX;
+  }
   if (delta == 0) return old;
   uint64_t old_bytes = uint64_t{old} * rtns::kPageBytes;
   uint64_t new_bytes = want * rtns::kPageBytes;
   if (mprotect(mem->data + old_bytes, new_bytes - old_bytes,
                PROT_READ | PROT_WRITE) != 0) {
+    ++rtns::t_failed_grows;
     return UINT32_MAX;
   }
   mem->pages = static_cast<uint32_t>(want);
