@@ -497,6 +497,7 @@ StepResult GuestShard::Step(std::span<const PendingInput> inputs,
     if (!outcome_.running()) break;
     InputResult r = ApplyInput(in.subscriber, in.bytes);
     r.seq = in.seq;
+    r.subscriber = in.subscriber;
     step.inputs.push_back(std::move(r));
   }
   Tick(dt_us);

@@ -40,6 +40,7 @@ const char* ShardStatusName(ShardStatus s);
 
 // The outcome of one input.
 struct InputResult {
+  std::string subscriber;  // who sent it ("" = the server side)
   uint64_t seq = 0;        // the caller's sequence number, echoed
   bool accepted = false;
   std::string rejection;   // the module's error text when refused

@@ -1,0 +1,92 @@
+// Wire protocol v1 (docs/protocol.md): decoding client messages (untrusted
+// bytes, every byte checked) and encoding server messages. Pure functions.
+#ifndef TESSERA_NET_PROTOCOL_V1_H_
+#define TESSERA_NET_PROTOCOL_V1_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "common/status.h"
+
+namespace tessera::net::v1 {
+
+inline constexpr uint32_t kVersion = 1;
+
+enum MsgType : uint8_t {
+  kHello = 1,
+  kInput = 2,
+  kPing = 3,
+  kPong = 4,
+  kWelcome = 16,
+  kAck = 17,
+  kReject = 18,
+  kFrame = 19,
+};
+
+struct Hello {
+  uint64_t version = 0;
+  std::string_view ticket;  // points into the decoded buffer
+};
+struct Input {
+  uint64_t seq = 0;
+  std::string_view payload;  // points into the decoded buffer
+  std::optional<uint64_t> view_tick;
+};
+struct Ping {
+  uint64_t nonce = 0;
+};
+struct Pong {
+  uint64_t nonce = 0;
+};
+using ClientMessage = std::variant<Hello, Input, Ping, Pong>;
+
+// Decodes one client message. Views point into `bytes`, which must outlive
+// the result. Errors: kInvalidArgument with a short reason suitable for the
+// close frame ("not a MessagePack array", "unknown message type 9", ...).
+Result<ClientMessage> DecodeClientMessage(std::span<const uint8_t> bytes);
+
+std::string EncodeWelcome(std::string_view shard_id,
+                          std::string_view subscriber_id, uint32_t tick_rate,
+                          std::string_view codec, uint64_t tick);
+std::string EncodeAck(uint64_t seq);
+std::string EncodeReject(uint64_t seq, std::string_view error);
+std::string EncodePing(uint64_t nonce);
+std::string EncodePong(uint64_t nonce);
+// The bytes of a FRAME message that precede the snapshot: the complete
+// message is FrameHeader(...) + snapshot, so one snapshot buffer can be
+// shared by every connection (written as two buffers).
+std::string EncodeFrameHeader(uint64_t tick, uint64_t last_seq,
+                              size_t snapshot_size);
+
+// Decoding server messages (test clients, tools).
+struct Welcome {
+  std::string shard_id, subscriber_id, codec;
+  uint32_t tick_rate = 0;
+  uint64_t tick = 0;
+};
+struct Ack {
+  uint64_t seq = 0;
+};
+struct Reject {
+  uint64_t seq = 0;
+  std::string error;
+};
+struct Frame {
+  uint64_t tick = 0, last_seq = 0;
+  std::string snapshot;
+};
+using ServerMessage = std::variant<Welcome, Ack, Reject, Frame, Ping, Pong>;
+Result<ServerMessage> DecodeServerMessage(std::span<const uint8_t> bytes);
+
+// Client-side encoders (test clients, the bench bot driver).
+std::string EncodeHello(std::string_view ticket, uint64_t version = kVersion);
+std::string EncodeInput(uint64_t seq, std::string_view payload,
+                        std::optional<uint64_t> view_tick = std::nullopt);
+
+}  // namespace tessera::net::v1
+
+#endif  // TESSERA_NET_PROTOCOL_V1_H_
