@@ -6,9 +6,9 @@ FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja
 TESSERA    := $(BUILD)/src/cli/tessera
-FUZZ_SECS  ?= 30
+FUZZ_SECS  ?= 45
 
-.PHONY: all deps build test unit-test asan-test fuzz-test dev bench clean format
+.PHONY: all deps build test unit-test asan-test fuzz-test dev bench clean format spec
 
 all: build
 
@@ -38,11 +38,21 @@ asan-test: deps
 fuzz-test: deps
 	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_FUZZ=ON -DTESSERA_FUZZ_ONLY=ON
-	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target module_loader_fuzz
-	mkdir -p $(FUZZ_BUILD)/corpus/module_loader
-	$(FUZZ_BUILD)/fuzz/module_loader_fuzz -max_total_time=$(FUZZ_SECS) \
-	  -rss_limit_mb=4096 -timeout=10 \
-	  $(FUZZ_BUILD)/corpus/module_loader fuzz/corpus/module_loader
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) \
+	  --target module_loader_fuzz frame_fuzz ticket_fuzz
+	set -e; for f in module_loader frame ticket; do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$f; \
+	  $(FUZZ_BUILD)/fuzz/$${f}_fuzz -max_total_time=$$(( $(FUZZ_SECS) / 3 )) \
+	    -rss_limit_mb=4096 -timeout=10 \
+	    $(FUZZ_BUILD)/corpus/$$f fuzz/corpus/$$f; \
+	done
+
+# The whole WebAssembly core spec conformance run (the quick subset,
+# ctest spec_quick, is part of unit-test). Scripts come from the directory
+# in TESSERA_WASM_SPEC_DIR (default ../shared/wasm-spec); without them it
+# skips. Compiled modules are cached in $(BUILD)/spec-cache.
+spec: build
+	$(BUILD)/tests/spec/spec_runner
 
 # Builds tessera and the example arena, then runs the arena for a few
 # seconds of game time through `tessera run`, printing its snapshots.

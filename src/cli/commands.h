@@ -11,6 +11,12 @@ namespace tessera::cli {
 void RegisterShardsCommands(CLI::App& app, int* exit_code);
 // `tessera run APP-DIR --kind K --params JSON --ticks N [--inputs FILE]`
 void RegisterRunCommand(CLI::App& app, int* exit_code);
+// `tessera dev [APP-DIR] [--host H] [--port P]`
+void RegisterDevCommand(CLI::App& app, int* exit_code);
+// `tessera serve APP-DIR [--host H] [--port P] [--database-url URL] ...`
+void RegisterServeCommand(CLI::App& app, int* exit_code);
+// `tessera ticket --shard ID --subscriber ID [--ttl SECS] [--claims JSON]`
+void RegisterTicketCommand(CLI::App& app, int* exit_code);
 
 }  // namespace tessera::cli
 

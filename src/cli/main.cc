@@ -47,6 +47,9 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   tessera::cli::RegisterShardsCommands(app, &exit_code);
   tessera::cli::RegisterRunCommand(app, &exit_code);
+  tessera::cli::RegisterDevCommand(app, &exit_code);
+  tessera::cli::RegisterServeCommand(app, &exit_code);
+  tessera::cli::RegisterTicketCommand(app, &exit_code);
 
   try {
     app.parse(argc, argv);

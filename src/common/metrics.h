@@ -53,6 +53,10 @@ class Histogram {
 
 class Metrics {
  public:
+  // Out of line: Family is incomplete here.
+  Metrics();
+  ~Metrics();
+
   // Returns the metric named `name` with `labels` (e.g. {{"status","running"}}),
   // creating it on first use; the pointer stays valid for the registry's
   // lifetime. `help` is used on first creation of the name.

@@ -8,23 +8,35 @@
 //
 // Threading: Start/Stop from one controlling thread; the ShardSink and
 // Connections methods from any thread (they post to the io threads).
+//
+// Lifetime and wiring: construct the Server, then the ShardHost with the
+// server as its sink; SetHost; Start. At the end: the host object must stay
+// alive until Stop() returns (closing sessions unregister from it; calling
+// host.Shutdown() before or after Stop is fine), and the server must outlive
+// the host's workers (destroy or Shutdown the host first). Frames arriving
+// after Stop are dropped.
 #ifndef TESSERA_NET_SERVER_H_
 #define TESSERA_NET_SERVER_H_
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "common/metrics.h"
 #include "common/status.h"
 #include "net/connections.h"
 #include "net/http_types.h"
 #include "shard/shard_sink.h"
+#include "shard/shard_types.h"
 
 namespace tessera::shard {
+class KindRegistry;
 class ShardHost;
-}
+}  // namespace tessera::shard
 
 namespace tessera::net {
 
@@ -40,11 +52,36 @@ struct ServerOptions {
   int64_t ping_interval_ms = 5000;
   // Returns the current unix time in seconds (ticket expiry); null: system.
   std::function<int64_t()> unix_now;
+  // The config of a shard kind by name: WELCOME's tick rate and codec. Null,
+  // or nullopt for a kind: KindConfig's defaults. Called on io threads. See
+  // FindKindIn.
+  std::function<std::optional<shard::KindConfig>(std::string_view kind)>
+      find_kind;
+  // Frames that may wait unsent for one connection; a client that lets more
+  // queue up (it does not read) is closed with 1008 "too slow".
+  size_t max_queued_frames = 64;
+  // How long a closing connection may take to answer the close frame before
+  // its TCP connection is dropped.
+  int64_t close_timeout_ms = 2000;
+  // How long Stop() waits for connections to close before dropping them.
+  int64_t stop_timeout_ms = 3000;
+  // SO_SNDBUF of accepted connections; 0 keeps the kernel's autotuning
+  // (which lets one connection buffer up to net.ipv4.tcp_wmem's maximum).
+  int socket_send_buffer_bytes = 0;
+  size_t max_http_body_bytes = 1 << 20;  // larger request bodies: 413
+  int64_t http_idle_timeout_ms = 30000;  // idle keep-alive connections
 };
+
+// A ServerOptions::find_kind reading `kinds` (not owned; must outlive the
+// server).
+std::function<std::optional<shard::KindConfig>(std::string_view kind)>
+FindKindIn(const shard::KindRegistry* kinds);
 
 class Server final : public shard::ShardSink, public Connections {
  public:
-  // `http`, `metrics` are not owned and must outlive the server.
+  // `http`, `metrics` are not owned and must outlive the server. A null
+  // `http` answers every plain HTTP request 404; a null `metrics` uses a
+  // private registry.
   Server(ServerOptions options, std::string ticket_secret, HttpHandler* http,
          Metrics* metrics);
   ~Server() override;
@@ -52,8 +89,10 @@ class Server final : public shard::ShardSink, public Connections {
   // The host whose shards connections join; set before Start. Not owned.
   void SetHost(shard::ShardHost* host);
 
-  // Binds and starts the io threads. Errors: kIo (e.g. port in use).
+  // Binds and starts the io threads. Errors: kIo (e.g. port in use),
+  // kFailedPrecondition if already started or stopped.
   Status Start();
+  // The bound port (after Start).
   uint16_t port() const;
   // Closes every connection with `code`/`reason`, stops accepting and joins
   // the io threads. Idempotent.
@@ -68,13 +107,13 @@ class Server final : public shard::ShardSink, public Connections {
                  std::string_view message) override;
 
   // Connections
-  size_t CloseSubscriber(std::string_view shard_id,
-                         std::string_view subscriber, int code,
-                         std::string_view reason) override;
+  size_t CloseSubscriber(std::string_view shard_id, std::string_view subscriber,
+                         int code, std::string_view reason) override;
   size_t CloseShard(std::string_view shard_id, int code,
                     std::string_view reason) override;
   std::vector<std::string> Subscribers(
       std::string_view shard_id) const override;
+  // Open WebSocket connections (joined or still before HELLO).
   size_t ConnectionCount() const override;
 
  private:

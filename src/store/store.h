@@ -27,23 +27,34 @@ struct ShardRecord {
   int64_t updated_unix_ms = 0;
 };
 
+// The shard directory plus, through shard::StateStore, saved states. Save,
+// Load and Forget work for any id, whether or not it has a record.
 class Store : public shard::StateStore {
  public:
-  // Inserts or replaces the record with this id.
+  // Inserts or replaces the record with this id. Zero timestamps are
+  // filled in with the current time. Errors: kIo.
   virtual Status PutShard(const ShardRecord& record) = 0;
-  // Updates status and error of an existing record. Errors: kNotFound.
+  // Updates status and error (and the updated time) of an existing record.
+  // Errors: kNotFound, kIo.
   virtual Status SetShardStatus(std::string_view id, std::string_view status,
                                 std::string_view error) = 0;
-  // Removes the record and its saved state (a no-op when absent).
+  // Removes the record and its saved state, atomically (a no-op when
+  // absent). Errors: kIo.
   virtual Status DeleteShard(std::string_view id) = 0;
+  // Every record, oldest first. Errors: kIo.
   virtual Result<std::vector<ShardRecord>> ListShards() = 0;
 };
 
-// Opens (creating if needed) the store named by `url`:
+// Opens (creating it and its parent directories if needed) the store named
+// by `url`; the caller owns the result:
 //   "sqlite:PATH", "sqlite://PATH" or a plain file path -> SQLite in WAL
-//   mode with synchronous=NORMAL... FULL for saves (nothing lost on crash).
+//   mode with synchronous=FULL: every write that returned OK survives
+//   kill -9 and power loss (see sqlite_store.h). "sqlite::memory:" is a
+//   private in-memory store for tests.
 //   "postgres://..." / "postgresql://..." -> kFailedPrecondition for now.
-// Errors: kIo with SQLite's message and the path.
+// Errors: kIo with SQLite's message and the path; kFailedPrecondition for a
+// file written by a newer tessera (schema version) or a foreign SQLite
+// database; kInvalidArgument for an unknown scheme or an empty path.
 Result<std::unique_ptr<Store>> OpenStore(const std::string& url);
 
 }  // namespace tessera::store

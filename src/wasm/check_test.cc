@@ -112,5 +112,38 @@ TEST(CheckModule, RefusesMissingRequiredExports) {
                 "export `tessera_save` has signature (i32) -> (i32)");
 }
 
+std::vector<uint8_t> Binary(std::initializer_list<uint8_t> sections) {
+  std::vector<uint8_t> b = {0, 'a', 's', 'm', 1, 0, 0, 0};
+  for (uint8_t byte : sections) b.push_back(byte);
+  return b;
+}
+
+// Modules wabt 1.0.32 reads although the spec calls them malformed or
+// invalid (from the spec tests binary.wast, binary-leb128.wast, custom.wast,
+// call_indirect.wast).
+TEST(CheckModule, RefusesWhatWabtIsLenientAbout) {
+  // Custom section whose name length is a 6-byte LEB128.
+  ExpectRefused(
+      Binary({0, 10, 0x83, 0x80, 0x80, 0x80, 0x80, 0, '1', '2', '3', '4'}),
+      "integer representation too long");
+  // ... whose name length has bits past 32.
+  ExpectRefused(
+      Binary({0, 9, 0x83, 0x80, 0x80, 0x80, 0x40, '1', '2', '3', '4'}),
+      "integer too large");
+  ExpectRefused(Binary({0, 0}), "unexpected end");
+  ExpectRefused(Binary({0, 3, 2, 0xc0, 0x80}), "malformed UTF-8");
+  // A global initializer without its end.
+  ExpectRefused(Binary({1, 4,    1, 0x60, 0, 0,  3, 2, 1, 0, 6,   5,
+                        1, 0x7f, 0, 0x41, 0, 10, 4, 1, 2, 0, 0x0b}),
+                "unexpected end of section or function");
+  // A data count of 1 and no data section.
+  ExpectRefused(Binary({5, 3, 1, 0, 1, 12, 1, 1}),
+                "data count and data section have inconsistent lengths");
+  EXPECT_TRUE(CheckModule(Binary({12, 1, 0}), {ImportPolicy::kBare}).ok());
+  ExpectRefused(Wat(R"((module (type (func)) (table 1 externref)
+                         (func (call_indirect (type 0) (i32.const 0)))))"),
+                "type mismatch");
+}
+
 }  // namespace
 }  // namespace tessera::wasm

@@ -8,55 +8,16 @@
 
 #include <string>
 
+#include "wasm/c_values.h"
 #include "wasm/instrument.h"
+#include "wasm/link_glue.h"
 
 namespace tessera::wasm {
 namespace {
 
-const char* CType(ValType t) {
-  switch (t) {
-    case ValType::kI32: return "u32";
-    case ValType::kI64: return "u64";
-    case ValType::kF32: return "f32";
-    case ValType::kF64: return "f64";
-    case ValType::kFuncRef: return "wasm_rt_funcref_t";
-    case ValType::kExternRef: return "wasm_rt_externref_t";
-  }
-  return "void";
-}
-
-char MultiLetter(ValType t) {
-  switch (t) {
-    case ValType::kI32: return 'i';
-    case ValType::kI64: return 'j';
-    case ValType::kF32: return 'f';
-    case ValType::kF64: return 'd';
-    default: return '?';
-  }
-}
-
 // Converts raw argument bits a[i] to the C type.
 std::string ArgFromBits(ValType t, size_t i) {
-  std::string a = "a[" + std::to_string(i) + "]";
-  switch (t) {
-    case ValType::kI32: return "(u32)" + a;
-    case ValType::kI64: return a;
-    case ValType::kF32: return "tessera_bits_to_f32((u32)" + a + ")";
-    case ValType::kF64: return "tessera_bits_to_f64(" + a + ")";
-    case ValType::kExternRef: return "(wasm_rt_externref_t)(uintptr_t)" + a;
-    default: return "wasm_rt_funcref_null_value";
-  }
-}
-
-std::string BitsFromValue(ValType t, const std::string& v) {
-  switch (t) {
-    case ValType::kI32: return "(u64)(u32)" + v;
-    case ValType::kI64: return "(u64)" + v;
-    case ValType::kF32: return "(u64)tessera_f32_to_bits(" + v + ")";
-    case ValType::kF64: return "tessera_f64_to_bits(" + v + ")";
-    case ValType::kExternRef: return "(u64)(uintptr_t)" + v;
-    default: return "(u64)(uintptr_t)(" + v + ").func";
-  }
+  return ValueFromBits(t, "a[" + std::to_string(i) + "]");
 }
 
 bool ThunkSupported(const FuncSig& sig) {
@@ -71,8 +32,12 @@ bool ThunkSupported(const FuncSig& sig) {
   return true;
 }
 
-std::string Glue(const ModuleInfo& info, bool has_log_import, bool has_memory,
-                 bool fuel) {
+// `import_module`: the one import module's name, or empty without imports.
+// `export_accessors`: per entry of info.exports, the generated accessor
+// returning its storage (empty for functions).
+std::string Glue(const ModuleInfo& info, const std::string& import_module,
+                 const std::vector<std::string>& export_accessors,
+                 bool has_memory, bool fuel) {
   std::string g = R"(
 /* ---- tessera glue: uniform entry points ---- */
 static inline f32 tessera_bits_to_f32(u32 b) { f32 f; memcpy(&f, &b, 4); return f; }
@@ -85,9 +50,9 @@ void tessera_guest_init_module(void) { Z_guest_init_module(); }
 void tessera_guest_free(void* i) { Z_guest_free((Z_guest_instance_t*)i); }
 )";
   g += "void tessera_guest_instantiate(void* i, void* host) {\n";
-  if (has_log_import) {
-    g += "  Z_guest_instantiate((Z_guest_instance_t*)i, "
-         "(struct Z_tessera_v1_instance_t*)host);\n";
+  if (!import_module.empty()) {
+    g += "  Z_guest_instantiate((Z_guest_instance_t*)i, (struct Z_" +
+         import_module + "_instance_t*)host);\n";
   } else {
     g += "  (void)host;\n  Z_guest_instantiate((Z_guest_instance_t*)i);\n";
   }
@@ -101,6 +66,13 @@ void tessera_guest_free(void* i) { Z_guest_free((Z_guest_instance_t*)i); }
     g += "u32* tessera_guest_interrupt(void* i) { return "
          "Z_guestZ_intr((Z_guest_instance_t*)i); }\n";
   }  // Without fuel the accessors are absent: dlsym finds none.
+  g += "void* tessera_guest_export(void* i, u32 k) {\n  switch (k) {\n";
+  for (size_t k = 0; k < export_accessors.size(); ++k) {
+    if (export_accessors[k].empty()) continue;
+    g += "    case " + std::to_string(k) + ": return (void*)" +
+         export_accessors[k] + "((Z_guest_instance_t*)i);\n";
+  }
+  g += "    default: (void)i; return NULL;\n  }\n}\n";
   std::string table;
   for (size_t f = 0; f < info.funcs.size(); ++f) {
     const FuncSig& sig = info.funcs[f].sig;
@@ -156,30 +128,74 @@ const char kFloatLoads[] = R"(#if defined(__x86_64__)
 #endif
 )";
 
-void ReplaceAll(std::string* s, const std::string& from,
-                const std::string& to) {
-  size_t pos = 0;
-  while ((pos = s->find(from, pos)) != std::string::npos) {
+void ReplaceAll(std::string* s, const std::string& from, const std::string& to,
+                size_t begin = 0, size_t end = std::string::npos) {
+  size_t pos = begin;
+  while ((pos = s->find(from, pos)) != std::string::npos &&
+         (end == std::string::npos || pos + from.size() <= end)) {
     s->replace(pos, from.size(), to);
     pos += to.size();
+    if (end != std::string::npos) end += to.size() - from.size();
   }
+}
+
+// wasm2c's CALL_INDIRECT raises one trap for three failures; tell them
+// apart as the spec does (undefined / uninitialized element, type mismatch).
+const char kCallIndirect[] =
+    R"(#define CALL_INDIRECT(table, t, ft, x, ...)                         \
+  ((LIKELY((x) < table.size) || TRAP(UNDEFINED_ELEMENT)),           \
+   (LIKELY(table.data[x].func) || TRAP(UNINITIALIZED_ELEMENT)),     \
+   (LIKELY(table.data[x].func_type == func_types[ft]) ||            \
+    TRAP(INDIRECT_TYPE_MISMATCH)),                                  \
+   ((t)table.data[x].func)(__VA_ARGS__))
+)";
+
+// Patches wasm2c 1.0.32's fixed prelude and instantiation order:
+//  - CALL_INDIRECT's traps (above);
+//  - table helpers trap with TABLE_OOB, not the memory's OOB;
+//  - element segments are applied before data segments, as the spec
+//    orders them (wasm2c does data first), so a module whose data segment
+//    traps still leaves its elements in an imported table.
+Status PatchPrelude(std::string* src) {
+  const std::string macro_end = "(__VA_ARGS__))\n";
+  size_t ci = src->find("#define CALL_INDIRECT(");
+  size_t ci_end = src->find(macro_end, ci);
+  if (ci == std::string::npos || ci_end == std::string::npos) {
+    return Internal("unexpected wasm2c output: no CALL_INDIRECT macro");
+  }
+  src->replace(ci, ci_end + macro_end.size() - ci, kCallIndirect);
+  size_t tb = src->find("static inline void funcref_table_init(");
+  const std::string last_table = "DEFINE_TABLE_FILL(externref)";
+  size_t te = src->find(last_table, tb);
+  if (tb == std::string::npos || te == std::string::npos) {
+    return Internal("unexpected wasm2c output: no table helpers");
+  }
+  ReplaceAll(src, "TRAP(OOB)", "TRAP(TABLE_OOB)", tb, te);
+  ReplaceAll(src, "  init_memories(instance);\n  init_tables(instance);\n",
+             "  init_tables(instance);\n  init_memories(instance);\n");
+  return Status::Ok();
 }
 
 }  // namespace
 
-Result<GeneratedC> GenerateC(wabt::Module* m, const ModuleInfo& info,
-                             bool fuel) {
+Result<GeneratedC> GenerateC(wabt::Module* m, const ModuleInfo& info, bool fuel,
+                             bool link) {
   size_t func_index = 0, other = 0;
   bool has_memory_export = false;
+  // The fuel pass appends its two globals last; they keep their names.
+  const wabt::Index first_fuel_global =
+      fuel ? static_cast<wabt::Index>(m->globals.size() - 2) : ~wabt::Index{0};
+  std::vector<std::string> accessors;
   for (wabt::Export* e : m->exports) {
-    if (fuel && (e->name == kFuelExport || e->name == kInterruptExport) &&
-        e->kind == wabt::ExternalKind::Global) {
+    if (e->kind == wabt::ExternalKind::Global &&
+        m->GetGlobalIndex(e->var) >= first_fuel_global) {
       continue;  // ours
     }
     switch (e->kind) {
       case wabt::ExternalKind::Func:
         e->name = "f" + std::to_string(func_index++);
-        break;
+        accessors.emplace_back();
+        continue;
       case wabt::ExternalKind::Memory:
         if (!has_memory_export) {
           e->name = "mem";
@@ -190,7 +206,12 @@ Result<GeneratedC> GenerateC(wabt::Module* m, const ModuleInfo& info,
       default:
         e->name = "x" + std::to_string(other++);
     }
+    accessors.push_back("Z_guestZ_" + e->name);
   }
+  if (accessors.size() != info.exports.size()) {
+    return Internal("export list changed during code generation");
+  }
+  if (link) RenameImportsForLinking(m);
   if (!has_memory_export && !m->memories.empty()) {
     auto ef = std::make_unique<wabt::ExportModuleField>();
     ef->export_.name = "mem";
@@ -202,10 +223,14 @@ Result<GeneratedC> GenerateC(wabt::Module* m, const ModuleInfo& info,
   if (func_index != info.funcs.size()) {
     return Internal("export count changed during code generation");
   }
-  if (!wabt::Succeeded(wabt::GenerateNames(m)) ||
-      !wabt::Succeeded(wabt::ApplyNames(m))) {
+  if (!wabt::Succeeded(wabt::GenerateNames(m))) {
     return Internal("wabt could not name the module's items");
   }
+  // As the wasm2c tool does, ignore ApplyNames' result: it fails on some
+  // valid modules (a passive data segment in a module without memory, spec
+  // token.wast) and leaves such references as indices, which WriteC
+  // handles.
+  (void)wabt::ApplyNames(m);
   wabt::MemoryStream c_stream, h_stream;
   wabt::WriteCOptions opts;
   opts.module_name = "guest";
@@ -236,8 +261,14 @@ Result<GeneratedC> GenerateC(wabt::Module* m, const ModuleInfo& info,
     return Internal("unexpected wasm2c output: no i32_load definition");
   }
   out.source.insert(first_load, kFloatLoads);
-  bool has_log_import = m->num_func_imports > 0;
-  out.source += Glue(info, has_log_import, !m->memories.empty(), fuel);
+  TESSERA_RETURN_IF_ERROR(PatchPrelude(&out.source));
+  std::string import_module;
+  if (!m->imports.empty()) {
+    import_module = link ? kLinkModule : m->imports[0]->module_name;
+  }
+  out.source +=
+      Glue(info, import_module, accessors, !m->memories.empty(), fuel);
+  if (link) out.source += LinkGlue(info);
   return out;
 }
 

@@ -29,7 +29,12 @@ class CompiledModule {
   wasm_rt_memory_t* (*memory)(void* instance) = nullptr;
   uint64_t* (*fuel)(void* instance) = nullptr;        // null without fuel
   uint32_t* (*interrupt)(void* instance) = nullptr;   // null without fuel
+  // Storage of export k (index into info.exports): its global value,
+  // wasm_rt_memory_t or table; null for functions.
+  void* (*export_ptr)(void* instance, uint32_t k) = nullptr;
   std::vector<Thunk> thunks;  // parallel to info.funcs; null = not callable
+  // Loaded with ImportPolicy::kSpecTest: imports go through the link glue.
+  bool linkable = false;
 };
 
 }  // namespace tessera::wasm

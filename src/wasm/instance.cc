@@ -16,6 +16,14 @@ struct Instance::HostContext {
   wasm_rt_memory_t* memory = nullptr;
 };
 
+// What linked (kSpecTest) generated code receives as its `tessera_link`
+// import instance (see wasm-rt.h), and the bindings behind it.
+struct Instance::LinkState {
+  Z_tessera_link_instance_t c{};  // c.self == &c: never moves
+  std::vector<tessera_link_entry_t> entries;
+  std::vector<Extern> imports;
+};
+
 namespace {
 
 struct CallFrame {
@@ -86,18 +94,48 @@ const char* TrapKindName(TrapKind kind) {
 namespace {
 TrapKind FromRtTrap(int code) {
   switch (code) {
-    case WASM_RT_TRAP_OOB: return TrapKind::kOutOfBounds;
+    case WASM_RT_TRAP_OOB:
+    case WASM_RT_TRAP_TABLE_OOB:
+      return TrapKind::kOutOfBounds;
     case WASM_RT_TRAP_INT_OVERFLOW: return TrapKind::kIntOverflow;
     case WASM_RT_TRAP_DIV_BY_ZERO: return TrapKind::kDivByZero;
     case WASM_RT_TRAP_INVALID_CONVERSION: return TrapKind::kInvalidConversion;
     case WASM_RT_TRAP_UNREACHABLE: return TrapKind::kUnreachable;
-    case WASM_RT_TRAP_CALL_INDIRECT: return TrapKind::kIndirectCall;
+    case WASM_RT_TRAP_CALL_INDIRECT:
+    case WASM_RT_TRAP_UNDEFINED_ELEMENT:
+    case WASM_RT_TRAP_UNINITIALIZED_ELEMENT:
+    case WASM_RT_TRAP_INDIRECT_TYPE_MISMATCH:
+      return TrapKind::kIndirectCall;
     case WASM_RT_TRAP_EXHAUSTION: return TrapKind::kStackExhausted;
     case WASM_RT_TRAP_OOM: return TrapKind::kOutOfMemory;
     default: return TrapKind::kUnreachable;
   }
 }
+
+// The current size of a memory or table extern, which import matching
+// compares against.
+void RefreshSize(Extern* x) {
+  if (!x->ptr) return;
+  if (x->type.kind == ExternKind::kMemory) {
+    x->type.limits.initial = static_cast<wasm_rt_memory_t*>(x->ptr)->pages;
+  } else if (x->type.kind == ExternKind::kTable) {
+    x->type.limits.initial =
+        x->type.value == ValType::kExternRef
+            ? static_cast<wasm_rt_externref_table_t*>(x->ptr)->size
+            : static_cast<wasm_rt_funcref_table_t*>(x->ptr)->size;
+  }
+}
 }  // namespace
+
+Instance::Instance() = default;
+
+Status Instance::AllocateRaw() {
+  size_t size = (module_->instance_size + 63) & ~size_t{63};
+  raw_ = std::aligned_alloc(64, size);
+  if (!raw_) return Status(StatusCode::kResourceExhausted, "out of memory");
+  std::memset(raw_, 0, size);
+  return Status::Ok();
+}
 
 Result<std::unique_ptr<Instance>> Instance::Create(
     std::shared_ptr<const CompiledModule> module, LogSink log,
@@ -107,24 +145,88 @@ Result<std::unique_ptr<Instance>> Instance::Create(
   inst->host_ = std::make_unique<HostContext>();
   inst->host_->self = inst.get();
   inst->host_->log = std::move(log);
-  size_t size = (inst->module_->instance_size + 63) & ~size_t{63};
-  inst->raw_ = std::aligned_alloc(64, size);
-  if (!inst->raw_) return Status(StatusCode::kResourceExhausted, "out of memory");
-  std::memset(inst->raw_, 0, size);
+  TESSERA_RETURN_IF_ERROR(inst->AllocateRaw());
   InstantiateFrame frame{inst->module_.get(), inst->raw_, inst->host_.get()};
   int code = rt::GuardedCall(RunInstantiate, &frame);
   inst->host_->memory = inst->module_->memory(inst->raw_);
-  inst->SetFuel(initial_fuel);
   if (code != 0) {
-    return Status(StatusCode::kTrap, std::string("instantiation trapped: ") +
-                                         TrapKindName(FromRtTrap(code)));
+    return Status(StatusCode::kTrap,
+                  "instantiation trapped: " + inst->Trapped(code).message());
   }
+  inst->SetFuel(initial_fuel);
   int init = inst->info().FindFunc("_initialize");
   if (init >= 0 && inst->info().funcs[init].sig.params.empty()) {
     Status st = inst->Call(init, {}, {});
     if (!st.ok()) return Status(st.code(), "_initialize: " + st.message());
   }
   return inst;
+}
+
+Result<std::unique_ptr<Instance>> Instance::CreateLinked(
+    std::shared_ptr<const CompiledModule> module, std::vector<Extern> imports) {
+  const std::vector<ImportEntry>& wanted = module->info.import_types;
+  if (!module->linkable && !wanted.empty()) {
+    return InvalidArgument(
+        "CreateLinked needs a module loaded with ImportPolicy::kSpecTest");
+  }
+  if (imports.size() != wanted.size()) {
+    return InvalidArgument("the module has " + std::to_string(wanted.size()) +
+                           " imports, " + std::to_string(imports.size()) +
+                           " were given");
+  }
+  for (size_t k = 0; k < wanted.size(); ++k) {
+    TESSERA_RETURN_IF_ERROR(MatchImport(wanted[k], imports[k]));
+  }
+  std::unique_ptr<Instance> inst(new Instance());
+  inst->module_ = std::move(module);
+  inst->host_ = std::make_unique<HostContext>();
+  inst->host_->self = inst.get();
+  inst->link_ = std::make_unique<LinkState>();
+  LinkState& link = *inst->link_;
+  link.imports = std::move(imports);
+  for (const Extern& x : link.imports) {
+    link.entries.push_back({x.fn, x.ctx, x.ptr});
+  }
+  link.c.self = &link.c;
+  link.c.entries = link.entries.data();
+  TESSERA_RETURN_IF_ERROR(inst->AllocateRaw());
+  InstantiateFrame frame{inst->module_.get(), inst->raw_, &link.c};
+  int code = rt::GuardedCall(RunInstantiate, &frame);
+  inst->host_->memory = inst->module_->memory(inst->raw_);
+  inst->SetFuel(kUnlimitedFuel);
+  if (code != 0) inst->Trapped(code);
+  return inst;
+}
+
+Result<Extern> Instance::Export(const std::string& name) const {
+  const std::vector<ExportEntry>& exports = module_->info.exports;
+  size_t k = 0;
+  while (k < exports.size() && exports[k].name != name) ++k;
+  if (k == exports.size()) return NotFound("no export named `" + name + "`");
+  const ExportEntry& e = exports[k];
+  Extern x;
+  if (e.import_index >= 0 && link_) {
+    x = link_->imports[e.import_index];  // the original, with its own type
+  } else if (e.kind == ExternKind::kFunc) {
+    x.type = e.type;
+    int f = module_->info.FindFunc(name);
+    x.fn = f >= 0 ? module_->thunks[f] : nullptr;
+    x.ctx = raw_;
+    if (!x.fn) {
+      return InvalidArgument("`" + name +
+                             "` has a signature the host cannot call");
+    }
+  } else {
+    x.type = e.type;
+    x.ptr = module_->export_ptr(raw_, static_cast<uint32_t>(k));
+  }
+  RefreshSize(&x);
+  return x;
+}
+
+void Instance::ClearTrap() {
+  last_trap_ = TrapKind::kNone;
+  last_trap_message_.clear();
 }
 
 Instance::~Instance() {
@@ -136,14 +238,32 @@ Instance::~Instance() {
 
 const ModuleInfo& Instance::info() const { return module_->info; }
 
-Status Instance::Trapped(TrapKind kind) {
+Status Instance::Trapped(int code) {
+  TrapKind kind = FromRtTrap(code);
+  if (kind == TrapKind::kUnreachable && module_->fuel) {
+    if (static_cast<int64_t>(*module_->fuel(raw_)) < 0) {
+      kind = TrapKind::kFuelExhausted;
+    } else if (std::atomic_ref<uint32_t>(*module_->interrupt(raw_)).load()) {
+      kind = TrapKind::kInterrupted;
+    }
+  }
   last_trap_ = kind;
-  return Status(StatusCode::kTrap, TrapKindName(kind));
+  switch (code) {
+    case WASM_RT_TRAP_TABLE_OOB:
+    case WASM_RT_TRAP_UNDEFINED_ELEMENT:
+    case WASM_RT_TRAP_UNINITIALIZED_ELEMENT:
+    case WASM_RT_TRAP_INDIRECT_TYPE_MISMATCH:
+      last_trap_message_ = wasm_rt_strerror(static_cast<wasm_rt_trap_t>(code));
+      break;
+    default:
+      last_trap_message_ = TrapKindName(kind);
+  }
+  return Status(StatusCode::kTrap, last_trap_message_);
 }
 
 Status Instance::Call(int func_index, std::span<const uint64_t> args,
                       std::span<uint64_t> results) {
-  if (dead()) return Status(StatusCode::kTrap, TrapKindName(last_trap_));
+  if (dead()) return Status(StatusCode::kTrap, last_trap_message_);
   if (func_index < 0 ||
       static_cast<size_t>(func_index) >= module_->thunks.size()) {
     return InvalidArgument("no such exported function");
@@ -164,15 +284,7 @@ Status Instance::Call(int func_index, std::span<const uint64_t> args,
   int code = rt::GuardedCall(RunThunk, &frame);
   failed_grows_ += rt::FailedGrowsOnThisThread() - grows_before;
   if (code == 0) return Status::Ok();
-  TrapKind kind = FromRtTrap(code);
-  if (kind == TrapKind::kUnreachable && module_->fuel) {
-    if (static_cast<int64_t>(*module_->fuel(raw_)) < 0) {
-      kind = TrapKind::kFuelExhausted;
-    } else if (std::atomic_ref<uint32_t>(*module_->interrupt(raw_)).load()) {
-      kind = TrapKind::kInterrupted;
-    }
-  }
-  return Trapped(kind);
+  return Trapped(code);
 }
 
 Result<uint32_t> Instance::CallI32(int func_index,

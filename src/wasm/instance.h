@@ -14,8 +14,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
+#include "wasm/link.h"
 #include "wasm/module_info.h"
 
 namespace tessera::wasm {
@@ -52,6 +54,19 @@ class Instance {
   static Result<std::unique_ptr<Instance>> Create(
       std::shared_ptr<const CompiledModule> module, LogSink log = nullptr,
       int64_t initial_fuel = kUnlimitedFuel);
+  // Test-only, for modules loaded with ImportPolicy::kSpecTest: binds
+  // imports[k] to import k (info().import_types), then instantiates and
+  // runs the start function, if any, without a fuel limit. Errors: kRefused
+  // "incompatible import type" when a binding does not match (nothing ran).
+  // When instantiation traps (a data or element segment out of bounds, a
+  // trapping start function) the instance is still returned, dead, with
+  // last_trap() and last_trap_message() set: element segments applied
+  // before the trap may have put its functions into an imported table, so
+  // the caller keeps it alive as long as that table.
+  static Result<std::unique_ptr<Instance>> CreateLinked(
+      std::shared_ptr<const CompiledModule> module,
+      std::vector<Extern> imports);
+
   ~Instance();
   Instance(const Instance&) = delete;
   Instance& operator=(const Instance&) = delete;
@@ -69,7 +84,20 @@ class Instance {
   // The context handed to the generated code's import functions.
   struct HostContext;
 
+  // The export `name` as something another instance can import. Valid
+  // while this instance lives. Errors: kNotFound; kInvalidArgument for a
+  // function the host cannot call (funcref parameters).
+  Result<Extern> Export(const std::string& name) const;
+
   TrapKind last_trap() const { return last_trap_; }
+  // The last trap's message: TrapKindName(last_trap()), or finer for
+  // call_indirect ("undefined element", "uninitialized element",
+  // "indirect call type mismatch") and tables ("out of bounds table access").
+  const std::string& last_trap_message() const { return last_trap_message_; }
+  // Test-only: makes a trapped instance callable again, as the WebAssembly
+  // spec has it. Shards never do this: a trap leaves a compiled guest's own
+  // stack pointer (in linear memory) corrupt.
+  void ClearTrap();
   // memory.grow requests this instance made that were refused (it asked
   // for more than its memory cap).
   uint64_t failed_grows() const { return failed_grows_; }
@@ -95,13 +123,20 @@ class Instance {
   Status Write(uint32_t ptr, std::span<const uint8_t> bytes);
 
  private:
-  Instance() = default;
-  Status Trapped(TrapKind kind);
+  struct LinkState;
+
+  Instance();
+  // Allocates the zeroed wasm2c instance struct.
+  Status AllocateRaw();
+  // Records the trap with wasm-rt code `code` and returns it as a status.
+  Status Trapped(int code);
 
   std::shared_ptr<const CompiledModule> module_;
   void* raw_ = nullptr;  // the wasm2c instance struct
   std::unique_ptr<HostContext> host_;
+  std::unique_ptr<LinkState> link_;  // CreateLinked only
   TrapKind last_trap_ = TrapKind::kNone;
+  std::string last_trap_message_;
   uint64_t failed_grows_ = 0;
 };
 

@@ -70,13 +70,15 @@ void ChargeRegion(ExprList& list, Index fuel, Index intr) {
 }
 
 Index AddGlobal(wabt::Module* m, const char* name, const char* export_name,
-                wabt::Type type) {
+                wabt::Type type, uint64_t initial) {
   Index index = static_cast<Index>(m->globals.size());
   auto g = std::make_unique<wabt::GlobalModuleField>(Location(), name);
   g->global.type = type;
   g->global.mutable_ = true;
   g->global.init_expr.push_back(std::make_unique<wabt::ConstExpr>(
-      type == wabt::Type::I64 ? wabt::Const::I64(0) : wabt::Const::I32(0)));
+      type == wabt::Type::I64
+          ? wabt::Const::I64(initial)
+          : wabt::Const::I32(static_cast<uint32_t>(initial))));
   m->AppendField(std::move(g));
   auto e = std::make_unique<wabt::ExportModuleField>();
   e->export_.name = export_name;
@@ -89,8 +91,10 @@ Index AddGlobal(wabt::Module* m, const char* name, const char* export_name,
 }  // namespace
 
 void InstrumentFuel(wabt::Module* m) {
-  Index fuel = AddGlobal(m, "$tessera_fuel", kFuelExport, wabt::Type::I64);
-  Index intr = AddGlobal(m, "$tessera_intr", kInterruptExport, wabt::Type::I32);
+  Index fuel = AddGlobal(m, "$tessera_fuel", kFuelExport, wabt::Type::I64,
+                         kInstantiationFuel);
+  Index intr =
+      AddGlobal(m, "$tessera_intr", kInterruptExport, wabt::Type::I32, 0);
   for (Index i = m->num_func_imports; i < m->funcs.size(); ++i) {
     ChargeRegion(m->funcs[i]->exprs, fuel, intr);
   }

@@ -18,6 +18,11 @@ inline constexpr char kInterruptExport[] = "intr";
 // (`instance->w2c_tessera_intr`), which codegen rewrites to a volatile read.
 inline constexpr char kInterruptCName[] = "w2c_tessera_intr";
 
+// The fuel global's initial value: what a start function (test-only
+// modules; shards have none) runs with. The host sets the real budget
+// right after instantiation.
+inline constexpr uint64_t kInstantiationFuel = uint64_t{1} << 62;
+
 // Adds a mutable i64 fuel global and a mutable i32 interrupt global, and at
 // every function entry and loop header charges the static instruction count
 // of that region: `fuel -= n; if (fuel < 0 | interrupt) unreachable`. The

@@ -29,7 +29,7 @@ namespace {
 
 // Bump when the glue, instrumentation or runtime ABI changes, so stale
 // cached objects are never loaded.
-constexpr int kCodegenVersion = 2;
+constexpr int kCodegenVersion = 3;
 
 double MsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(
@@ -130,13 +130,15 @@ T Sym(void* handle, const char* name) {
 }
 
 Result<std::shared_ptr<const CompiledModule>> OpenSo(const fs::path& so_path,
-                                                     ModuleInfo info) {
+                                                     ModuleInfo info,
+                                                     bool linkable) {
   void* h = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) return Internal(std::string("dlopen failed: ") + dlerror());
   auto m = std::make_shared<CompiledModule>();
   m->dl_handle = h;
   m->so_path = so_path.string();
   m->info = std::move(info);
+  m->linkable = linkable;
   auto size_fn = Sym<size_t (*)()>(h, "tessera_guest_instance_size");
   auto init_fn = Sym<void (*)()>(h, "tessera_guest_init_module");
   m->instantiate = Sym<void (*)(void*, void*)>(h, "tessera_guest_instantiate");
@@ -144,11 +146,13 @@ Result<std::shared_ptr<const CompiledModule>> OpenSo(const fs::path& so_path,
   m->memory = Sym<wasm_rt_memory_t* (*)(void*)>(h, "tessera_guest_memory");
   m->fuel = Sym<uint64_t* (*)(void*)>(h, "tessera_guest_fuel");
   m->interrupt = Sym<uint32_t* (*)(void*)>(h, "tessera_guest_interrupt");
+  m->export_ptr = Sym<void* (*)(void*, uint32_t)>(h, "tessera_guest_export");
   auto thunks =
       Sym<const CompiledModule::Thunk*>(h, "tessera_guest_thunks");
   auto count = Sym<const uint32_t*>(h, "tessera_guest_thunk_count");
   if (!size_fn || !init_fn || !m->instantiate || !m->free_instance ||
-      !m->memory || !thunks || !count || *count != m->info.funcs.size()) {
+      !m->memory || !m->export_ptr || !thunks || !count ||
+      *count != m->info.funcs.size()) {
     return Internal("compiled module " + so_path.string() +
                     " lacks tessera glue (stale cache entry?)");
   }
@@ -207,7 +211,8 @@ Result<std::shared_ptr<const CompiledModule>> LoadModule(
     wabt::Module* ir = parsed->ir.get();
     if (options.fuel) InstrumentFuel(ir);
     CapMemory(ir, cap);
-    auto c = GenerateC(ir, parsed->info, options.fuel);
+    auto c = GenerateC(ir, parsed->info, options.fuel,
+                       options.check.policy == ImportPolicy::kSpecTest);
     if (!c.ok()) return c.status();
     st.codegen_ms = MsSince(t1);
     auto t2 = std::chrono::steady_clock::now();
@@ -215,7 +220,8 @@ Result<std::shared_ptr<const CompiledModule>> LoadModule(
     st.compile_ms = MsSince(t2);
   }
   auto t3 = std::chrono::steady_clock::now();
-  auto m = OpenSo(so_path, std::move(parsed->info));
+  auto m = OpenSo(so_path, std::move(parsed->info),
+                  options.check.policy == ImportPolicy::kSpecTest);
   st.dlopen_ms = MsSince(t3);
   return m;
 }

@@ -25,6 +25,12 @@ enum class ImportPolicy {
   // Any module that wabt validates, with no ABI requirements and no imports.
   // Used by benchmarks that call plain exported functions.
   kBare,
+  // Test-only (the WebAssembly spec conformance runner): any imports, of
+  // every kind, bound at instantiation to exports of earlier instances or
+  // to host functions (Instance::CreateLinked, wasm/link.h); start
+  // functions allowed; no ABI requirements. Function imports whose
+  // signature mentions funcref are refused. Never used for shards.
+  kSpecTest,
 };
 
 struct CheckOptions {

@@ -28,6 +28,26 @@ std::string SigToString(const FuncSig& sig) {
   return s + ")";
 }
 
+std::string ExternTypeToString(const ExternType& t) {
+  auto limits = [&t] {
+    std::string s = std::to_string(t.limits.initial);
+    if (t.limits.max) s += " " + std::to_string(*t.limits.max);
+    return s;
+  };
+  switch (t.kind) {
+    case ExternKind::kFunc:
+      return "func " + SigToString(t.func);
+    case ExternKind::kTable:
+      return "table " + limits() + " " + ValTypeName(t.value);
+    case ExternKind::kMemory:
+      return "memory " + limits();
+    case ExternKind::kGlobal:
+      return std::string("global ") + (t.is_mutable ? "(mut " : "") +
+             ValTypeName(t.value) + (t.is_mutable ? ")" : "");
+  }
+  return "?";
+}
+
 int ModuleInfo::FindFunc(const std::string& name) const {
   for (size_t i = 0; i < funcs.size(); ++i) {
     if (funcs[i].name == name) return static_cast<int>(i);

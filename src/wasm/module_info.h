@@ -27,9 +27,35 @@ struct ExportedFunc {
 
 enum class ExternKind : uint8_t { kFunc, kTable, kMemory, kGlobal };
 
+// Memory limits in 64 KiB pages, table limits in elements.
+struct Limits {
+  uint64_t initial = 0;
+  std::optional<uint64_t> max;
+};
+
+// The type of an import or export, as the module declares it (before the
+// loader caps memory maxima).
+struct ExternType {
+  ExternKind kind = ExternKind::kFunc;
+  FuncSig func;                   // kFunc
+  ValType value = ValType::kI32;  // kGlobal: its type; kTable: element type
+  bool is_mutable = false;        // kGlobal
+  Limits limits;                  // kMemory, kTable
+};
+std::string ExternTypeToString(const ExternType& type);
+
+struct ImportEntry {
+  std::string module;
+  std::string field;
+  ExternType type;
+};
+
 struct ExportEntry {
   std::string name;
   ExternKind kind;
+  ExternType type;
+  // >= 0 when the export re-exports import number `import_index`.
+  int import_index = -1;
 };
 
 struct ModuleInfo {
@@ -38,6 +64,7 @@ struct ModuleInfo {
   // Every export, in module order (for `tessera shards check`).
   std::vector<ExportEntry> exports;
   std::vector<std::string> imports;  // "module.field"
+  std::vector<ImportEntry> import_types;  // parallel to imports
   bool has_memory = false;
   uint32_t initial_pages = 0;
   std::optional<uint32_t> declared_max_pages;  // as written in the module

@@ -15,6 +15,7 @@
 
 #include "tessera/abi.h"
 #include "wasm/prevalidate.h"
+#include "wasm/strict_checks.h"
 
 namespace tessera::wasm {
 namespace {
@@ -124,6 +125,118 @@ ExternKind ToExternKind(wabt::ExternalKind k) {
   }
 }
 
+Result<ExternType> FuncType(const wabt::Func& f) {
+  auto sig = ToSig(f.decl.sig);
+  if (!sig.ok()) return sig.status();
+  ExternType t;
+  t.kind = ExternKind::kFunc;
+  t.func = *sig;
+  return t;
+}
+
+Limits ToLimits(const wabt::Limits& l) {
+  Limits out;
+  out.initial = l.initial;
+  if (l.has_max) out.max = l.max;
+  return out;
+}
+
+Result<ExternType> TableType(const wabt::Table& table) {
+  auto v = ToValType(table.elem_type);
+  if (!v.ok()) return v.status();
+  ExternType t;
+  t.kind = ExternKind::kTable;
+  t.value = *v;
+  t.limits = ToLimits(table.elem_limits);
+  return t;
+}
+
+ExternType MemoryType(const wabt::Memory& memory) {
+  ExternType t;
+  t.kind = ExternKind::kMemory;
+  t.limits = ToLimits(memory.page_limits);
+  return t;
+}
+
+Result<ExternType> GlobalType(const wabt::Global& global) {
+  auto v = ToValType(global.type);
+  if (!v.ok()) return v.status();
+  ExternType t;
+  t.kind = ExternKind::kGlobal;
+  t.value = *v;
+  t.is_mutable = global.mutable_;
+  return t;
+}
+
+// Fills info's imports (with types), exports (with types and the import
+// each re-exports, if any) and exported functions.
+Status DescribeImportsAndExports(const wabt::Module& m, ModuleInfo* info) {
+  // import_of[kind][index in that kind's index space] = position in imports
+  std::vector<int> import_of[4];
+  for (const wabt::Import* imp : m.imports) {
+    info->imports.push_back(imp->module_name + "." + imp->field_name);
+    ImportEntry entry{imp->module_name, imp->field_name, {}};
+    Result<ExternType> type = ExternType{};
+    switch (imp->kind()) {
+      case wabt::ExternalKind::Func:
+        type = FuncType(static_cast<const wabt::FuncImport*>(imp)->func);
+        break;
+      case wabt::ExternalKind::Table:
+        type = TableType(static_cast<const wabt::TableImport*>(imp)->table);
+        break;
+      case wabt::ExternalKind::Memory:
+        type = MemoryType(static_cast<const wabt::MemoryImport*>(imp)->memory);
+        break;
+      case wabt::ExternalKind::Global:
+        type = GlobalType(static_cast<const wabt::GlobalImport*>(imp)->global);
+        break;
+      default:
+        return Refused("imports `" + info->imports.back() +
+                       "`, a kind of import tessera does not support");
+    }
+    if (!type.ok()) return type.status();
+    entry.type = *type;
+    import_of[static_cast<int>(entry.type.kind)].push_back(
+        static_cast<int>(info->import_types.size()));
+    info->import_types.push_back(std::move(entry));
+  }
+  for (const wabt::Export* e : m.exports) {
+    ExportEntry entry{e->name, ToExternKind(e->kind), {}, -1};
+    Result<ExternType> type = ExternType{};
+    wabt::Index index = 0;
+    switch (e->kind) {
+      case wabt::ExternalKind::Func:
+        index = m.GetFuncIndex(e->var);
+        type = FuncType(*m.funcs[index]);
+        break;
+      case wabt::ExternalKind::Table:
+        index = m.GetTableIndex(e->var);
+        type = TableType(*m.tables[index]);
+        break;
+      case wabt::ExternalKind::Memory:
+        index = m.GetMemoryIndex(e->var);
+        type = MemoryType(*m.memories[index]);
+        break;
+      case wabt::ExternalKind::Global:
+        index = m.GetGlobalIndex(e->var);
+        type = GlobalType(*m.globals[index]);
+        break;
+      default:
+        return Refused("exports `" + e->name +
+                       "`, a kind of export tessera does not support");
+    }
+    if (!type.ok()) return type.status();
+    entry.type = *type;
+    const std::vector<int>& imported = import_of[static_cast<int>(entry.kind)];
+    if (index < imported.size()) entry.import_index = imported[index];
+    if (entry.kind == ExternKind::kFunc) {
+      info->funcs.push_back({e->name, entry.type.func});
+    }
+    info->exports.push_back(std::move(entry));
+  }
+  return Status::Ok();
+}
+
 // Parses "tessera_v<N>" / "tessera_abi_v<N>" suffixes; -1 if not a number.
 long VersionSuffix(std::string_view s, std::string_view prefix) {
   if (s.substr(0, prefix.size()) != prefix) return -1;
@@ -140,7 +253,27 @@ std::string MiB(uint64_t pages) {
   return std::to_string(bytes >> 10) + " KiB";
 }
 
-Status CheckImports(const wabt::Module& m, ImportPolicy policy) {
+// The test linker passes function arguments and results as 64-bit raw
+// values, which a funcref (three words in wasm2c) does not fit.
+Status CheckLinkableImports(const ModuleInfo& info) {
+  for (const ImportEntry& imp : info.import_types) {
+    if (imp.type.kind != ExternKind::kFunc) continue;
+    for (const auto* list : {&imp.type.func.params, &imp.type.func.results}) {
+      for (ValType t : *list) {
+        if (t == ValType::kFuncRef) {
+          return Refused("imports `" + imp.module + "." + imp.field +
+                         "` with a funcref parameter or result, which the "
+                         "test linker cannot pass");
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckImports(const wabt::Module& m, const ModuleInfo& info,
+                    ImportPolicy policy) {
+  if (policy == ImportPolicy::kSpecTest) return CheckLinkableImports(info);
   const FuncSig kLogSig{{ValType::kI32, ValType::kI32, ValType::kI32}, {}};
   for (const wabt::Import* imp : m.imports) {
     std::string name = imp->module_name + "." + imp->field_name;
@@ -269,6 +402,7 @@ Result<ParsedModule> ParseModule(std::span<const uint8_t> wasm,
                            std::to_string(version) + " (expected 1)");
   }
 
+  TESSERA_RETURN_IF_ERROR(CheckBinaryFraming(wasm));
   ParsedModule out;
   out.ir = std::make_unique<wabt::Module>();
   wabt::Errors errors;
@@ -285,26 +419,17 @@ Result<ParsedModule> ParseModule(std::span<const uint8_t> wasm,
   if (!wabt::Succeeded(wabt::ValidateModule(out.ir.get(), &errors, vopts))) {
     return InvalidArgument("invalid module: " + FormatErrors(errors));
   }
+  TESSERA_RETURN_IF_ERROR(CheckValidation(*out.ir));
 
   const wabt::Module& m = *out.ir;
   ModuleInfo& info = out.info;
-  for (const wabt::Import* imp : m.imports) {
-    info.imports.push_back(imp->module_name + "." + imp->field_name);
-  }
-  for (const wabt::Export* e : m.exports) {
-    info.exports.push_back({e->name, ToExternKind(e->kind)});
-    if (e->kind != wabt::ExternalKind::Func) continue;
-    const wabt::Func* f = m.GetFunc(e->var);
-    auto sig = ToSig(f->decl.sig);
-    if (!sig.ok()) return sig.status();
-    info.funcs.push_back({e->name, *sig});
-  }
+  TESSERA_RETURN_IF_ERROR(DescribeImportsAndExports(m, &info));
   info.function_count =
       static_cast<uint32_t>(m.funcs.size() - m.num_func_imports);
   info.code_bytes = wasm.size();
 
-  TESSERA_RETURN_IF_ERROR(CheckImports(m, options.policy));
-  if (!m.starts.empty()) {
+  TESSERA_RETURN_IF_ERROR(CheckImports(m, info, options.policy));
+  if (!m.starts.empty() && options.policy != ImportPolicy::kSpecTest) {
     return Refused(
         "has a start function: tessera modules must not run code at "
         "instantiation (do set-up in tessera_init)");

@@ -58,6 +58,14 @@ typedef enum {
   WASM_RT_TRAP_EXHAUSTION,
   /* tessera: instantiation could not reserve guest memory. */
   WASM_RT_TRAP_OOM,
+  /* tessera: the three ways call_indirect fails, told apart (codegen
+   * rewrites wasm2c's CALL_INDIRECT, which raises only CALL_INDIRECT). */
+  WASM_RT_TRAP_UNDEFINED_ELEMENT,     /* index past the table's end */
+  WASM_RT_TRAP_UNINITIALIZED_ELEMENT, /* null table entry */
+  WASM_RT_TRAP_INDIRECT_TYPE_MISMATCH,
+  /* tessera: table access out of bounds (table.get/set/fill/copy/init and
+   * element segments), apart from memory's OOB. */
+  WASM_RT_TRAP_TABLE_OOB,
 } wasm_rt_trap_t;
 
 typedef enum {
@@ -85,7 +93,8 @@ static const wasm_rt_externref_t wasm_rt_externref_null_value = NULL;
 typedef struct {
   uint8_t* data;
   uint32_t pages, max_pages;
-  uint32_t size;
+  /* Bytes accessible. 64-bit: a memory of 65536 pages is 4 GiB. */
+  uint64_t size;
 } wasm_rt_memory_t;
 
 typedef struct {
@@ -136,6 +145,28 @@ uint32_t wasm_rt_grow_funcref_table(wasm_rt_funcref_table_t*, uint32_t delta,
 uint32_t wasm_rt_grow_externref_table(wasm_rt_externref_table_t*,
                                       uint32_t delta,
                                       wasm_rt_externref_t init);
+
+/*
+ * tessera test-only linking (ImportPolicy::kSpecTest). Such modules see all
+ * their imports as the single import module `tessera_link`, import k named
+ * `i<k>`; the glue implements each one from entries[k]: a function import
+ * calls fn(ctx, args, results) with raw bits; a global, memory or table
+ * import is the storage at ptr. `self` points at the struct itself: wasm2c
+ * 1.0.32 hands an imported function placed in a table the address of the
+ * instance field that holds this pointer rather than the pointer, and the
+ * glue's `c->self` reads the right struct either way.
+ */
+typedef void (*tessera_host_fn_t)(void* ctx, const uint64_t* args,
+                                  uint64_t* results);
+typedef struct {
+  tessera_host_fn_t fn;
+  void* ctx;
+  void* ptr;
+} tessera_link_entry_t;
+struct Z_tessera_link_instance_t {
+  struct Z_tessera_link_instance_t* self;
+  tessera_link_entry_t* entries;
+};
 
 #ifdef __cplusplus
 }

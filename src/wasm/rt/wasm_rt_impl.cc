@@ -254,6 +254,14 @@ const char* wasm_rt_strerror(wasm_rt_trap_t trap) {
     case WASM_RT_TRAP_UNCAUGHT_EXCEPTION: return "uncaught exception";
     case WASM_RT_TRAP_EXHAUSTION: return "call stack exhausted";
     case WASM_RT_TRAP_OOM: return "out of memory: could not reserve guest memory";
+    case WASM_RT_TRAP_UNDEFINED_ELEMENT:
+      return "undefined element";
+    case WASM_RT_TRAP_UNINITIALIZED_ELEMENT:
+      return "uninitialized element";
+    case WASM_RT_TRAP_INDIRECT_TYPE_MISMATCH:
+      return "indirect call type mismatch";
+    case WASM_RT_TRAP_TABLE_OOB:
+      return "out of bounds table access";
   }
   return "unknown trap";
 }
@@ -287,7 +295,8 @@ void wasm_rt_set_unwind_target(WASM_RT_UNWIND_TARGET* target) {
 void wasm_rt_allocate_memory(wasm_rt_memory_t* mem, uint32_t initial_pages,
                              uint32_t max_pages) {
   mem->data = nullptr;
-  mem->pages = mem->size = 0;
+  mem->pages = 0;
+  mem->size = 0;
   mem->max_pages = max_pages;
   void* base = mmap(nullptr, rtns::kReservationBytes, PROT_NONE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -317,7 +326,7 @@ void wasm_rt_allocate_memory(wasm_rt_memory_t* mem, uint32_t initial_pages,
   rtns::g_live_memories.fetch_add(1);
   mem->data = static_cast<uint8_t*>(base);
   mem->pages = initial_pages;
-  mem->size = static_cast<uint32_t>(bytes);  // 65536 pages wraps to 0: see grow
+  mem->size = bytes;
 }
 
 uint32_t wasm_rt_grow_memory(wasm_rt_memory_t* mem, uint32_t delta) {
@@ -336,7 +345,7 @@ uint32_t wasm_rt_grow_memory(wasm_rt_memory_t* mem, uint32_t delta) {
     return UINT32_MAX;
   }
   mem->pages = static_cast<uint32_t>(want);
-  mem->size = static_cast<uint32_t>(new_bytes);
+  mem->size = new_bytes;
   return old;
 }
 
@@ -351,7 +360,8 @@ void wasm_rt_free_memory(wasm_rt_memory_t* mem) {
   munmap(mem->data, rtns::kReservationBytes);
   rtns::g_live_memories.fetch_sub(1);
   mem->data = nullptr;
-  mem->pages = mem->size = 0;
+  mem->pages = 0;
+  mem->size = 0;
 }
 
 

@@ -1,0 +1,115 @@
+// `tessera dev [APP-DIR] [--host H] [--port P]`: the app in development.
+// Builds the app's source kinds, opens SQLite under APP-DIR/.tessera/,
+// and serves everything on one port (default 127.0.0.1:4321; TESSERA_HOST
+// and TESSERA_PORT too): the WebSocket endpoint /shard/<id>, the admin API,
+// the dev join (POST /api/dev/join, no token), /metrics, /healthz and the
+// app's web/ folder. The ticket secret and admin token are generated once
+// and kept in APP-DIR/.tessera/dev-secrets.json, so restarts keep the token
+// and `tessera ticket --app APP-DIR` mints tickets this server accepts.
+//
+// Runs until SIGINT/SIGTERM; exit code 0 after a clean shutdown, 1 if it
+// could not start, 2 for a bad setting.
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "app/manifest.h"
+#include "cli/commands.h"
+#include "server/app_server.h"
+#include "server/dev_secrets.h"
+#include "server/env_config.h"
+#include "server/run_app_server.h"
+
+namespace tessera::cli {
+namespace {
+
+struct DevArgs {
+  std::string app_dir = "examples/arena";
+  std::string host;
+  int64_t port = 0;
+  bool host_set = false;
+  bool port_set = false;
+};
+
+// The address a browser on this machine uses for a wildcard bind.
+std::string LocalHost(const std::string& host) {
+  if (host == "0.0.0.0" || host.empty()) return "127.0.0.1";
+  if (host == "::") return "[::1]";
+  if (host.find(':') != std::string::npos) return "[" + host + "]";
+  return host;
+}
+
+void PrintReady(const server::AppServer& app) {
+  const std::string base = "http://" + LocalHost(app.options().host) + ":" +
+                           std::to_string(app.port());
+  const std::string kind = app.manifest().kinds.empty()
+                               ? "KIND"
+                               : app.manifest().kinds.front().config.name;
+  std::cout << "tessera dev: " << app.manifest().name << " on " << base << "\n"
+            << "  shards:      ws://" << LocalHost(app.options().host) << ":"
+            << app.port() << "/shard/<id>  (docs/protocol.md)\n"
+            << "  admin token: " << app.options().admin_token << "  (kept in "
+            << server::DevSecretsPath(app.options().app_dir).string() << ")\n"
+            << "  try:         curl -s -X POST " << base
+            << "/api/dev/join -d '{\"shard\":\"" << kind << "-1\",\"kind\":\""
+            << kind << "\"}'\n"
+            << std::flush;
+}
+
+int Dev(const DevArgs& args) {
+  server::AppServerOptions options;
+  options.app_dir = args.app_dir;
+  options.dev = true;
+  options.host = server::Setting(
+      args.host_set ? std::optional<std::string>(args.host) : std::nullopt,
+      server::kEnvHost, "127.0.0.1");
+  Result<int64_t> port = server::IntSetting(
+      args.port_set ? std::optional<int64_t>(args.port) : std::nullopt,
+      "--port", server::kEnvPort, 4321, 0, 65535);
+  if (!port.ok()) {
+    std::cerr << "error: " << port.status().message() << "\n";
+    return 2;
+  }
+  options.port = static_cast<uint16_t>(*port);
+  // A bad app directory fails before anything is written into it.
+  Result<app::Manifest> manifest = app::LoadManifest(options.app_dir);
+  if (!manifest.ok()) {
+    std::cerr << "error: " << manifest.status().message() << "\n";
+    return 1;
+  }
+  Result<server::DevSecrets> secrets =
+      server::LoadOrCreateDevSecrets(options.app_dir);
+  if (!secrets.ok()) {
+    std::cerr << "error: " << secrets.status().message() << "\n";
+    return 1;
+  }
+  options.ticket_secret = secrets->ticket_secret;
+  options.admin_token = secrets->admin_token;
+  return server::RunAppServer(std::move(options), PrintReady);
+}
+
+}  // namespace
+
+void RegisterDevCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<DevArgs>();
+  CLI::App* dev = app.add_subcommand(
+      "dev",
+      "Build and serve an app for development (WebSocket, admin API, dev "
+      "join, web/ folder) until Ctrl-C");
+  dev->add_option("APP-DIR", args->app_dir,
+                  "App directory holding tessera.json")
+      ->capture_default_str();
+  dev->add_option("--host", args->host,
+                  "Address to listen on (env TESSERA_HOST; default "
+                  "127.0.0.1)");
+  dev->add_option("--port", args->port,
+                  "Port to listen on, 0 for any (env TESSERA_PORT; default "
+                  "4321)");
+  dev->callback([args, exit_code, dev] {
+    args->host_set = dev->count("--host") > 0;
+    args->port_set = dev->count("--port") > 0;
+    *exit_code = Dev(*args);
+  });
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,262 @@
+#include "net/hub.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "shard/thread_annotations.h"
+
+namespace tessera::net {
+namespace {
+
+namespace asio = boost::asio;
+using Strand = asio::strand<asio::io_context::executor_type>;
+using SessionPtr = std::shared_ptr<HubSession>;
+using Results = std::vector<shard::InputResult>;
+
+struct ShardEntry {
+  explicit ShardEntry(Strand s) : strand(std::move(s)) {}
+  // Orders this shard's frame and stop jobs (see hub.h).
+  Strand strand;
+  std::map<std::string, std::vector<SessionPtr>, std::less<>> subscribers;
+  size_t sessions = 0;
+};
+
+}  // namespace
+
+struct Hub::Impl {
+  explicit Impl(asio::io_context& ioc) : ioc(ioc) {}
+
+  // Runs on the shard's strand: hands the frame to every session of the
+  // shard, each with its subscriber's results.
+  void FanOutFrame(const std::string& shard_id, uint64_t tick,
+                   const std::shared_ptr<const std::string>& snapshot,
+                   const std::shared_ptr<const Results>& results);
+  // Runs on the shard's strand: closes and forgets every session.
+  void CloseForStop(const std::string& shard_id, int code,
+                    const std::string& reason);
+  // Sessions matching (shard, subscriber or all when null).
+  std::vector<SessionPtr> Collect(std::string_view shard_id,
+                                  const std::string_view* subscriber) const;
+
+  asio::io_context& ioc;
+  mutable std::mutex mu;
+  bool shut_down GUARDED_BY(mu) = false;
+  std::map<std::string, std::unique_ptr<ShardEntry>, std::less<>> shards
+      GUARDED_BY(mu);
+  size_t session_count GUARDED_BY(mu) = 0;
+};
+
+void Hub::Impl::FanOutFrame(const std::string& shard_id, uint64_t tick,
+                            const std::shared_ptr<const std::string>& snapshot,
+                            const std::shared_ptr<const Results>& results) {
+  // Group the results by subscriber first (outside the lock).
+  std::map<std::string_view, std::shared_ptr<Results>> by_subscriber;
+  if (results != nullptr) {
+    for (const shard::InputResult& r : *results) {
+      auto& group = by_subscriber[r.subscriber];
+      if (group == nullptr) group = std::make_shared<Results>();
+      group->push_back(r);
+    }
+  }
+  std::vector<std::pair<SessionPtr, std::shared_ptr<const Results>>> targets;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (shut_down) return;
+    auto it = shards.find(shard_id);
+    if (it == shards.end()) return;
+    targets.reserve(it->second->sessions);
+    for (const auto& [subscriber, sessions] : it->second->subscribers) {
+      auto group = by_subscriber.find(subscriber);
+      std::shared_ptr<const Results> mine;
+      if (group != by_subscriber.end()) mine = group->second;
+      for (const SessionPtr& s : sessions) targets.emplace_back(s, mine);
+    }
+  }
+  for (auto& [session, mine] : targets) {
+    session->PostFrame(tick, snapshot, std::move(mine));
+  }
+}
+
+void Hub::Impl::CloseForStop(const std::string& shard_id, int code,
+                             const std::string& reason) {
+  std::unique_ptr<ShardEntry> entry;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (shut_down) return;
+    auto it = shards.find(shard_id);
+    if (it == shards.end()) return;
+    entry = std::move(it->second);
+    shards.erase(it);
+    session_count -= entry->sessions;
+  }
+  for (auto& [subscriber, sessions] : entry->subscribers) {
+    for (const SessionPtr& s : sessions) s->PostClose(code, reason);
+  }
+}
+
+std::vector<SessionPtr> Hub::Impl::Collect(
+    std::string_view shard_id, const std::string_view* subscriber) const {
+  std::vector<SessionPtr> out;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = shards.find(shard_id);
+  if (it == shards.end()) return out;
+  for (const auto& [sub, sessions] : it->second->subscribers) {
+    if (subscriber != nullptr && sub != *subscriber) continue;
+    out.insert(out.end(), sessions.begin(), sessions.end());
+  }
+  return out;
+}
+
+Hub::Hub(asio::io_context& ioc) : impl_(std::make_unique<Impl>(ioc)) {}
+
+Hub::~Hub() { Shutdown(); }
+
+bool Hub::Add(std::string_view shard_id, std::string_view subscriber,
+              std::shared_ptr<HubSession> session) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->shut_down) return false;
+  auto it = impl_->shards.find(shard_id);
+  if (it == impl_->shards.end()) {
+    it = impl_->shards
+             .emplace(std::string(shard_id),
+                      std::make_unique<ShardEntry>(
+                          asio::make_strand(impl_->ioc.get_executor())))
+             .first;
+  }
+  ShardEntry& entry = *it->second;
+  auto sub = entry.subscribers.find(subscriber);
+  if (sub == entry.subscribers.end()) {
+    sub = entry.subscribers
+              .emplace(std::string(subscriber), std::vector<SessionPtr>())
+              .first;
+  }
+  sub->second.push_back(std::move(session));
+  ++entry.sessions;
+  ++impl_->session_count;
+  return true;
+}
+
+void Hub::Remove(std::string_view shard_id, std::string_view subscriber,
+                 const HubSession* session) {
+  SessionPtr released;  // destroyed after the lock is released
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->shards.find(shard_id);
+  if (it == impl_->shards.end()) return;
+  ShardEntry& entry = *it->second;
+  auto sub = entry.subscribers.find(subscriber);
+  if (sub == entry.subscribers.end()) return;
+  auto& sessions = sub->second;
+  for (auto s = sessions.begin(); s != sessions.end(); ++s) {
+    if (s->get() != session) continue;
+    released = std::move(*s);
+    sessions.erase(s);
+    --entry.sessions;
+    --impl_->session_count;
+    break;
+  }
+  if (sessions.empty()) entry.subscribers.erase(sub);
+  // The entry (and its strand) stays while the shard may still send frames;
+  // CloseForStop forgets it.
+}
+
+void Hub::OnFrame(std::string_view shard_id, uint64_t tick,
+                  std::string_view snapshot,
+                  const std::vector<shard::InputResult>& inputs) {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (impl_->shut_down) return;
+    auto it = impl_->shards.find(shard_id);
+    if (it == impl_->shards.end() || it->second->sessions == 0) return;
+  }
+  // The one copy of the snapshot, shared by every connection's write.
+  auto shared_snapshot = std::make_shared<const std::string>(snapshot);
+  std::shared_ptr<Results> results;
+  for (const shard::InputResult& r : inputs) {
+    if (r.subscriber.empty()) continue;  // the server side's inputs
+    if (results == nullptr) results = std::make_shared<Results>();
+    results->push_back(r);
+  }
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->shut_down) return;
+  auto it = impl_->shards.find(shard_id);
+  if (it == impl_->shards.end()) return;
+  asio::post(it->second->strand,
+             [impl = impl_.get(), id = std::string(shard_id), tick,
+              snap = std::move(shared_snapshot),
+              res = std::shared_ptr<const Results>(std::move(results))] {
+               impl->FanOutFrame(id, tick, snap, res);
+             });
+}
+
+void Hub::OnStopped(std::string_view shard_id, int code, std::string reason) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->shut_down) return;
+  auto it = impl_->shards.find(shard_id);
+  if (it == impl_->shards.end()) return;
+  asio::post(
+      it->second->strand,
+      [impl = impl_.get(), id = std::string(shard_id), code,
+       reason = std::move(reason)] { impl->CloseForStop(id, code, reason); });
+}
+
+size_t Hub::CloseSubscriber(std::string_view shard_id,
+                            std::string_view subscriber, int code,
+                            std::string_view reason) {
+  std::vector<SessionPtr> sessions = impl_->Collect(shard_id, &subscriber);
+  for (const SessionPtr& s : sessions) s->PostClose(code, std::string(reason));
+  return sessions.size();
+}
+
+size_t Hub::CloseShard(std::string_view shard_id, int code,
+                       std::string_view reason) {
+  std::vector<SessionPtr> sessions = impl_->Collect(shard_id, nullptr);
+  for (const SessionPtr& s : sessions) s->PostClose(code, std::string(reason));
+  return sessions.size();
+}
+
+size_t Hub::CloseAll(int code, std::string_view reason) {
+  std::vector<SessionPtr> sessions;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    for (const auto& [id, entry] : impl_->shards) {
+      for (const auto& [sub, list] : entry->subscribers) {
+        sessions.insert(sessions.end(), list.begin(), list.end());
+      }
+    }
+  }
+  for (const SessionPtr& s : sessions) s->PostClose(code, std::string(reason));
+  return sessions.size();
+}
+
+std::vector<std::string> Hub::Subscribers(std::string_view shard_id) const {
+  std::vector<std::string> out;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->shards.find(shard_id);
+  if (it == impl_->shards.end()) return out;
+  for (const auto& [sub, sessions] : it->second->subscribers) {
+    if (!sessions.empty()) out.push_back(sub);
+  }
+  return out;
+}
+
+size_t Hub::session_count() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->session_count;
+}
+
+void Hub::Shutdown() {
+  std::map<std::string, std::unique_ptr<ShardEntry>, std::less<>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->shut_down = true;
+    dropped.swap(impl_->shards);
+    impl_->session_count = 0;
+  }
+  // Sessions released here may run their destructors, which call Remove.
+}
+
+}  // namespace tessera::net

@@ -1,0 +1,339 @@
+// Server: the acceptor, the io threads and the shared ServerContext; HTTP
+// and WebSocket work is in http_session.cc and ws_session.cc, the fan-out
+// of frames in hub.cc.
+//
+// Threading: the io_context runs on options.io_threads threads. The
+// acceptor lives on its own strand, each connection on its own strand. The
+// controlling thread calls Start/Stop; Stop waits for the sessions to
+// close, stops the io_context, joins the threads, shuts the hub down and
+// destroys the io_context (releasing whatever sessions remain) in that
+// order, so no handler runs after Stop returns.
+#include "net/server.h"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <optional>
+#include <thread>
+
+#include "net/http_session.h"
+#include "net/hub.h"
+#include "net/server_context.h"
+#include "shard/kind_registry.h"
+#include "shard/shard_host.h"
+
+namespace tessera::net {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+// ---- NetMetrics / ServerContext (declared in server_context.h) ----
+
+NetMetrics::NetMetrics(Metrics& r)
+    : registry(r),
+      connections(
+          r.GetGauge("tessera_connections", "Open WebSocket connections.")),
+      messages_in(r.GetCounter("tessera_ws_messages_in_total",
+                               "WebSocket messages received.")),
+      messages_out(r.GetCounter("tessera_ws_messages_out_total",
+                                "WebSocket messages sent.")),
+      bytes_in(r.GetCounter("tessera_ws_bytes_in_total",
+                            "WebSocket message payload bytes received.")),
+      bytes_out(r.GetCounter("tessera_ws_bytes_out_total",
+                             "WebSocket message payload bytes sent.")),
+      inputs_submitted(
+          r.GetCounter("tessera_inputs_submitted_total",
+                       "Inputs from connections queued to their shard.")),
+      inputs_accepted(r.GetCounter("tessera_inputs_accepted_total",
+                                   "Inputs the shards applied and accepted.")),
+      inputs_refused_module(r.GetCounter("tessera_inputs_refused_total",
+                                         "Inputs refused, by reason.",
+                                         {{"reason", "module"}})),
+      inputs_refused_rate(r.GetCounter("tessera_inputs_refused_total",
+                                       "Inputs refused, by reason.",
+                                       {{"reason", "rate_limited"}})),
+      inputs_refused_queue(r.GetCounter("tessera_inputs_refused_total",
+                                        "Inputs refused, by reason.",
+                                        {{"reason", "not_queued"}})),
+      http_requests(r.GetCounter("tessera_http_requests_total",
+                                 "Plain HTTP requests and upgrades read.")) {}
+
+void NetMetrics::CountClose(int code) {
+  registry
+      .GetCounter("tessera_ws_closes_total",
+                  "WebSocket connections closed by the server, by code.",
+                  {{"code", std::to_string(code)}})
+      ->Add();
+}
+
+int64_t ServerContext::UnixNow() const {
+  if (options.unix_now) return options.unix_now();
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool ServerContext::Stopping(int* code, std::string* reason) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!stopping_) return false;
+  if (code != nullptr) *code = stop_code_;
+  if (reason != nullptr) *reason = stop_reason_;
+  return true;
+}
+
+void ServerContext::BeginStop(int code, std::string reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  stopping_ = true;
+  stop_code_ = code;
+  stop_reason_ = std::move(reason);
+}
+
+void ServerContext::AddSession(const HubSession* key,
+                               std::weak_ptr<HubSession> session) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (sessions_.emplace(key, std::move(session)).second) {
+    live_sessions_.fetch_add(1);
+    metrics.connections->Add(1);
+  }
+}
+
+void ServerContext::RemoveSession(const HubSession* key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (sessions_.erase(key) > 0) {
+    live_sessions_.fetch_sub(1);
+    metrics.connections->Add(-1);
+  }
+}
+
+size_t ServerContext::CloseAllSessions(int code, const std::string& reason) {
+  std::vector<std::shared_ptr<HubSession>> live;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    live.reserve(sessions_.size());
+    for (const auto& [key, weak] : sessions_) {
+      if (auto s = weak.lock()) live.push_back(std::move(s));
+    }
+  }
+  for (const auto& s : live) s->PostClose(code, reason);
+  return live.size();
+}
+
+std::function<std::optional<shard::KindConfig>(std::string_view kind)>
+FindKindIn(const shard::KindRegistry* kinds) {
+  return [kinds](std::string_view name) -> std::optional<shard::KindConfig> {
+    if (kinds == nullptr) return std::nullopt;
+    std::shared_ptr<const shard::KindEntry> entry = kinds->Find(name);
+    if (entry == nullptr) return std::nullopt;
+    return entry->config;
+  };
+}
+
+// ---- Server ----
+
+struct Server::Impl {
+  enum class State { kNew, kRunning, kStopped };
+
+  Impl(ServerOptions opts, std::string secret, HttpHandler* http,
+       Metrics* metrics_in)
+      : options(std::move(opts)),
+        own_metrics(metrics_in == nullptr ? std::make_unique<Metrics>()
+                                          : nullptr),
+        ioc(std::make_unique<asio::io_context>(
+            std::max(options.io_threads, 1))),
+        hub(std::make_unique<Hub>(*ioc)),
+        ctx(options, std::move(secret), http,
+            metrics_in != nullptr ? *metrics_in : *own_metrics, *hub) {}
+
+  void DoAccept();
+  void RunIo();
+
+  const ServerOptions options;
+  std::unique_ptr<Metrics> own_metrics;
+  std::unique_ptr<asio::io_context> ioc;
+  std::unique_ptr<Hub> hub;  // before ctx, which refers to it
+  ServerContext ctx;
+  std::unique_ptr<tcp::acceptor> acceptor;           // on its own strand
+  std::unique_ptr<asio::steady_timer> accept_retry;  // same strand
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>>
+      work;
+  std::vector<std::thread> threads;
+  uint16_t port = 0;
+  State state = State::kNew;
+};
+
+void Server::Impl::DoAccept() {
+  // On the acceptor's strand.
+  acceptor->async_accept(
+      asio::make_strand(*ioc),
+      [this](boost::system::error_code ec, tcp::socket socket) {
+        if (!acceptor->is_open()) return;  // Stop
+        if (ec) {
+          if (ec == asio::error::operation_aborted) return;
+          // E.g. out of file descriptors: back off instead of spinning.
+          accept_retry->expires_after(std::chrono::milliseconds(50));
+          accept_retry->async_wait([this](boost::system::error_code wait_ec) {
+            if (!wait_ec && acceptor->is_open()) DoAccept();
+          });
+          return;
+        }
+        boost::system::error_code opt_ec;
+        socket.set_option(tcp::no_delay(true), opt_ec);
+        if (options.socket_send_buffer_bytes > 0) {
+          socket.set_option(asio::socket_base::send_buffer_size(
+                                options.socket_send_buffer_bytes),
+                            opt_ec);
+        }
+        RunHttpSession(ctx, std::move(socket));
+        DoAccept();
+      });
+}
+
+void Server::Impl::RunIo() {
+  for (;;) {
+    try {
+      ioc->run();
+      return;
+    } catch (const std::exception& e) {
+      // A handler must not throw; keep serving the other connections.
+      std::fprintf(stderr, "tessera: io thread caught: %s\n", e.what());
+    }
+  }
+}
+
+Server::Server(ServerOptions options, std::string ticket_secret,
+               HttpHandler* http, Metrics* metrics)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(ticket_secret),
+                                   http, metrics)) {}
+
+Server::~Server() { Stop(); }
+
+void Server::SetHost(shard::ShardHost* host) { impl_->ctx.host = host; }
+
+Status Server::Start() {
+  Impl& im = *impl_;
+  if (im.state != Impl::State::kNew) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "the server was already started");
+  }
+  const std::string where =
+      im.options.host + ":" + std::to_string(im.options.port);
+  boost::system::error_code ec;
+  tcp::endpoint endpoint;
+  asio::ip::address address = asio::ip::make_address(im.options.host, ec);
+  if (!ec) {
+    endpoint = tcp::endpoint(address, im.options.port);
+  } else {
+    tcp::resolver resolver(*im.ioc);
+    auto results =
+        resolver.resolve(im.options.host, std::to_string(im.options.port), ec);
+    if (ec || results.empty()) {
+      return IoError("cannot resolve " + where + ": " +
+                     (ec ? ec.message() : "no address"));
+    }
+    endpoint = results.begin()->endpoint();
+  }
+  auto strand = asio::make_strand(*im.ioc);
+  im.acceptor = std::make_unique<tcp::acceptor>(strand);
+  im.accept_retry = std::make_unique<asio::steady_timer>(strand);
+  auto fail = [&](const char* what) {
+    Status s = IoError(std::string("cannot ") + what + " " + where + ": " +
+                       ec.message());
+    im.accept_retry.reset();
+    im.acceptor.reset();
+    return s;
+  };
+  if (im.acceptor->open(endpoint.protocol(), ec)) return fail("open");
+  if (im.acceptor->set_option(tcp::acceptor::reuse_address(true), ec)) {
+    return fail("configure");
+  }
+  if (im.acceptor->bind(endpoint, ec)) return fail("bind");
+  if (im.acceptor->listen(asio::socket_base::max_listen_connections, ec)) {
+    return fail("listen on");
+  }
+  im.port = im.acceptor->local_endpoint(ec).port();
+  im.state = Impl::State::kRunning;
+  im.work.emplace(asio::make_work_guard(*im.ioc));
+  asio::post(strand, [&im] { im.DoAccept(); });
+  const int n = std::max(im.options.io_threads, 1);
+  for (int i = 0; i < n; ++i) im.threads.emplace_back([&im] { im.RunIo(); });
+  return Status::Ok();
+}
+
+uint16_t Server::port() const { return impl_->port; }
+
+void Server::Stop(int code, std::string_view reason) {
+  Impl& im = *impl_;
+  if (im.state == Impl::State::kStopped) return;
+  const bool was_running = im.state == Impl::State::kRunning;
+  im.state = Impl::State::kStopped;
+  im.ctx.BeginStop(code, std::string(reason));
+  if (was_running) {
+    asio::post(im.acceptor->get_executor(), [&im] {
+      boost::system::error_code ec;
+      im.acceptor->close(ec);
+      im.accept_retry->cancel();
+    });
+    im.ctx.CloseAllSessions(code, std::string(reason));
+    // Give clients the time to answer the close frames.
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(
+                              std::max<int64_t>(im.options.stop_timeout_ms, 0));
+    while (im.ctx.live_sessions() > 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    im.work.reset();
+    im.ioc->stop();
+    for (std::thread& t : im.threads) t.join();
+    im.threads.clear();
+  }
+  // Release the hub's sessions and strands, then every pending handler,
+  // while the context they use is alive.
+  im.hub->Shutdown();
+  im.accept_retry.reset();
+  im.acceptor.reset();
+  im.ioc.reset();
+}
+
+void Server::OnFrame(std::string_view shard_id, uint64_t tick,
+                     std::string_view snapshot,
+                     const std::vector<shard::InputResult>& inputs) {
+  for (const shard::InputResult& r : inputs) {
+    (r.accepted ? impl_->ctx.metrics.inputs_accepted
+                : impl_->ctx.metrics.inputs_refused_module)
+        ->Add();
+  }
+  impl_->hub->OnFrame(shard_id, tick, snapshot, inputs);
+}
+
+void Server::OnStopped(std::string_view shard_id, shard::StopReason reason,
+                       std::string_view message) {
+  std::string text = shard::StopReasonName(reason);
+  if (!message.empty()) text.append(": ").append(message);
+  impl_->hub->OnStopped(shard_id, kCloseShardStopped, std::move(text));
+}
+
+size_t Server::CloseSubscriber(std::string_view shard_id,
+                               std::string_view subscriber, int code,
+                               std::string_view reason) {
+  return impl_->hub->CloseSubscriber(shard_id, subscriber, code, reason);
+}
+
+size_t Server::CloseShard(std::string_view shard_id, int code,
+                          std::string_view reason) {
+  return impl_->hub->CloseShard(shard_id, code, reason);
+}
+
+std::vector<std::string> Server::Subscribers(std::string_view shard_id) const {
+  return impl_->hub->Subscribers(shard_id);
+}
+
+size_t Server::ConnectionCount() const { return impl_->ctx.live_sessions(); }
+
+}  // namespace tessera::net

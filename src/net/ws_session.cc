@@ -1,0 +1,604 @@
+// A WebSocket session: HELLO/ticket check, join, inputs through the token
+// bucket into the shard host, frames and ACK/REJECTs out.
+//
+// Threading: everything of one session runs on its strand (the executor of
+// its socket): Beast's read/write/close handlers, the timers, and the jobs
+// that PostFrame/PostClose post from other threads. No member needs a lock.
+//
+// Invariants:
+// - At most one Beast write or close is outstanding (`writing_`); outgoing
+//   messages wait in `queue_`, whose front is the one being written.
+// - A FRAME is written as two buffers: its own small header and the shard's
+//   shared snapshot buffer, never copied per connection.
+// - Frames waiting beyond max_queued_frames (or messages of any kind beyond
+//   16 times that) mean the client does not read: it is closed (1008 "too
+//   slow") so it cannot grow memory without bound.
+// - After Close() the session is `kClosing`: it writes nothing but the close
+//   frame, ignores incoming messages and keeps reading until Beast reports
+//   the end of the connection; a timer drops the TCP connection if the
+//   client does not finish the close handshake in time.
+// - Seqs sent to ShardHost::SubmitInput are server-wide input ids
+//   (ctx.next_input_id); `outstanding_` maps them back to the client's seq,
+//   so results reach the connection that sent the input even when several
+//   connections of one subscriber use the same client seqs.
+#include "net/ws_session.h"
+
+#include <array>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/bind_handler.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/field.hpp>
+#include <boost/beast/websocket.hpp>
+#include <chrono>
+#include <deque>
+#include <optional>
+#include <unordered_map>
+
+#include "net/hub.h"
+#include "net/protocol_v1.h"
+#include "net/rate_limiter.h"
+#include "net/server_context.h"
+#include "net/ticket.h"
+#include "shard/shard_host.h"
+
+namespace tessera::net {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+
+constexpr std::string_view kSubprotocol = "tessera.v1";
+constexpr uint64_t kMaxSeq = uint64_t{1} << 53;
+constexpr int kClosePolicyViolation = 1008;
+// Read size while discarding the rest of a refused message.
+constexpr size_t kDiscardChunk = 64 * 1024;
+
+int64_t SteadyNowUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Whether the comma-separated Sec-WebSocket-Protocol list offers ours.
+bool OffersSubprotocol(std::string_view list) {
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    std::string_view token = list.substr(0, comma);
+    while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) {
+      token.remove_prefix(1);
+    }
+    while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) {
+      token.remove_suffix(1);
+    }
+    if (token == kSubprotocol) return true;
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+const char* CodecName(shard::Codec codec) {
+  return codec == shard::Codec::kJson ? "json" : "msgpack";
+}
+
+class WsSession final : public HubSession,
+                        public std::enable_shared_from_this<WsSession> {
+ public:
+  WsSession(ServerContext& ctx, beast::tcp_stream stream, std::string shard_id)
+      : ctx_(ctx),
+        ws_(std::move(stream)),
+        strand_(ws_.get_executor()),
+        shard_id_(std::move(shard_id)),
+        hello_timer_(strand_),
+        ping_timer_(strand_),
+        close_timer_(strand_) {}
+
+  ~WsSession() override {
+    // Released by the hub (Shutdown) or the io_context without a clean end.
+    Leave();
+    ctx_.RemoveSession(this);
+  }
+
+  // On the strand.
+  void Start(http::request<http::string_body> request) {
+    ctx_.AddSession(this, weak_from_this());
+    const bool offered =
+        OffersSubprotocol(request[http::field::sec_websocket_protocol]);
+    ws_.set_option(websocket::stream_base::decorator(
+        [offered](websocket::response_type& res) {
+          res.set(http::field::server, "tessera");
+          if (offered) {
+            res.set(http::field::sec_websocket_protocol, kSubprotocol);
+          }
+        }));
+    websocket::stream_base::timeout timeout{};
+    timeout.handshake_timeout = std::chrono::milliseconds(
+        std::max<int64_t>(ctx_.options.close_timeout_ms, 1));
+    timeout.idle_timeout = websocket::stream_base::none();
+    timeout.keep_alive_pings = false;
+    ws_.set_option(timeout);
+    ws_.read_message_max(0);  // no Beast limit: DoRead enforces ours
+    ws_.auto_fragment(false);
+    ws_.binary(true);
+    ws_.async_accept(request, beast::bind_front_handler(&WsSession::OnAccept,
+                                                        shared_from_this()));
+  }
+
+  // HubSession; any thread.
+  void PostFrame(
+      uint64_t tick, std::shared_ptr<const std::string> snapshot,
+      std::shared_ptr<const std::vector<shard::InputResult>> results) override {
+    asio::post(strand_,
+               [self = shared_from_this(), tick, snapshot = std::move(snapshot),
+                results = std::move(results)]() mutable {
+                 self->DeliverFrame(tick, std::move(snapshot), results.get());
+               });
+  }
+
+  void PostClose(int code, std::string reason) override {
+    asio::post(strand_,
+               [self = shared_from_this(), code, reason = std::move(reason)] {
+                 self->Close(code, reason, /*drop_queued=*/false);
+               });
+  }
+
+ private:
+  enum class State { kAccepting, kAwaitHello, kJoined, kClosing, kDone };
+
+  struct Outgoing {
+    std::string head;  // a whole message, or a FRAME's header
+    std::shared_ptr<const std::string> body;  // a FRAME's shared snapshot
+    bool is_frame = false;
+    bool is_close = false;
+    int close_code = 0;  // with is_close; the reason is in `head`
+  };
+
+  void OnAccept(beast::error_code ec) {
+    if (ec) {
+      Finish();
+      return;
+    }
+    if (state_ != State::kAccepting) {  // closed while accepting
+      StartWrite();
+      DoRead();
+      return;
+    }
+    state_ = State::kAwaitHello;
+    int stop_code = 0;
+    std::string stop_reason;
+    if (ctx_.Stopping(&stop_code, &stop_reason)) {
+      Close(stop_code, stop_reason, true);
+    } else if (ctx_.options.hello_timeout_ms > 0) {
+      hello_timer_.expires_after(
+          std::chrono::milliseconds(ctx_.options.hello_timeout_ms));
+      hello_timer_.async_wait(
+          [self = shared_from_this()](beast::error_code ec) {
+            if (ec || self->state_ != State::kAwaitHello) return;
+            self->Close(
+                kCloseHelloTimeout,
+                "no HELLO within " +
+                    std::to_string(self->ctx_.options.hello_timeout_ms) + " ms",
+                false);
+          });
+    }
+    DoRead();
+  }
+
+  // Reads the next message piecewise, so that the size limit is ours: a
+  // message growing past max_message_bytes is refused with a clean close
+  // (1009) and its remaining bytes are read and discarded, instead of
+  // Beast's own limit, which tears the connection down at once and may lose
+  // the close frame to a TCP reset.
+  void DoRead() {
+    const size_t limit = ctx_.options.max_message_bytes + 1;
+    size_t room = kDiscardChunk;
+    if (state_ == State::kAwaitHello || state_ == State::kJoined) {
+      room = limit > buffer_.size() ? limit - buffer_.size() : 1;
+    }
+    ws_.async_read_some(
+        buffer_, room,
+        beast::bind_front_handler(&WsSession::OnRead, shared_from_this()));
+  }
+
+  void OnRead(beast::error_code ec, size_t bytes) {
+    if (ec) {
+      Finish();
+      return;
+    }
+    ctx_.metrics.bytes_in->Add(bytes);
+    const bool open = state_ == State::kAwaitHello || state_ == State::kJoined;
+    if (open && buffer_.size() > ctx_.options.max_message_bytes) {
+      Close(kCloseMessageTooBig,
+            "message over " + std::to_string(ctx_.options.max_message_bytes) +
+                " bytes",
+            false);
+    } else if (open && ws_.is_message_done()) {
+      ctx_.metrics.messages_in->Add();
+      if (!ws_.got_binary()) {
+        Close(kCloseBadFrame, "text messages are not allowed", false);
+      } else {
+        HandleMessage();
+      }
+    } else if (open) {
+      DoRead();  // the rest of the message
+      return;
+    }
+    // Handled, refused, or closing (everything is discarded then).
+    buffer_.consume(buffer_.size());
+    // Reading goes on while closing, until Beast sees the peer's close.
+    DoRead();
+  }
+
+  void HandleMessage() {
+    auto data = buffer_.data();
+    std::span<const uint8_t> bytes(static_cast<const uint8_t*>(data.data()),
+                                   data.size());
+    Result<v1::ClientMessage> decoded = v1::DecodeClientMessage(bytes);
+    if (!decoded.ok()) {
+      Close(kCloseBadFrame, decoded.status().message(), false);
+      return;
+    }
+    const v1::ClientMessage& msg = decoded.value();
+    if (state_ == State::kAwaitHello) {
+      if (const auto* hello = std::get_if<v1::Hello>(&msg)) {
+        HandleHello(*hello);
+      } else {
+        Close(kCloseHelloExpected, "the first message must be HELLO", false);
+      }
+      return;
+    }
+    if (std::holds_alternative<v1::Hello>(msg)) {
+      Close(kCloseHelloExpected, "HELLO was already received", false);
+    } else if (const auto* input = std::get_if<v1::Input>(&msg)) {
+      HandleInput(*input);
+    } else if (const auto* ping = std::get_if<v1::Ping>(&msg)) {
+      Send(v1::EncodePong(ping->nonce));
+    }
+    // PONG: nothing to do (the ping only keeps the connection warm).
+  }
+
+  void HandleHello(const v1::Hello& hello) {
+    hello_timer_.cancel();
+    if (hello.version != v1::kVersion) {
+      Close(kCloseUnsupportedVersion,
+            "protocol version " + std::to_string(hello.version) +
+                " is not supported; this server speaks " +
+                std::to_string(v1::kVersion),
+            false);
+      return;
+    }
+    TicketCheck check = VerifyTicket(ctx_.ticket_secret, hello.ticket,
+                                     shard_id_, ctx_.UnixNow());
+    switch (check.error) {
+      case TicketError::kNone:
+        break;
+      case TicketError::kInvalid:
+        Close(kCloseTicketInvalid,
+              check.message.empty() ? "invalid ticket" : check.message, false);
+        return;
+      case TicketError::kExpired:
+        Close(kCloseTicketExpired,
+              check.message.empty() ? "ticket expired" : check.message, false);
+        return;
+      case TicketError::kWrongShard:
+        Close(kCloseTicketWrongShard,
+              check.message.empty() ? "ticket is for another shard"
+                                    : check.message,
+              false);
+        return;
+    }
+    if (check.ticket.subscriber_id.empty()) {
+      Close(kCloseTicketInvalid, "ticket has no subscriber id", false);
+      return;
+    }
+    shard::ShardHost* host = ctx_.host;
+    std::optional<shard::ShardInfo> info;
+    if (host != nullptr) info = host->Get(shard_id_);
+    if (!info || info->status != shard::ShardStatus::kRunning) {
+      Close(kCloseShardNotFound, "no running shard \"" + shard_id_ + "\"",
+            false);
+      return;
+    }
+    shard::KindConfig kind;
+    if (ctx_.options.find_kind) {
+      if (auto found = ctx_.options.find_kind(info->kind)) kind = *found;
+    }
+    subscriber_ = std::move(check.ticket.subscriber_id);
+    state_ = State::kJoined;
+    bucket_.emplace(ctx_.options.input_rate_per_sec, ctx_.options.input_burst,
+                    SteadyNowUs());
+    // Register before WELCOME, so a client that has its WELCOME is listed.
+    // Frames the hub posts meanwhile run on this strand after this handler,
+    // so they follow the WELCOME queued below.
+    if (!ctx_.hub.Add(shard_id_, subscriber_, shared_from_this())) {
+      int code = kCloseGoingAway;
+      std::string reason = "server shutting down";
+      ctx_.Stopping(&code, &reason);
+      Close(code, reason, false);
+      return;
+    }
+    joined_ = true;
+    Status added = host->AddSubscriber(shard_id_, subscriber_);
+    host_subscribed_ = added.ok();
+    // The shard may have stopped between Get and the hub registration, in
+    // which case its OnStopped may have missed this session: look again.
+    info = host->Get(shard_id_);
+    if (!added.ok() || !info) {
+      Close(kCloseShardNotFound, "no running shard \"" + shard_id_ + "\"",
+            false);
+      return;
+    }
+    if (info->status == shard::ShardStatus::kStopped) {
+      std::string reason = shard::StopReasonName(info->stop_reason);
+      if (!info->stop_message.empty()) reason += ": " + info->stop_message;
+      Close(kCloseShardStopped, reason, false);
+      return;
+    }
+    Send(v1::EncodeWelcome(shard_id_, subscriber_, kind.tick_rate,
+                           CodecName(kind.codec), info->tick));
+    ArmPingTimer();
+  }
+
+  void HandleInput(const v1::Input& input) {
+    if (input.seq <= last_received_seq_ || input.seq > kMaxSeq) {
+      Close(kCloseBadFrame,
+            input.seq > kMaxSeq
+                ? "input seq " + std::to_string(input.seq) + " is above 2^53"
+                : "input seq " + std::to_string(input.seq) +
+                      " is not above the previous " +
+                      std::to_string(last_received_seq_),
+            false);
+      return;
+    }
+    last_received_seq_ = input.seq;
+    if (!bucket_->TryTake(SteadyNowUs())) {
+      ctx_.metrics.inputs_refused_rate->Add();
+      Send(v1::EncodeReject(input.seq, "rate limited"));
+      ++strikes_;
+      if (ctx_.options.max_strikes > 0 &&
+          strikes_ >= ctx_.options.max_strikes) {
+        Close(kCloseRateLimited,
+              "too many inputs: " + std::to_string(strikes_) + " strikes",
+              false);
+      }
+      return;
+    }
+    const uint64_t id = ctx_.next_input_id.fetch_add(1);
+    outstanding_.emplace(id, input.seq);
+    Status submitted =
+        ctx_.host->SubmitInput(shard_id_, subscriber_, id, input.payload);
+    if (!submitted.ok()) {
+      outstanding_.erase(id);
+      ctx_.metrics.inputs_refused_queue->Add();
+      Send(v1::EncodeReject(input.seq, submitted.message()));
+      return;
+    }
+    ctx_.metrics.inputs_submitted->Add();
+  }
+
+  void DeliverFrame(uint64_t tick, std::shared_ptr<const std::string> snapshot,
+                    const std::vector<shard::InputResult>* results) {
+    if (state_ != State::kJoined) return;
+    std::vector<std::string> replies;
+    if (results != nullptr) {
+      for (const shard::InputResult& r : *results) {
+        auto it = outstanding_.find(r.seq);
+        if (it == outstanding_.end()) continue;  // another connection's
+        const uint64_t seq = it->second;
+        outstanding_.erase(it);
+        last_applied_seq_ = std::max(last_applied_seq_, seq);
+        replies.push_back(r.accepted ? v1::EncodeAck(seq)
+                                     : v1::EncodeReject(seq, r.rejection));
+      }
+    }
+    if (queued_frames_ >= ctx_.options.max_queued_frames) {
+      Close(kClosePolicyViolation,
+            "too slow: " + std::to_string(queued_frames_) + " frames queued",
+            true);
+      return;
+    }
+    Outgoing frame;
+    frame.head =
+        v1::EncodeFrameHeader(tick, last_applied_seq_, snapshot->size());
+    frame.body = std::move(snapshot);
+    frame.is_frame = true;
+    queue_.push_back(std::move(frame));
+    ++queued_frames_;
+    for (std::string& reply : replies) {
+      Outgoing out;
+      out.head = std::move(reply);
+      queue_.push_back(std::move(out));
+    }
+    StartWrite();
+  }
+
+  void ArmPingTimer() {
+    if (ctx_.options.ping_interval_ms <= 0) return;
+    ping_timer_.expires_after(
+        std::chrono::milliseconds(ctx_.options.ping_interval_ms));
+    ping_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec || self->state_ != State::kJoined) return;
+      self->Send(v1::EncodePing(++self->ping_nonce_));
+      self->ArmPingTimer();
+    });
+  }
+
+  void Send(std::string message) {
+    if (state_ != State::kAwaitHello && state_ != State::kJoined) return;
+    // Replies (PONG, ACK, REJECT) are bounded too: a client flooding PINGs
+    // without reading must not grow the queue.
+    if (queue_.size() >= MaxQueuedMessages()) {
+      Close(kClosePolicyViolation,
+            "too slow: " + std::to_string(queue_.size()) + " messages queued",
+            true);
+      return;
+    }
+    Outgoing out;
+    out.head = std::move(message);
+    queue_.push_back(std::move(out));
+    StartWrite();
+  }
+
+  size_t MaxQueuedMessages() const {
+    return std::max<size_t>(ctx_.options.max_queued_frames, 1) * 16;
+  }
+
+  // Starts the close handshake with `code`/`reason` after the messages
+  // already queued (or instead of them with `drop_queued`).
+  void Close(int code, std::string_view reason, bool drop_queued) {
+    if (state_ == State::kClosing || state_ == State::kDone) return;
+    const bool accepting = state_ == State::kAccepting;
+    state_ = State::kClosing;
+    ctx_.metrics.CountClose(code);
+    Leave();
+    hello_timer_.cancel();
+    ping_timer_.cancel();
+    if (drop_queued) DropQueued();
+    Outgoing out;
+    out.head = TruncateCloseReason(reason);
+    out.is_close = true;
+    out.close_code = code;
+    queue_.push_back(std::move(out));
+    close_timer_.expires_after(std::chrono::milliseconds(
+        std::max<int64_t>(ctx_.options.close_timeout_ms, 1)));
+    close_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (!ec) self->DropConnection();
+    });
+    if (!accepting) StartWrite();  // else OnAccept starts it
+  }
+
+  // Forgets every queued message except the one being written.
+  void DropQueued() {
+    while (queue_.size() > (writing_ ? 1u : 0u)) {
+      if (queue_.back().is_frame) --queued_frames_;
+      queue_.pop_back();
+    }
+  }
+
+  void StartWrite() {
+    if (writing_ || queue_.empty() || state_ == State::kAccepting ||
+        state_ == State::kDone) {
+      return;
+    }
+    Outgoing& item = queue_.front();
+    if (item.is_close) {
+      if (!ws_.is_open()) {  // the peer's close is already being answered
+        queue_.clear();
+        queued_frames_ = 0;
+        return;
+      }
+      writing_ = true;
+      websocket::close_reason cr(static_cast<websocket::close_code>(
+                                     static_cast<uint16_t>(item.close_code)),
+                                 item.head);
+      ws_.async_close(cr, beast::bind_front_handler(&WsSession::OnCloseSent,
+                                                    shared_from_this()));
+      return;
+    }
+    writing_ = true;
+    write_buffers_[0] = asio::buffer(item.head);
+    write_buffers_[1] =
+        item.body ? asio::buffer(*item.body) : asio::const_buffer();
+    ws_.async_write(
+        write_buffers_,
+        beast::bind_front_handler(&WsSession::OnWrite, shared_from_this()));
+  }
+
+  void OnWrite(beast::error_code ec, size_t bytes) {
+    writing_ = false;
+    if (!queue_.empty()) {
+      if (queue_.front().is_frame) --queued_frames_;
+      queue_.pop_front();
+    }
+    if (ec) {
+      queue_.clear();
+      queued_frames_ = 0;
+      DropConnection();  // ends the read loop too
+      return;
+    }
+    ctx_.metrics.messages_out->Add();
+    ctx_.metrics.bytes_out->Add(bytes);
+    StartWrite();
+  }
+
+  void OnCloseSent(beast::error_code ec) {
+    writing_ = false;
+    queue_.clear();
+    queued_frames_ = 0;
+    if (ec) DropConnection();
+    // Otherwise the read loop ends when Beast has the peer's close.
+  }
+
+  // Closes the TCP connection at once (pending operations fail).
+  void DropConnection() { beast::get_lowest_layer(ws_).close(); }
+
+  // The read loop ended: the connection is over.
+  void Finish() {
+    state_ = State::kDone;
+    Leave();
+    hello_timer_.cancel();
+    ping_timer_.cancel();
+    close_timer_.cancel();
+    DropQueued();
+    DropConnection();
+  }
+
+  // Unregisters from the hub and the host (once).
+  void Leave() {
+    if (!joined_ || left_) return;
+    left_ = true;
+    ctx_.hub.Remove(shard_id_, subscriber_, this);
+    if (host_subscribed_ && ctx_.host != nullptr) {
+      ctx_.host->RemoveSubscriber(shard_id_, subscriber_);
+    }
+    outstanding_.clear();
+  }
+
+  ServerContext& ctx_;
+  websocket::stream<beast::tcp_stream> ws_;
+  const beast::tcp_stream::executor_type strand_;
+  const std::string shard_id_;
+  std::string subscriber_;
+  State state_ = State::kAccepting;
+  bool joined_ = false;           // registered with the hub
+  bool host_subscribed_ = false;  // AddSubscriber succeeded
+  bool left_ = false;
+  beast::flat_buffer buffer_;
+  asio::steady_timer hello_timer_;
+  asio::steady_timer ping_timer_;
+  asio::steady_timer close_timer_;
+  std::deque<Outgoing> queue_;
+  bool writing_ = false;
+  size_t queued_frames_ = 0;
+  std::array<asio::const_buffer, 2> write_buffers_;
+  std::optional<TokenBucket> bucket_;  // from the join on
+  int strikes_ = 0;
+  uint64_t last_received_seq_ = 0;
+  uint64_t last_applied_seq_ = 0;
+  std::unordered_map<uint64_t, uint64_t> outstanding_;  // input id -> seq
+  uint64_t ping_nonce_ = 0;
+};
+
+}  // namespace
+
+std::string TruncateCloseReason(std::string_view reason) {
+  constexpr size_t kMax = 123;
+  if (reason.size() <= kMax) return std::string(reason);
+  size_t n = kMax;
+  // Back up over UTF-8 continuation bytes so no sequence is split.
+  while (n > 0 && (static_cast<uint8_t>(reason[n]) & 0xC0) == 0x80) --n;
+  return std::string(reason.substr(0, n));
+}
+
+void RunWebSocketSession(ServerContext& ctx, beast::tcp_stream stream,
+                         http::request<http::string_body> request,
+                         std::string shard_id) {
+  auto session =
+      std::make_shared<WsSession>(ctx, std::move(stream), std::move(shard_id));
+  session->Start(std::move(request));
+}
+
+}  // namespace tessera::net

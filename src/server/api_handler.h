@@ -1,0 +1,111 @@
+// ApiHandler: every HTTP request that is not a WebSocket session.
+//
+//   GET  /healthz                       200 {"status":"ok"}
+//   GET  /metrics                       Prometheus text (shard gauges are
+//                                       refreshed from the host first)
+//   Admin API, "Authorization: Bearer <admin token>" (401 otherwise):
+//   GET  /api/shards                    [{id, kind, status, tick, subscribers}]
+//   POST /api/shards                    {kind, id, params?} -> 201 summary;
+//                                       409 already_exists, 404 unknown_kind,
+//                                       503 capacity, 400 bad input or the
+//                                       module's refusal of the params
+//   GET  /api/shards/<id>               summary + subscriber_ids, limits,
+//                                       fuel_used, overruns, queued_inputs,
+//                                       stop_reason, stop_message, last_error
+//   POST /api/shards/<id>/kick          {subscriber} -> {closed: n}
+//   POST /api/shards/<id>/stop          stops, closes every connection
+//                                       (4006), forgets the record
+//   POST /api/shards/<id>/tickets       {subscriber, ttl_secs?, claims?}
+//                                       -> {ticket, expires}
+//   POST /api/shards/<id>/inputs        {input} -> 202 {seq}: a server-side
+//                                       input (empty subscriber id)
+//   Dev mode only, no token:
+//   POST /api/dev/join                  {shard, kind?, params?, subscriber?}
+//                                       -> {shardId, subscriberId, ticket}
+//   GET  /<anything else>               the app's web/ folder
+//
+// JSON values (params, inputs) are converted to the kind's codec. Every
+// error is {"code", "message"}; unknown routes 404, wrong methods 405.
+//
+// Thread-safety: Handle is called on network threads, concurrently; it
+// only reads immutable options, calls thread-safe dependencies and never
+// blocks beyond a module's init (shard creation). Ownership: `directory`,
+// `metrics` and `connections` are not owned and must outlive the handler.
+#ifndef TESSERA_SERVER_API_HANDLER_H_
+#define TESSERA_SERVER_API_HANDLER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/metrics.h"
+#include "net/connections.h"
+#include "net/http_types.h"
+#include "server/host_metrics.h"
+#include "server/shard_directory.h"
+#include "server/static_files.h"
+
+namespace tessera::server {
+
+struct ApiOptions {
+  std::string admin_token;        // empty: the admin API refuses everyone
+  std::string ticket_secret;      // signs tickets (tickets and dev join)
+  bool dev_join = false;          // serve POST /api/dev/join
+  std::filesystem::path web_dir;  // empty or missing: no static files
+  // Unix time in seconds (ticket expiry); null: the system clock.
+  std::function<int64_t()> unix_now;
+  int64_t max_ticket_ttl_secs = 7 * 24 * 3600;
+};
+
+class ApiHandler final : public net::HttpHandler {
+ public:
+  // `connections` may be set later (SetConnections) but before serving.
+  ApiHandler(ApiOptions options, ShardDirectory* directory, Metrics* metrics,
+             net::Connections* connections);
+
+  // Not thread-safe: call before the first Handle.
+  void SetConnections(net::Connections* connections) {
+    connections_ = connections;
+  }
+
+  net::HttpResponse Handle(const net::HttpRequest& request) override;
+
+ private:
+  using Segments = std::vector<std::string>;
+
+  net::HttpResponse HandleApi(const net::HttpRequest& request,
+                              const Segments& segments);
+  net::HttpResponse HandleMetrics();
+
+  // Admin routes (shard_routes.cc); `body` is the parsed JSON object.
+  net::HttpResponse ListShards();
+  net::HttpResponse CreateShard(const nlohmann::json& body);
+  net::HttpResponse GetShard(const std::string& id);
+  net::HttpResponse Kick(const std::string& id, const nlohmann::json& body);
+  net::HttpResponse StopShard(const std::string& id);
+  net::HttpResponse MintTicket(const std::string& id,
+                               const nlohmann::json& body);
+  net::HttpResponse SubmitInput(const std::string& id,
+                                const nlohmann::json& body);
+  net::HttpResponse DevJoin(const nlohmann::json& body);
+
+  // True when the host lists the shard or the directory has it failed.
+  bool Knows(const std::string& id) const;
+  int64_t UnixNow() const;
+
+  const ApiOptions options_;
+  ShardDirectory* const directory_;
+  Metrics* const metrics_;
+  net::Connections* connections_;
+  HostMetrics host_metrics_;
+  StaticFiles static_files_;
+  std::atomic<uint64_t> next_server_seq_{1};
+};
+
+}  // namespace tessera::server
+
+#endif  // TESSERA_SERVER_API_HANDLER_H_

@@ -1,0 +1,29 @@
+// Loading an app's shard kinds into a KindRegistry: optionally build the
+// source kinds (dev mode), then check, compile (cached) and load each
+// kind's module with the kind's memory cap.
+#ifndef TESSERA_SERVER_APP_KINDS_H_
+#define TESSERA_SERVER_APP_KINDS_H_
+
+#include <filesystem>
+#include <ostream>
+
+#include "app/manifest.h"
+#include "common/status.h"
+#include "shard/kind_registry.h"
+
+namespace tessera::server {
+
+// Adds every kind of `manifest` to `registry`. With `build`, source kinds
+// are built first (progress to `progress`); without it a source kind's
+// module must already exist. Compiled modules are cached in `cache_dir`
+// (created if needed). Errors: the builder's; kNotFound for a missing
+// module (saying how to build it); the loader's (kRefused etc.), each
+// prefixed with the kind and file. Blocks (compilers run); one call at a
+// time per app.
+Status LoadAppKinds(const app::Manifest& manifest, bool build,
+                    const std::filesystem::path& cache_dir,
+                    shard::KindRegistry* registry, std::ostream& progress);
+
+}  // namespace tessera::server
+
+#endif  // TESSERA_SERVER_APP_KINDS_H_

@@ -1,0 +1,158 @@
+#include "server/app_server.h"
+
+#include <algorithm>
+#include <iostream>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include "net/server.h"
+#include "server/api_handler.h"
+#include "server/app_kinds.h"
+#include "server/lifecycle_sink.h"
+#include "server/port_probe.h"
+#include "server/shard_directory.h"
+#include "server/stop_notifier.h"
+#include "shard/kind_registry.h"
+#include "shard/shard_host.h"
+#include "store/store.h"
+
+namespace tessera::server {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kLogLevels[] = {"debug", "info", "warn", "error",
+                                      "panic"};
+
+// One write per line, so lines of concurrent workers do not interleave.
+void GuestLog(std::string_view shard_id, int level, std::string_view text) {
+  const char* name = level >= 0 && level <= 4 ? kLogLevels[level] : "log";
+  std::string line = "[shard " + std::string(shard_id) + "] " + name + ": " +
+                     std::string(text) + "\n";
+  std::cerr << line << std::flush;
+}
+
+void StderrLine(const std::string& line) { std::cerr << line + "\n"; }
+
+int DefaultIoThreads() {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<int>(std::clamp(cores / 4, 1u, 4u));
+}
+
+}  // namespace
+
+AppServer::AppServer(AppServerOptions options, std::ostream& log)
+    : options_(std::move(options)), log_(log) {}
+
+AppServer::~AppServer() { Shutdown(); }
+
+Result<std::unique_ptr<AppServer>> AppServer::Start(AppServerOptions options,
+                                                    std::ostream& log) {
+  if (options.ticket_secret.empty() || options.admin_token.empty()) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "a ticket secret and an admin token are required");
+  }
+  std::unique_ptr<AppServer> server(new AppServer(std::move(options), log));
+  Status started = server->Init();
+  if (!started.ok()) return started;
+  return server;
+}
+
+Status AppServer::Init() {
+  Result<app::Manifest> manifest = app::LoadManifest(options_.app_dir);
+  if (!manifest.ok()) return manifest.status();
+  manifest_ = std::move(manifest).value();
+  const fs::path state_dir = options_.app_dir / ".tessera";
+  std::error_code ec;
+  fs::create_directories(state_dir, ec);
+  if (ec) {
+    return IoError("cannot create " + state_dir.string() + ": " + ec.message());
+  }
+
+  kinds_ = std::make_unique<shard::KindRegistry>();
+  TESSERA_RETURN_IF_ERROR(LoadAppKinds(
+      manifest_, options_.dev, state_dir / "cache", kinds_.get(), log_));
+  for (const app::ShardKindSpec& kind : manifest_.kinds) {
+    const std::string& url = kind.config.on_stop;
+    if (!url.empty() && !url.starts_with("http://")) {
+      log_ << "warning: shard kind \"" << kind.config.name << "\": onStop \""
+           << url
+           << "\" is not an http:// URL; no stop notifications will be sent\n";
+    }
+  }
+
+  // Before the store: a second instance must not restore (and later save)
+  // shards that the first one serves.
+  TESSERA_RETURN_IF_ERROR(ProbeBind(options_.host, options_.port));
+  const std::string url = options_.database_url.empty()
+                              ? "sqlite:" + (state_dir / "tessera.db").string()
+                              : options_.database_url;
+  Result<std::unique_ptr<store::Store>> store = store::OpenStore(url);
+  if (!store.ok()) return store.status();
+  store_ = std::move(store).value();
+
+  NotifierOptions notifier_options;
+  notifier_options.log = StderrLine;
+  notifier_ = std::make_unique<StopNotifier>(notifier_options, &metrics_);
+  sink_ = std::make_unique<LifecycleSink>(notifier_.get());
+  shard::HostOptions host_options;
+  host_options.workers = options_.workers;
+  host_options.save_interval_us = options_.save_secs * 1'000'000;
+  host_options.guest_log = GuestLog;
+  host_ = std::make_unique<shard::ShardHost>(kinds_.get(), sink_.get(),
+                                             store_.get(), host_options);
+  DirectoryOptions directory_options;
+  directory_options.capacity = options_.capacity;
+  directory_options.log = StderrLine;
+  directory_ = std::make_unique<ShardDirectory>(
+      host_.get(), kinds_.get(), store_.get(), directory_options);
+  sink_->Attach(directory_.get());
+
+  ApiOptions api;
+  api.admin_token = options_.admin_token;
+  api.ticket_secret = options_.ticket_secret;
+  api.dev_join = options_.dev;
+  api.web_dir = options_.app_dir / "web";
+  api_ = std::make_unique<ApiHandler>(std::move(api), directory_.get(),
+                                      &metrics_, nullptr);
+  net::ServerOptions net_options;
+  net_options.host = options_.host;
+  net_options.port = options_.port;
+  net_options.io_threads =
+      options_.io_threads > 0 ? options_.io_threads : DefaultIoThreads();
+  net_options.find_kind = net::FindKindIn(kinds_.get());
+  server_ = std::make_unique<net::Server>(net_options, options_.ticket_secret,
+                                          api_.get(), &metrics_);
+  api_->SetConnections(server_.get());
+  server_->SetHost(host_.get());
+
+  Result<RestoreReport> restored = directory_->RestoreAll(
+      [this](const std::string& line) { log_ << line << "\n"; });
+  if (!restored.ok()) return restored.status();
+  if (restored->restored + restored->created + restored->failed > 0) {
+    log_ << "shards: " << restored->restored << " restored from a save, "
+         << restored->created << " started from init, " << restored->failed
+         << " failed\n";
+  }
+
+  notifier_->Start();
+  TESSERA_RETURN_IF_ERROR(server_->Start());
+  sink_->SetDownstream(server_.get());
+  return Status::Ok();
+}
+
+uint16_t AppServer::port() const { return server_->port(); }
+
+void AppServer::Shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  // Stop ticking and save first, while clients are still connected; then
+  // tell them to come back.
+  if (host_) host_->Shutdown();
+  if (sink_) sink_->SetDownstream(nullptr);
+  if (server_) server_->Stop(net::kCloseGoingAway, kRestartCloseReason);
+  if (notifier_) notifier_->Stop();
+}
+
+}  // namespace tessera::server

@@ -1,0 +1,112 @@
+// AppServer: one app served on one port. Composes the manifest, the kinds
+// (built in dev mode), the store, the shard host, the shard directory, the
+// onStop notifier, the HTTP API and the network server:
+//
+//   net::Server --(HTTP)--> ApiHandler --> ShardDirectory --> ShardHost
+//   net::Server --(WebSocket inputs)--------------------------> ShardHost
+//   ShardHost --(frames, stops)--> LifecycleSink --> net::Server
+//                                      |--> ShardDirectory (forget)
+//                                      `--> StopNotifier (onStop POST)
+//
+// Start restores every shard of the store's directory before it accepts
+// connections. Shutdown (SIGTERM) stops ticking, saves every shard, closes
+// every connection with 1001 "server restarting: reconnect" and stops the
+// notifier; the directory keeps the shards so the next start resumes them.
+//
+// Threading: Start, Shutdown and the destructor from one controlling
+// thread; everything else runs on the server's io threads and the host's
+// workers.
+#ifndef TESSERA_SERVER_APP_SERVER_H_
+#define TESSERA_SERVER_APP_SERVER_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "app/manifest.h"
+#include "common/metrics.h"
+#include "common/status.h"
+
+namespace tessera::net {
+class Server;
+}
+namespace tessera::shard {
+class KindRegistry;
+class ShardHost;
+}  // namespace tessera::shard
+namespace tessera::store {
+class Store;
+}
+
+namespace tessera::server {
+
+class ApiHandler;
+class LifecycleSink;
+class ShardDirectory;
+class StopNotifier;
+
+inline constexpr char kRestartCloseReason[] = "server restarting: reconnect";
+
+struct AppServerOptions {
+  std::filesystem::path app_dir;
+  std::string host = "127.0.0.1";
+  uint16_t port = 4321;  // 0: an ephemeral port (see port())
+  // Empty: "sqlite:<app_dir>/.tessera/tessera.db".
+  std::string database_url;
+  std::string ticket_secret;  // required
+  std::string admin_token;    // required
+  int64_t save_secs = 5;      // 0: save only at shutdown
+  size_t capacity = 100;      // shards starting or running; 0 = unlimited
+  bool dev = false;           // build source kinds first; /api/dev/join
+  int workers = -1;           // shard workers; -1 = one per core
+  int io_threads = 0;         // network threads; 0 = a few per core count
+};
+
+class AppServer {
+ public:
+  // Loads and starts everything (see the file comment), writing progress
+  // and restore problems to `log` (which must outlive the server). Errors:
+  // kFailedPrecondition without a ticket secret or admin token; the
+  // manifest's, the builder's, the loader's, the store's and the server's
+  // errors (kIo when the port is taken).
+  static Result<std::unique_ptr<AppServer>> Start(AppServerOptions options,
+                                                  std::ostream& log);
+  // Shutdown().
+  ~AppServer();
+  AppServer(const AppServer&) = delete;
+  AppServer& operator=(const AppServer&) = delete;
+
+  // The bound port.
+  uint16_t port() const;
+  const app::Manifest& manifest() const { return manifest_; }
+  const AppServerOptions& options() const { return options_; }
+
+  // See the file comment. Idempotent.
+  void Shutdown();
+
+ private:
+  AppServer(AppServerOptions options, std::ostream& log);
+  Status Init();
+
+  const AppServerOptions options_;
+  std::ostream& log_;
+  app::Manifest manifest_;
+  bool shut_down_ = false;
+  // Declaration order is construction order; destruction runs backwards,
+  // so everything outlives what points to it.
+  Metrics metrics_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<shard::KindRegistry> kinds_;
+  std::unique_ptr<StopNotifier> notifier_;
+  std::unique_ptr<LifecycleSink> sink_;
+  std::unique_ptr<shard::ShardHost> host_;
+  std::unique_ptr<ShardDirectory> directory_;
+  std::unique_ptr<ApiHandler> api_;
+  std::unique_ptr<net::Server> server_;
+};
+
+}  // namespace tessera::server
+
+#endif  // TESSERA_SERVER_APP_SERVER_H_

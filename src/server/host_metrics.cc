@@ -1,0 +1,84 @@
+#include "server/host_metrics.h"
+
+#include <set>
+#include <vector>
+
+namespace tessera::server {
+namespace {
+
+constexpr char kShardsHelp[] = "Shards on this server by status.";
+
+template <typename T>
+T Delta(T now, T before) {
+  return now >= before ? now - before : now;  // replaced: counts from zero
+}
+
+}  // namespace
+
+HostMetrics::HostMetrics(Metrics* metrics, const ShardDirectory* directory)
+    : metrics_(metrics), directory_(directory) {
+  starting_ = metrics_->GetGauge("tessera_shards", kShardsHelp,
+                                 {{"status", "starting"}});
+  running_ = metrics_->GetGauge("tessera_shards", kShardsHelp,
+                                {{"status", "running"}});
+  stopped_ = metrics_->GetGauge("tessera_shards", kShardsHelp,
+                                {{"status", "stopped"}});
+  failed_ =
+      metrics_->GetGauge("tessera_shards", kShardsHelp, {{"status", "failed"}});
+  subscribers_ = metrics_->GetGauge(
+      "tessera_shard_subscribers",
+      "Subscribers of all shards (a subscriber of two shards counts twice).");
+  queued_inputs_ = metrics_->GetGauge("tessera_shard_queued_inputs",
+                                      "Inputs waiting for their shard's tick.");
+  ticks_ = metrics_->GetCounter("tessera_shard_ticks_total",
+                                "Ticks run by all shards.");
+  overruns_ = metrics_->GetCounter(
+      "tessera_shard_overruns_total",
+      "Ticks that started a whole period late (the schedule skipped ahead).");
+  fuel_ = metrics_->GetCounter("tessera_shard_fuel_used_total",
+                               "Fuel (guest instructions) used by all shards.");
+}
+
+void HostMetrics::Refresh() {
+  const std::vector<shard::ShardInfo> shards = directory_->host()->List();
+  const std::vector<store::ShardRecord> failed = directory_->FailedRecords();
+  std::set<std::string, std::less<>> failed_ids;
+  for (const store::ShardRecord& r : failed) failed_ids.insert(r.id);
+
+  int64_t starting = 0, running = 0, stopped = 0, subscribers = 0, queued = 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<std::string, Seen> next;
+  for (const shard::ShardInfo& info : shards) {
+    switch (info.status) {
+      case shard::ShardStatus::kStarting:
+        ++starting;
+        break;
+      case shard::ShardStatus::kRunning:
+        ++running;
+        break;
+      case shard::ShardStatus::kStopped:
+        // A refused restore is counted once, as failed.
+        if (!failed_ids.contains(info.id)) ++stopped;
+        break;
+    }
+    if (info.status != shard::ShardStatus::kStopped) {
+      subscribers += static_cast<int64_t>(info.subscribers);
+      queued += static_cast<int64_t>(info.queued_inputs);
+    }
+    Seen before;
+    if (auto it = seen_.find(info.id); it != seen_.end()) before = it->second;
+    ticks_->Add(Delta(info.tick, before.ticks));
+    overruns_->Add(Delta(info.overruns, before.overruns));
+    fuel_->Add(static_cast<uint64_t>(Delta(info.fuel_used, before.fuel)));
+    next[info.id] = Seen{info.tick, info.overruns, info.fuel_used};
+  }
+  seen_ = std::move(next);
+  starting_->Set(starting);
+  running_->Set(running);
+  stopped_->Set(stopped);
+  failed_->Set(static_cast<int64_t>(failed.size()));
+  subscribers_->Set(subscribers);
+  queued_inputs_->Set(queued);
+}
+
+}  // namespace tessera::server

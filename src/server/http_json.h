@@ -1,0 +1,32 @@
+// JSON responses of the HTTP API: every error is {"code", "message"} with
+// the HTTP status that fits, so clients branch on `code` and show `message`.
+// Pure functions; any thread.
+#ifndef TESSERA_SERVER_HTTP_JSON_H_
+#define TESSERA_SERVER_HTTP_JSON_H_
+
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "common/status.h"
+#include "net/http_types.h"
+
+namespace tessera::server {
+
+// `value` serialised (invalid UTF-8 replaced) with `status`.
+net::HttpResponse JsonResponse(int status, const nlohmann::json& value);
+
+// {"code": code, "message": message} with `status`.
+net::HttpResponse ErrorResponse(int status, std::string_view code,
+                                std::string_view message);
+
+// The HTTP status for a failed Status (400 invalid_argument, 404 not_found,
+// 409 already_exists / failed_precondition, 422 refused / trap, 429
+// resource_exhausted, 504 deadline_exceeded, 500 otherwise).
+int HttpStatusFor(StatusCode code);
+
+// ErrorResponse(HttpStatusFor(code), StatusCodeName(code), message).
+net::HttpResponse ErrorFromStatus(const Status& status);
+
+}  // namespace tessera::server
+
+#endif  // TESSERA_SERVER_HTTP_JSON_H_

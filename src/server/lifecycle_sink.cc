@@ -1,0 +1,46 @@
+#include "server/lifecycle_sink.h"
+
+#include <nlohmann/json.hpp>
+#include <optional>
+
+namespace tessera::server {
+
+using json = nlohmann::json;
+
+std::string StopNoticeBody(std::string_view shard_id, std::string_view kind,
+                           shard::StopReason reason, std::string_view message) {
+  json body = {{"shardId", std::string(shard_id)},
+               {"kind", std::string(kind)},
+               {"reason", shard::StopReasonName(reason)},
+               {"error", reason == shard::StopReason::kFailed
+                             ? json(std::string(message))
+                             : json(nullptr)}};
+  return body.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+void LifecycleSink::OnFrame(std::string_view shard_id, uint64_t tick,
+                            std::string_view snapshot,
+                            const std::vector<shard::InputResult>& inputs) {
+  shard::ShardSink* next = downstream_.load(std::memory_order_acquire);
+  if (next != nullptr) next->OnFrame(shard_id, tick, snapshot, inputs);
+}
+
+void LifecycleSink::OnStopped(std::string_view shard_id,
+                              shard::StopReason reason,
+                              std::string_view message) {
+  shard::ShardSink* next = downstream_.load(std::memory_order_acquire);
+  if (next != nullptr) next->OnStopped(shard_id, reason, message);
+  if (directory_ == nullptr) return;
+  directory_->OnStopped(shard_id);
+  if (notifier_ == nullptr) return;
+  // The stopped shard stays listed (for stopped_retention_us) with its kind.
+  std::optional<shard::ShardInfo> info = directory_->host()->Get(shard_id);
+  if (!info) return;
+  std::shared_ptr<const shard::KindEntry> kind =
+      directory_->kinds()->Find(info->kind);
+  if (kind == nullptr || !kind->config.on_stop.starts_with("http://")) return;
+  notifier_->Enqueue(kind->config.on_stop,
+                     StopNoticeBody(shard_id, info->kind, reason, message));
+}
+
+}  // namespace tessera::server

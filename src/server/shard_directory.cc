@@ -1,0 +1,180 @@
+#include "server/shard_directory.h"
+
+#include <chrono>
+#include <iostream>
+#include <utility>
+
+namespace tessera::server {
+
+ShardDirectory::ShardDirectory(shard::ShardHost* host,
+                               const shard::KindRegistry* kinds,
+                               store::Store* store, DirectoryOptions options)
+    : host_(host), kinds_(kinds), store_(store), options_(std::move(options)) {}
+
+int64_t ShardDirectory::NowMs() const {
+  if (options_.unix_now_ms) return options_.unix_now_ms();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void ShardDirectory::Log(const std::string& line) const {
+  if (options_.log) {
+    options_.log(line);
+  } else {
+    std::cerr << line << "\n";
+  }
+}
+
+size_t ShardDirectory::ActiveCount() const {
+  size_t active = 0;
+  for (const shard::ShardInfo& info : host_->List()) {
+    if (info.status != shard::ShardStatus::kStopped) ++active;
+  }
+  return active;
+}
+
+Status ShardDirectory::Create(std::string_view kind, std::string_view id,
+                              std::string_view params) {
+  std::lock_guard<std::mutex> create_lock(create_mu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (failed_.contains(id)) {
+      return Status(StatusCode::kAlreadyExists,
+                    "shard \"" + std::string(id) +
+                        "\" is recorded as failed; stop it to forget it "
+                        "before creating it again");
+    }
+  }
+  if (options_.capacity > 0 && ActiveCount() >= options_.capacity) {
+    return Status(StatusCode::kResourceExhausted,
+                  "this server already runs its capacity of " +
+                      std::to_string(options_.capacity) + " shards");
+  }
+  TESSERA_RETURN_IF_ERROR(host_->Create(kind, id, params));
+  if (store_ == nullptr) return Status::Ok();
+
+  std::lock_guard<std::mutex> lock(mu_);
+  store::ShardRecord record;
+  record.id = std::string(id);
+  record.kind = std::string(kind);
+  record.params = std::string(params);
+  record.status = kRecordRunning;
+  record.created_unix_ms = record.updated_unix_ms = NowMs();
+  Status put = store_->PutShard(record);
+  if (!put.ok()) {
+    // Not recorded means not resumable: do not keep it running silently.
+    host_->Stop(id);
+    return Status(put.code(), "the shard could not be recorded (" +
+                                  put.message() + "); it was stopped");
+  }
+  return Status::Ok();
+}
+
+Status ShardDirectory::Stop(std::string_view id) {
+  const Status stopped = host_->Stop(id);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto failed = failed_.find(id);
+  const bool was_failed = failed != failed_.end();
+  if (was_failed) failed_.erase(failed);
+  if (!stopped.ok() && !was_failed) return stopped;
+  if (store_ != nullptr) {
+    // On failure the record stays; OnStopped tries again for a running
+    // shard, the next start-up lists a failed one again.
+    Status deleted = store_->DeleteShard(id);
+    if (!deleted.ok()) {
+      Log("shard " + std::string(id) +
+          ": stopped, but its record could not be deleted: " +
+          deleted.ToString());
+    }
+  }
+  return Status::Ok();
+}
+
+void ShardDirectory::OnStopped(std::string_view id) {
+  if (store_ == nullptr) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  std::optional<shard::ShardInfo> info = host_->Get(id);
+  if (info && info->status != shard::ShardStatus::kStopped) return;  // newer
+  if (failed_.contains(id)) return;  // kept until an operator stops it
+  Status deleted = store_->DeleteShard(id);
+  if (!deleted.ok()) {
+    Log("shard " + std::string(id) +
+        ": stopped, but its record could not be deleted: " +
+        deleted.ToString());
+  }
+}
+
+void ShardDirectory::MarkFailed(store::ShardRecord record,
+                                const std::string& error) {
+  record.status = kRecordFailed;
+  record.error = error;
+  record.updated_unix_ms = NowMs();
+  Status st = store_->SetShardStatus(record.id, kRecordFailed, error);
+  if (!st.ok()) {
+    Log("shard " + record.id + ": cannot record its failure: " + st.ToString());
+  }
+  failed_[record.id] = std::move(record);
+}
+
+Result<RestoreReport> ShardDirectory::RestoreAll(
+    const std::function<void(const std::string&)>& log) {
+  RestoreReport report;
+  if (store_ == nullptr) return report;
+  Result<std::vector<store::ShardRecord>> records = store_->ListShards();
+  if (!records.ok()) return records.status();
+  for (store::ShardRecord& record : *records) {
+    Status started;
+    bool from_save = false;
+    if (kinds_->Find(record.kind) == nullptr) {
+      started = NotFound("unknown shard kind \"" + record.kind +
+                         "\" (not in the app's manifest)");
+    } else {
+      Result<std::optional<std::string>> saved = store_->Load(record.id);
+      if (!saved.ok()) {
+        started = saved.status();
+      } else {
+        from_save = saved->has_value();
+        started = from_save
+                      ? host_->Restore(record.kind, record.id, record.params)
+                      : host_->Create(record.kind, record.id, record.params);
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (started.ok()) {
+      ++(from_save ? report.restored : report.created);
+      failed_.erase(record.id);  // a record listed twice
+      if (record.status != kRecordRunning) {
+        Status st = store_->SetShardStatus(record.id, kRecordRunning, "");
+        if (!st.ok()) Log("shard " + record.id + ": " + st.ToString());
+      }
+      continue;
+    }
+    ++report.failed;
+    const std::string error = started.message();
+    if (log) {
+      log("shard " + record.id + " (" + record.kind +
+          ") did not start: " + error);
+    }
+    MarkFailed(std::move(record), error);
+  }
+  return report;
+}
+
+std::vector<store::ShardRecord> ShardDirectory::FailedRecords() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<store::ShardRecord> out;
+  out.reserve(failed_.size());
+  for (const auto& [id, record] : failed_) out.push_back(record);
+  return out;
+}
+
+std::optional<store::ShardRecord> ShardDirectory::FailedRecord(
+    std::string_view id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = failed_.find(id);
+  if (it == failed_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace tessera::server

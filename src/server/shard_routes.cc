@@ -1,0 +1,263 @@
+// The admin API's shard routes and the dev join (see api_handler.h).
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "net/ticket.h"
+#include "server/api_handler.h"
+#include "server/codec_json.h"
+#include "server/http_json.h"
+#include "server/random_token.h"
+#include "server/request_target.h"
+#include "server/shard_views.h"
+
+namespace tessera::server {
+
+using json = nlohmann::json;
+using net::HttpResponse;
+
+namespace {
+
+constexpr char kStoppedByOperator[] = "stopped: by an operator";
+constexpr char kKickedByOperator[] = "kicked by an operator";
+
+HttpResponse BadField(const std::string& message) {
+  return ErrorResponse(400, "invalid_argument", message);
+}
+
+HttpResponse UnknownShard(const std::string& id) {
+  return ErrorResponse(404, "not_found", "no shard \"" + id + "\"");
+}
+
+HttpResponse UnknownKind(const std::string& kind) {
+  return ErrorResponse(404, "unknown_kind",
+                       "unknown shard kind \"" + kind + "\"");
+}
+
+// A string member: nullopt with `error` set when it is present but not a
+// string, or missing while `required`; "" when absent and optional.
+std::optional<std::string> StringField(const json& body, const char* name,
+                                       bool required, HttpResponse* error) {
+  auto it = body.find(name);
+  if (it == body.end() || it->is_null()) {
+    if (!required) return std::string();
+    *error = BadField(std::string("\"") + name + "\" is required");
+    return std::nullopt;
+  }
+  if (!it->is_string()) {
+    *error = BadField(std::string("\"") + name + "\" must be a string");
+    return std::nullopt;
+  }
+  return it->get<std::string>();
+}
+
+std::optional<std::string> ShardIdField(const json& body, const char* name,
+                                        HttpResponse* error) {
+  std::optional<std::string> id = StringField(body, name, true, error);
+  if (id && !IsValidShardId(*id)) {
+    *error = BadField(std::string("\"") + name +
+                      "\" must be 1-128 characters of A-Z a-z 0-9 . _ : -");
+    return std::nullopt;
+  }
+  return id;
+}
+
+std::optional<std::string> SubscriberField(const json& body, bool required,
+                                           HttpResponse* error) {
+  std::optional<std::string> sub =
+      StringField(body, "subscriber", required, error);
+  if (sub && (required || !sub->empty()) && !IsValidSubscriberId(*sub)) {
+    *error = BadField(
+        "\"subscriber\" must be 1-128 characters without control "
+        "characters");
+    return std::nullopt;
+  }
+  return sub;
+}
+
+// Errors of shard creation: capacity is 503, the rest as HttpStatusFor.
+HttpResponse CreateError(const Status& status) {
+  if (status.code() == StatusCode::kResourceExhausted) {
+    return ErrorResponse(503, "capacity", status.message());
+  }
+  return ErrorFromStatus(status);
+}
+
+}  // namespace
+
+HttpResponse ApiHandler::ListShards() {
+  std::set<std::string, std::less<>> failed_ids;
+  json list = json::array();
+  std::vector<store::ShardRecord> failed = directory_->FailedRecords();
+  for (const store::ShardRecord& r : failed) failed_ids.insert(r.id);
+  for (const shard::ShardInfo& info : directory_->host()->List()) {
+    list.push_back(SummaryJson(info, failed_ids.erase(info.id) > 0));
+  }
+  for (const store::ShardRecord& r : failed) {
+    if (failed_ids.contains(r.id)) list.push_back(SummaryJson(r));
+  }
+  return JsonResponse(200, list);
+}
+
+HttpResponse ApiHandler::CreateShard(const json& body) {
+  HttpResponse error;
+  std::optional<std::string> kind = StringField(body, "kind", true, &error);
+  if (!kind) return error;
+  std::optional<std::string> id = ShardIdField(body, "id", &error);
+  if (!id) return error;
+  std::shared_ptr<const shard::KindEntry> entry =
+      directory_->kinds()->Find(*kind);
+  if (entry == nullptr) return UnknownKind(*kind);
+  auto params = body.find("params");
+  Status created =
+      directory_->Create(*kind, *id,
+                         EncodeParams(params == body.end() ? nullptr : &*params,
+                                      entry->config.codec));
+  if (!created.ok()) return CreateError(created);
+  std::optional<shard::ShardInfo> info = directory_->host()->Get(*id);
+  if (!info) return UnknownShard(*id);  // stopped and removed already
+  return JsonResponse(201, SummaryJson(*info, false));
+}
+
+HttpResponse ApiHandler::GetShard(const std::string& id) {
+  std::optional<shard::ShardInfo> info = directory_->host()->Get(id);
+  std::optional<store::ShardRecord> failed = directory_->FailedRecord(id);
+  if (!info && !failed) return UnknownShard(id);
+  const std::string& kind = info ? info->kind : failed->kind;
+  std::shared_ptr<const shard::KindEntry> entry =
+      directory_->kinds()->Find(kind);
+  std::vector<std::string> subscriber_ids;
+  if (connections_ != nullptr) subscriber_ids = connections_->Subscribers(id);
+  return JsonResponse(200,
+                      DetailJson(info, failed, entry ? &entry->config : nullptr,
+                                 subscriber_ids));
+}
+
+HttpResponse ApiHandler::Kick(const std::string& id, const json& body) {
+  HttpResponse error;
+  std::optional<std::string> subscriber = SubscriberField(body, true, &error);
+  if (!subscriber) return error;
+  if (!Knows(id)) return UnknownShard(id);
+  size_t closed = 0;
+  if (connections_ != nullptr) {
+    closed = connections_->CloseSubscriber(id, *subscriber, net::kCloseKicked,
+                                           kKickedByOperator);
+  }
+  return JsonResponse(200, json{{"closed", closed}});
+}
+
+HttpResponse ApiHandler::StopShard(const std::string& id) {
+  Status stopped = directory_->Stop(id);
+  if (!stopped.ok()) return ErrorFromStatus(stopped);
+  size_t closed = 0;
+  if (connections_ != nullptr) {
+    closed = connections_->CloseShard(id, net::kCloseShardStopped,
+                                      kStoppedByOperator);
+  }
+  return JsonResponse(200,
+                      json{{"id", id}, {"stopped", true}, {"closed", closed}});
+}
+
+HttpResponse ApiHandler::MintTicket(const std::string& id, const json& body) {
+  HttpResponse error;
+  std::optional<std::string> subscriber = SubscriberField(body, true, &error);
+  if (!subscriber) return error;
+  int64_t ttl = net::kDefaultTicketLifetimeSecs;
+  if (auto it = body.find("ttl_secs"); it != body.end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<int64_t>() < 1 ||
+        it->get<int64_t>() > options_.max_ticket_ttl_secs) {
+      return BadField("\"ttl_secs\" must be an integer from 1 to " +
+                      std::to_string(options_.max_ticket_ttl_secs));
+    }
+    ttl = it->get<int64_t>();
+  }
+  std::string claims = "{}";
+  if (auto it = body.find("claims"); it != body.end() && !it->is_null()) {
+    if (!it->is_object()) return BadField("\"claims\" must be a JSON object");
+    claims = it->dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  if (!Knows(id)) return UnknownShard(id);
+  net::Ticket ticket;
+  ticket.shard_id = id;
+  ticket.subscriber_id = *subscriber;
+  ticket.expires_unix = UnixNow() + ttl;
+  ticket.claims_json = std::move(claims);
+  return JsonResponse(
+      200, json{{"ticket", net::MintTicket(options_.ticket_secret, ticket)},
+                {"expires", ticket.expires_unix}});
+}
+
+HttpResponse ApiHandler::SubmitInput(const std::string& id, const json& body) {
+  auto input = body.find("input");
+  if (input == body.end()) return BadField("\"input\" is required");
+  std::optional<shard::ShardInfo> info = directory_->host()->Get(id);
+  if (!info) return UnknownShard(id);
+  std::shared_ptr<const shard::KindEntry> entry =
+      directory_->kinds()->Find(info->kind);
+  if (entry == nullptr) return UnknownKind(info->kind);
+  const uint64_t seq = next_server_seq_.fetch_add(1);
+  Status submitted = directory_->host()->SubmitInput(
+      id, /*subscriber=*/"", seq, EncodeForCodec(*input, entry->config.codec));
+  if (submitted.code() == StatusCode::kFailedPrecondition) {
+    return ErrorResponse(409, "stopped", submitted.message());
+  }
+  if (submitted.code() == StatusCode::kResourceExhausted) {
+    return ErrorResponse(429, "queue_full", submitted.message());
+  }
+  if (!submitted.ok()) return ErrorFromStatus(submitted);
+  return JsonResponse(202, json{{"seq", seq}});
+}
+
+HttpResponse ApiHandler::DevJoin(const json& body) {
+  HttpResponse error;
+  std::optional<std::string> id = ShardIdField(body, "shard", &error);
+  if (!id) return error;
+  std::optional<std::string> kind = StringField(body, "kind", false, &error);
+  if (!kind) return error;
+  std::optional<std::string> subscriber = SubscriberField(body, false, &error);
+  if (!subscriber) return error;
+
+  shard::ShardHost* host = directory_->host();
+  std::optional<shard::ShardInfo> info = host->Get(*id);
+  if (!info || info->status == shard::ShardStatus::kStopped) {
+    if (kind->empty()) {
+      return BadField("\"kind\" is required to create shard \"" + *id + "\"");
+    }
+    std::shared_ptr<const shard::KindEntry> entry =
+        directory_->kinds()->Find(*kind);
+    if (entry == nullptr) return UnknownKind(*kind);
+    auto params = body.find("params");
+    Status created = directory_->Create(
+        *kind, *id,
+        EncodeParams(params == body.end() ? nullptr : &*params,
+                     entry->config.codec));
+    // Another join may have created it meanwhile: then join that one.
+    info = host->Get(*id);
+    if (!created.ok() &&
+        !(created.code() == StatusCode::kAlreadyExists && info &&
+          info->status != shard::ShardStatus::kStopped)) {
+      return CreateError(created);
+    }
+  }
+  if (info && !kind->empty() && info->kind != *kind) {
+    return ErrorResponse(409, "kind_mismatch",
+                         "shard \"" + *id + "\" is of kind \"" + info->kind +
+                             "\", not \"" + *kind + "\"");
+  }
+  if (subscriber->empty()) {
+    Result<std::string> suffix = RandomHex(4);
+    if (!suffix.ok()) return ErrorFromStatus(suffix.status());
+    *subscriber = "guest-" + *suffix;
+  }
+  net::Ticket ticket;
+  ticket.shard_id = *id;
+  ticket.subscriber_id = *subscriber;
+  ticket.expires_unix = UnixNow() + net::kDefaultTicketLifetimeSecs;
+  return JsonResponse(
+      200, json{{"shardId", *id},
+                {"subscriberId", *subscriber},
+                {"ticket", net::MintTicket(options_.ticket_secret, ticket)}});
+}
+
+}  // namespace tessera::server

@@ -1,0 +1,245 @@
+#include "store/sqlite_store.h"
+
+#include <chrono>
+#include <utility>
+
+#include "store/directories.h"
+#include "store/schema.h"
+
+namespace tessera::store {
+namespace {
+
+constexpr char kMemoryPath[] = ":memory:";
+
+// Bytes of log kept after a checkpoint; the rest is truncated.
+constexpr char kJournalSizeLimit[] = "PRAGMA journal_size_limit = 67108864";
+
+std::string Quoted(std::string_view id) { return "'" + std::string(id) + "'"; }
+
+}  // namespace
+
+struct SqliteStore::Statements {
+  std::unique_ptr<SqliteStatement> begin, commit, rollback;
+  std::unique_ptr<SqliteStatement> put_shard, set_status, delete_shard,
+      list_shards;
+  std::unique_ptr<SqliteStatement> save, load, forget;
+};
+
+namespace {
+
+Status Prepare(SqliteDb& db, std::unique_ptr<SqliteStatement>& out,
+               std::string_view sql) {
+  Result<std::unique_ptr<SqliteStatement>> stmt = db.Prepare(sql);
+  if (!stmt.ok()) return stmt.status();
+  out = std::move(stmt).value();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
+                                                       Options options) {
+  if (path.empty()) {
+    return InvalidArgument("sqlite store: the database path is empty");
+  }
+  if (!options.now_unix_ms) {
+    options.now_unix_ms = [] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+          .count();
+    };
+  }
+  const bool in_memory = path == kMemoryPath;
+  if (!in_memory) TESSERA_RETURN_IF_ERROR(CreateParentDirectories(path));
+
+  Result<std::unique_ptr<SqliteDb>> opened = SqliteDb::Open(path);
+  if (!opened.ok()) return opened.status();
+  std::unique_ptr<SqliteDb> db = std::move(opened).value();
+
+  TESSERA_RETURN_IF_ERROR(db->Exec(
+      "PRAGMA busy_timeout = " + std::to_string(options.busy_timeout_ms),
+      "set busy_timeout"));
+  // The first statement that reads the file: a file that is not a database
+  // fails here. WAL is persistent in the file; anything else (a filesystem
+  // without shared memory) is refused rather than silently weaker.
+  Result<std::string> mode =
+      db->QueryText("PRAGMA journal_mode = WAL", "set WAL journal mode");
+  if (!mode.ok()) return mode.status();
+  const char* want_mode = in_memory ? "memory" : "wal";
+  if (*mode != want_mode) {
+    return IoError("sqlite store " + path +
+                   ": cannot use WAL journal mode (SQLite kept \"" + *mode +
+                   "\")");
+  }
+  TESSERA_RETURN_IF_ERROR(
+      db->Exec("PRAGMA synchronous = FULL", "set synchronous=FULL"));
+  TESSERA_RETURN_IF_ERROR(
+      db->Exec("PRAGMA foreign_keys = ON", "enable foreign keys"));
+  TESSERA_RETURN_IF_ERROR(db->Exec(kJournalSizeLimit, "set journal size"));
+  TESSERA_RETURN_IF_ERROR(MigrateSchema(*db, options.now_unix_ms()));
+
+  auto s = std::make_unique<Statements>();
+  SqliteDb& d = *db;
+  TESSERA_RETURN_IF_ERROR(Prepare(d, s->begin, "BEGIN IMMEDIATE"));
+  TESSERA_RETURN_IF_ERROR(Prepare(d, s->commit, "COMMIT"));
+  TESSERA_RETURN_IF_ERROR(Prepare(d, s->rollback, "ROLLBACK"));
+  TESSERA_RETURN_IF_ERROR(
+      Prepare(d, s->put_shard,
+              "INSERT INTO shards(id, kind, params, status, error, created_ms, "
+              "updated_ms) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) "
+              "ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, "
+              "params = excluded.params, status = excluded.status, "
+              "error = excluded.error, created_ms = excluded.created_ms, "
+              "updated_ms = excluded.updated_ms"));
+  TESSERA_RETURN_IF_ERROR(Prepare(d, s->set_status,
+                                  "UPDATE shards SET status = ?2, error = ?3, "
+                                  "updated_ms = ?4 WHERE id = ?1"));
+  TESSERA_RETURN_IF_ERROR(
+      Prepare(d, s->delete_shard, "DELETE FROM shards WHERE id = ?1"));
+  TESSERA_RETURN_IF_ERROR(
+      Prepare(d, s->list_shards,
+              "SELECT id, kind, params, status, error, created_ms, updated_ms "
+              "FROM shards ORDER BY created_ms, id"));
+  TESSERA_RETURN_IF_ERROR(
+      Prepare(d, s->save,
+              "INSERT INTO saves(shard_id, state, saved_ms) VALUES(?1, ?2, ?3) "
+              "ON CONFLICT(shard_id) DO UPDATE SET state = excluded.state, "
+              "saved_ms = excluded.saved_ms"));
+  TESSERA_RETURN_IF_ERROR(
+      Prepare(d, s->load, "SELECT state FROM saves WHERE shard_id = ?1"));
+  TESSERA_RETURN_IF_ERROR(
+      Prepare(d, s->forget, "DELETE FROM saves WHERE shard_id = ?1"));
+
+  return std::unique_ptr<SqliteStore>(
+      new SqliteStore(std::move(db), std::move(s), std::move(options)));
+}
+
+SqliteStore::SqliteStore(std::unique_ptr<SqliteDb> db,
+                         std::unique_ptr<Statements> statements,
+                         Options options)
+    : options_(std::move(options)),
+      path_(db->path()),
+      db_(std::move(db)),
+      stmts_(std::move(statements)) {}
+
+SqliteStore::~SqliteStore() = default;
+
+int64_t SqliteStore::NowUnixMs() const { return options_.now_unix_ms(); }
+
+Status SqliteStore::Save(std::string_view shard_id, std::string_view bytes) {
+  const int64_t now = NowUnixMs();
+  std::lock_guard<std::mutex> lock(mu_);
+  SqliteStatement& st = *stmts_->save;
+  ScopedReset reset(st);
+  TESSERA_RETURN_IF_ERROR(st.BindText(1, shard_id));
+  TESSERA_RETURN_IF_ERROR(st.BindBlob(2, bytes));
+  TESSERA_RETURN_IF_ERROR(st.BindInt64(3, now));
+  return st.Run("save shard " + Quoted(shard_id));
+}
+
+Result<std::optional<std::string>> SqliteStore::Load(
+    std::string_view shard_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  SqliteStatement& st = *stmts_->load;
+  ScopedReset reset(st);
+  TESSERA_RETURN_IF_ERROR(st.BindText(1, shard_id));
+  Result<bool> row = st.Step("load shard " + Quoted(shard_id));
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<std::string>();
+  return std::optional<std::string>(st.ColumnBytes(0));
+}
+
+Status SqliteStore::Forget(std::string_view shard_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  SqliteStatement& st = *stmts_->forget;
+  ScopedReset reset(st);
+  TESSERA_RETURN_IF_ERROR(st.BindText(1, shard_id));
+  return st.Run("forget shard " + Quoted(shard_id));
+}
+
+Status SqliteStore::PutShard(const ShardRecord& record) {
+  const int64_t now = NowUnixMs();
+  std::lock_guard<std::mutex> lock(mu_);
+  SqliteStatement& st = *stmts_->put_shard;
+  ScopedReset reset(st);
+  TESSERA_RETURN_IF_ERROR(st.BindText(1, record.id));
+  TESSERA_RETURN_IF_ERROR(st.BindText(2, record.kind));
+  TESSERA_RETURN_IF_ERROR(st.BindBlob(3, record.params));
+  TESSERA_RETURN_IF_ERROR(st.BindText(4, record.status));
+  TESSERA_RETURN_IF_ERROR(st.BindText(5, record.error));
+  TESSERA_RETURN_IF_ERROR(st.BindInt64(
+      6, record.created_unix_ms != 0 ? record.created_unix_ms : now));
+  TESSERA_RETURN_IF_ERROR(st.BindInt64(
+      7, record.updated_unix_ms != 0 ? record.updated_unix_ms : now));
+  return st.Run("put shard " + Quoted(record.id));
+}
+
+Status SqliteStore::SetShardStatus(std::string_view id, std::string_view status,
+                                   std::string_view error) {
+  const int64_t now = NowUnixMs();
+  std::lock_guard<std::mutex> lock(mu_);
+  SqliteStatement& st = *stmts_->set_status;
+  ScopedReset reset(st);
+  TESSERA_RETURN_IF_ERROR(st.BindText(1, id));
+  TESSERA_RETURN_IF_ERROR(st.BindText(2, status));
+  TESSERA_RETURN_IF_ERROR(st.BindText(3, error));
+  TESSERA_RETURN_IF_ERROR(st.BindInt64(4, now));
+  TESSERA_RETURN_IF_ERROR(st.Run("set status of shard " + Quoted(id)));
+  if (db_->changes() == 0) {
+    return NotFound("no shard " + Quoted(id) + " in the directory");
+  }
+  return Status::Ok();
+}
+
+Status SqliteStore::DeleteShard(std::string_view id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string what = "delete shard " + Quoted(id);
+  {
+    ScopedReset reset(*stmts_->begin);
+    TESSERA_RETURN_IF_ERROR(stmts_->begin->Run(what));
+  }
+  Status st = DeleteShardLocked(id);
+  if (st.ok()) {
+    ScopedReset reset(*stmts_->commit);
+    st = stmts_->commit->Run(what);
+  }
+  if (!st.ok() && !db_->autocommit()) {
+    ScopedReset reset(*stmts_->rollback);
+    (void)stmts_->rollback->Run(what);
+  }
+  return st;
+}
+
+Status SqliteStore::DeleteShardLocked(std::string_view id) {
+  for (SqliteStatement* st :
+       {stmts_->delete_shard.get(), stmts_->forget.get()}) {
+    ScopedReset reset(*st);
+    TESSERA_RETURN_IF_ERROR(st->BindText(1, id));
+    TESSERA_RETURN_IF_ERROR(st->Run("delete shard " + Quoted(id)));
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<ShardRecord>> SqliteStore::ListShards() {
+  std::lock_guard<std::mutex> lock(mu_);
+  SqliteStatement& st = *stmts_->list_shards;
+  ScopedReset reset(st);
+  std::vector<ShardRecord> records;
+  while (true) {
+    Result<bool> row = st.Step("list shards");
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    ShardRecord r;
+    r.id = st.ColumnBytes(0);
+    r.kind = st.ColumnBytes(1);
+    r.params = st.ColumnBytes(2);
+    r.status = st.ColumnBytes(3);
+    r.error = st.ColumnBytes(4);
+    r.created_unix_ms = st.ColumnInt64(5);
+    r.updated_unix_ms = st.ColumnInt64(6);
+    records.push_back(std::move(r));
+  }
+  return records;
+}
+
+}  // namespace tessera::store

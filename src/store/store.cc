@@ -1,0 +1,18 @@
+#include "store/store.h"
+
+#include <utility>
+
+#include "store/sqlite_store.h"
+#include "store/store_url.h"
+
+namespace tessera::store {
+
+Result<std::unique_ptr<Store>> OpenStore(const std::string& url) {
+  Result<StoreUrl> parsed = ParseStoreUrl(url);
+  if (!parsed.ok()) return parsed.status();
+  Result<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(parsed->path);
+  if (!store.ok()) return store.status();
+  return std::unique_ptr<Store>(std::move(store).value());
+}
+
+}  // namespace tessera::store

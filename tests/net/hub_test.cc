@@ -1,0 +1,154 @@
+// Hub: the registry and the frame fan-out, with fake sessions and an
+// io_context run on the test thread (no sockets).
+#include "net/hub.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <mutex>
+
+namespace tessera::net {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::UnorderedElementsAre;
+
+class FakeSession final : public HubSession {
+ public:
+  struct Frame {
+    uint64_t tick;
+    std::shared_ptr<const std::string> snapshot;
+    std::vector<uint64_t> seqs;  // of the results handed to this session
+  };
+  void PostFrame(
+      uint64_t tick, std::shared_ptr<const std::string> snapshot,
+      std::shared_ptr<const std::vector<shard::InputResult>> results) override {
+    std::lock_guard<std::mutex> lock(mu);
+    Frame f{tick, std::move(snapshot), {}};
+    if (results != nullptr) {
+      for (const auto& r : *results) f.seqs.push_back(r.seq);
+    }
+    frames.push_back(std::move(f));
+  }
+  void PostClose(int code, std::string reason) override {
+    std::lock_guard<std::mutex> lock(mu);
+    closes.emplace_back(code, std::move(reason));
+  }
+  std::mutex mu;
+  std::vector<Frame> frames;
+  std::vector<std::pair<int, std::string>> closes;
+};
+
+shard::InputResult Result(std::string subscriber, uint64_t seq) {
+  shard::InputResult r;
+  r.subscriber = std::move(subscriber);
+  r.seq = seq;
+  r.accepted = true;
+  return r;
+}
+
+class HubTest : public ::testing::Test {
+ protected:
+  void Run() {
+    ioc_.restart();
+    ioc_.run();
+  }
+  boost::asio::io_context ioc_;
+  Hub hub_{ioc_};
+};
+
+TEST_F(HubTest, FanOutSharesOneSnapshotAndRoutesResultsBySubscriber) {
+  auto a1 = std::make_shared<FakeSession>();
+  auto a2 = std::make_shared<FakeSession>();
+  auto b = std::make_shared<FakeSession>();
+  auto other = std::make_shared<FakeSession>();
+  ASSERT_TRUE(hub_.Add("s", "alice", a1));
+  ASSERT_TRUE(hub_.Add("s", "alice", a2));
+  ASSERT_TRUE(hub_.Add("s", "bob", b));
+  ASSERT_TRUE(hub_.Add("t", "carol", other));
+  EXPECT_EQ(hub_.session_count(), 4u);
+  EXPECT_THAT(hub_.Subscribers("s"), UnorderedElementsAre("alice", "bob"));
+
+  hub_.OnFrame("s", 7, "snap",
+               {Result("alice", 1), Result("", 99), Result("bob", 2),
+                Result("alice", 3)});
+  Run();
+  ASSERT_EQ(a1->frames.size(), 1u);
+  ASSERT_EQ(a2->frames.size(), 1u);
+  ASSERT_EQ(b->frames.size(), 1u);
+  EXPECT_TRUE(other->frames.empty());
+  EXPECT_EQ(a1->frames[0].tick, 7u);
+  EXPECT_EQ(*a1->frames[0].snapshot, "snap");
+  // One buffer for everyone.
+  EXPECT_EQ(a1->frames[0].snapshot.get(), b->frames[0].snapshot.get());
+  EXPECT_EQ(a1->frames[0].snapshot.get(), a2->frames[0].snapshot.get());
+  EXPECT_THAT(a1->frames[0].seqs, ElementsAre(1u, 3u));
+  EXPECT_THAT(a2->frames[0].seqs, ElementsAre(1u, 3u));
+  EXPECT_THAT(b->frames[0].seqs, ElementsAre(2u));
+}
+
+TEST_F(HubTest, FramesKeepTheirOrder) {
+  auto a = std::make_shared<FakeSession>();
+  ASSERT_TRUE(hub_.Add("s", "alice", a));
+  for (uint64_t t = 1; t <= 100; ++t) hub_.OnFrame("s", t, "x", {});
+  Run();
+  ASSERT_EQ(a->frames.size(), 100u);
+  for (uint64_t t = 1; t <= 100; ++t) EXPECT_EQ(a->frames[t - 1].tick, t);
+}
+
+TEST_F(HubTest, RemoveAndCloses) {
+  auto a = std::make_shared<FakeSession>();
+  auto a2 = std::make_shared<FakeSession>();
+  auto b = std::make_shared<FakeSession>();
+  hub_.Add("s", "alice", a);
+  hub_.Add("s", "alice", a2);
+  hub_.Add("s", "bob", b);
+  EXPECT_EQ(hub_.CloseSubscriber("s", "alice", 4005, "kicked"), 2u);
+  EXPECT_EQ(hub_.CloseSubscriber("s", "nobody", 4005, "kicked"), 0u);
+  EXPECT_EQ(hub_.CloseSubscriber("nope", "alice", 4005, "kicked"), 0u);
+  ASSERT_EQ(a->closes.size(), 1u);
+  EXPECT_EQ(a->closes[0].first, 4005);
+  EXPECT_TRUE(b->closes.empty());
+
+  hub_.Remove("s", "alice", a.get());
+  hub_.Remove("s", "alice", a2.get());
+  EXPECT_THAT(hub_.Subscribers("s"), ElementsAre("bob"));
+  EXPECT_EQ(hub_.session_count(), 1u);
+  hub_.OnFrame("s", 1, "x", {});
+  Run();
+  EXPECT_TRUE(a->frames.empty());
+  EXPECT_EQ(b->frames.size(), 1u);
+  EXPECT_EQ(hub_.CloseShard("s", 4006, "stopped"), 1u);
+}
+
+TEST_F(HubTest, StopClosesAfterPendingFramesAndForgetsTheShard) {
+  auto a = std::make_shared<FakeSession>();
+  hub_.Add("s", "alice", a);
+  hub_.OnFrame("s", 1, "x", {});
+  hub_.OnStopped("s", 4006, "finished: done");
+  Run();
+  ASSERT_EQ(a->frames.size(), 1u);
+  ASSERT_EQ(a->closes.size(), 1u);
+  EXPECT_EQ(a->closes[0], std::make_pair(4006, std::string("finished: done")));
+  EXPECT_TRUE(hub_.Subscribers("s").empty());
+  EXPECT_EQ(hub_.session_count(), 0u);
+  hub_.Remove("s", "alice", a.get());  // the session's own cleanup: no-op
+}
+
+TEST_F(HubTest, ShutdownDropsEverything) {
+  auto a = std::make_shared<FakeSession>();
+  hub_.Add("s", "alice", a);
+  hub_.Shutdown();
+  EXPECT_FALSE(hub_.Add("s", "bob", std::make_shared<FakeSession>()));
+  hub_.OnFrame("s", 1, "x", {});
+  hub_.OnStopped("s", 4006, "stopped");
+  Run();
+  EXPECT_TRUE(a->frames.empty());
+  EXPECT_TRUE(a->closes.empty());
+  EXPECT_EQ(hub_.session_count(), 0u);
+  EXPECT_EQ(a.use_count(), 1);
+}
+
+}  // namespace
+}  // namespace tessera::net

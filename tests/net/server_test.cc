@@ -1,0 +1,795 @@
+// The network server in-process: a real Server on an ephemeral port, a real
+// ShardHost ticking the `counter` test guest, and the synchronous test
+// client over loopback sockets.
+#include "net/server.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "net/protocol_v1.h"
+#include "net/ticket.h"
+#include "shard/kind_registry.h"
+#include "shard/shard_host.h"
+#include "shard/test_guests.h"
+#include "tests/net/test_client.h"
+
+namespace tessera::net {
+namespace {
+
+using ::tessera::net::testing::ClientOptions;
+using ::tessera::net::testing::CloseInfo;
+using ::tessera::net::testing::HttpCall;
+using ::tessera::net::testing::HttpConnection;
+using ::tessera::net::testing::TestClient;
+using ::tessera::shard::testing::FromMsgpack;
+using ::tessera::shard::testing::Msgpack;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using ::testing::UnorderedElementsAre;
+using json = nlohmann::json;
+
+constexpr char kSecret[] = "test-secret";
+constexpr uint32_t kTickRate = 50;
+
+int64_t UnixNow() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string AddInput(int n) { return Msgpack({{"add", {{"n", n}}}}); }
+
+// Records requests; answers 200 "hello <target>".
+class FakeHttp final : public HttpHandler {
+ public:
+  HttpResponse Handle(const HttpRequest& request) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      requests_.push_back(request);
+    }
+    HttpResponse response;
+    response.content_type = "text/plain";
+    response.body = "hello " + request.target;
+    response.headers.emplace_back("X-Test", "yes");
+    return response;
+  }
+  std::vector<HttpRequest> requests() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return requests_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<HttpRequest> requests_;
+};
+
+// Polls `cond` for up to 3 s.
+template <typename F>
+bool WaitFor(F cond) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (!cond()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TESSERA_LOAD_GUEST_OR_SKIP(counter, "counter", 64);
+    shard::KindConfig kind;
+    kind.name = "counter";
+    kind.tick_rate = kTickRate;
+    kind.idle_shutdown_secs = 0;
+    ASSERT_TRUE(kinds_.Add(kind, counter).ok());
+  }
+
+  void TearDown() override {
+    if (server_) server_->Stop();
+    host_.reset();
+    server_.reset();
+  }
+
+  ServerOptions Options() {
+    ServerOptions options;
+    options.port = 0;
+    options.ping_interval_ms = 60'000;
+    options.find_kind = FindKindIn(&kinds_);
+    return options;
+  }
+
+  void StartServer(ServerOptions options) {
+    server_ = std::make_unique<Server>(std::move(options), kSecret, &http_,
+                                       &metrics_);
+    shard::HostOptions host_options;
+    host_options.workers = 2;
+    host_ = std::make_unique<shard::ShardHost>(&kinds_, server_.get(), nullptr,
+                                               host_options);
+    server_->SetHost(host_.get());
+    Status started = server_->Start();
+    ASSERT_TRUE(started.ok()) << started.ToString();
+    ASSERT_NE(server_->port(), 0);
+  }
+  void StartServer() { StartServer(Options()); }
+
+  void CreateShard(const std::string& id, int start = 0) {
+    Status created = host_->Create("counter", id, Msgpack({{"start", start}}));
+    ASSERT_TRUE(created.ok()) << created.ToString();
+  }
+
+  std::string Ticket(const std::string& shard, const std::string& subscriber,
+                     int64_t ttl_secs = 600,
+                     const std::string& secret = kSecret) {
+    net::Ticket ticket;
+    ticket.shard_id = shard;
+    ticket.subscriber_id = subscriber;
+    ticket.expires_unix = UnixNow() + ttl_secs;
+    return MintTicket(secret, ticket);
+  }
+
+  ClientOptions ClientOpts(std::string subprotocol = "") {
+    ClientOptions options;
+    options.port = server_->port();
+    options.subprotocol = std::move(subprotocol);
+    return options;
+  }
+
+  std::unique_ptr<TestClient> Connect(const std::string& shard) {
+    auto client = TestClient::Connect(ClientOpts(), shard);
+    EXPECT_TRUE(client.ok()) << client.status().ToString();
+    if (!client.ok()) return nullptr;
+    return std::move(client).value();
+  }
+
+  // Connects and joins; null (with a failure) if that did not work.
+  std::unique_ptr<TestClient> Join(const std::string& shard,
+                                   const std::string& subscriber) {
+    auto client = Connect(shard);
+    if (client == nullptr) return nullptr;
+    auto welcome = client->Join(Ticket(shard, subscriber));
+    EXPECT_TRUE(welcome.ok()) << welcome.status().ToString();
+    if (!welcome.ok()) return nullptr;
+    return client;
+  }
+
+  // Expects the client to be closed with `code` and a reason containing
+  // `reason`.
+  void ExpectClose(TestClient& client, int code, const std::string& reason) {
+    Result<CloseInfo> close = client.WaitClose(5000);
+    ASSERT_TRUE(close.ok()) << close.status().ToString();
+    EXPECT_EQ(close->code, code) << close->reason;
+    EXPECT_THAT(close->reason, HasSubstr(reason));
+  }
+
+  // Reads frames until `n` have arrived; their ticks strictly increase.
+  void ExpectFrames(TestClient& client, int n) {
+    uint64_t last_tick = 0;
+    for (int i = 0; i < n; ++i) {
+      auto frame = client.ReadUntil<v1::Frame>(2000);
+      ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+      EXPECT_GT(frame->tick, last_tick);
+      last_tick = frame->tick;
+    }
+  }
+
+  shard::KindRegistry kinds_;
+  FakeHttp http_;
+  Metrics metrics_;
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<shard::ShardHost> host_;
+};
+
+TEST_F(ServerTest, JoinGetsWelcomeThenFrames) {
+  StartServer();
+  const std::string shard = "room/1 é";  // percent-encoded in the URL
+  CreateShard(shard, 5);
+  auto connected = TestClient::Connect(ClientOpts("tessera.v1"), shard);
+  ASSERT_TRUE(connected.ok()) << connected.status().ToString();
+  auto& client = *connected;
+  EXPECT_EQ(client->subprotocol(), "tessera.v1");
+
+  auto welcome = client->Join(Ticket(shard, "alice"));
+  ASSERT_TRUE(welcome.ok()) << welcome.status().ToString();
+  EXPECT_EQ(welcome->shard_id, shard);
+  EXPECT_EQ(welcome->subscriber_id, "alice");
+  EXPECT_EQ(welcome->tick_rate, kTickRate);
+  EXPECT_EQ(welcome->codec, "msgpack");
+
+  auto frame = client->ReadUntil<v1::Frame>();
+  ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+  EXPECT_GE(frame->tick, welcome->tick);
+  EXPECT_EQ(frame->last_seq, 0u);
+  json snapshot = FromMsgpack(frame->snapshot);
+  EXPECT_EQ(snapshot["value"], 5);
+  ExpectFrames(*client, 3);
+
+  EXPECT_THAT(server_->Subscribers(shard), ElementsAre("alice"));
+  EXPECT_EQ(server_->ConnectionCount(), 1u);
+  EXPECT_TRUE(WaitFor([&] { return host_->Get(shard)->subscribers == 1; }));
+
+  ASSERT_TRUE(client->Close().ok());
+  EXPECT_TRUE(WaitFor([&] { return server_->ConnectionCount() == 0; }));
+  EXPECT_TRUE(server_->Subscribers(shard).empty());
+  EXPECT_TRUE(WaitFor([&] { return host_->Get(shard)->subscribers == 0; }));
+}
+
+TEST_F(ServerTest, NoSubprotocolWhenNotOffered) {
+  StartServer();
+  CreateShard("a");
+  auto client = Connect("a");
+  ASSERT_NE(client, nullptr);
+  EXPECT_EQ(client->subprotocol(), "");
+  EXPECT_TRUE(client->Join(Ticket("a", "alice")).ok());
+}
+
+TEST_F(ServerTest, InputIsAckedAfterTheFrameThatShowsIt) {
+  StartServer();
+  CreateShard("a", 10);
+  auto client = Join("a", "alice");
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->SendInput(1, AddInput(3)).ok());
+  bool saw_frame = false;
+  for (;;) {
+    auto msg = client->ReadMessage();
+    ASSERT_TRUE(msg.ok()) << msg.status().ToString();
+    if (auto* frame = std::get_if<v1::Frame>(&msg.value())) {
+      json snapshot = FromMsgpack(frame->snapshot);
+      if (frame->last_seq == 1) {
+        saw_frame = true;
+        EXPECT_EQ(snapshot["value"], 13);
+        EXPECT_EQ(snapshot["last_sid"], "alice");
+      } else {
+        EXPECT_EQ(snapshot["value"], 10);
+      }
+    } else if (auto* ack = std::get_if<v1::Ack>(&msg.value())) {
+      EXPECT_EQ(ack->seq, 1u);
+      EXPECT_TRUE(saw_frame) << "ACK before the FRAME of its tick";
+      break;
+    } else {
+      ASSERT_FALSE(std::holds_alternative<v1::Reject>(msg.value()));
+    }
+  }
+  // The next inputs too, with gaps in the seqs.
+  ASSERT_TRUE(client->SendInput(5, AddInput(1), 3).ok());
+  auto ack = client->ReadUntil<v1::Ack>();
+  ASSERT_TRUE(ack.ok()) << ack.status().ToString();
+  EXPECT_EQ(ack->seq, 5u);
+  auto frame = client->ReadUntil<v1::Frame>();
+  ASSERT_TRUE(frame.ok());
+  EXPECT_EQ(frame->last_seq, 5u);
+  EXPECT_EQ(FromMsgpack(frame->snapshot)["value"], 14);
+}
+
+TEST_F(ServerTest, RefusedInputGetsRejectWithTheModuleText) {
+  StartServer();
+  CreateShard("a");
+  auto client = Join("a", "alice");
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->SendInput(1, AddInput(-1)).ok());
+  auto reject = client->ReadUntil<v1::Reject>();
+  ASSERT_TRUE(reject.ok()) << reject.status().ToString();
+  EXPECT_EQ(reject->seq, 1u);
+  EXPECT_EQ(reject->error, "n must be positive");
+  // A refused input still counts as applied for last_seq.
+  auto frame = client->ReadUntil<v1::Frame>();
+  ASSERT_TRUE(frame.ok());
+  EXPECT_EQ(frame->last_seq, 1u);
+  EXPECT_EQ(FromMsgpack(frame->snapshot)["value"], 0);
+}
+
+TEST_F(ServerTest, TwoSubscribersSeeEachOther) {
+  StartServer();
+  CreateShard("a");
+  auto alice = Join("a", "alice");
+  auto bob = Join("a", "bob");
+  ASSERT_NE(alice, nullptr);
+  ASSERT_NE(bob, nullptr);
+  EXPECT_THAT(server_->Subscribers("a"), UnorderedElementsAre("alice", "bob"));
+  ASSERT_TRUE(bob->SendInput(1, AddInput(7)).ok());
+  ASSERT_TRUE(bob->ReadUntil<v1::Ack>().ok());
+  // Alice sees bob's input in her frames, with her own last_seq (0).
+  for (;;) {
+    auto frame = alice->ReadUntil<v1::Frame>();
+    ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+    EXPECT_EQ(frame->last_seq, 0u);
+    json snapshot = FromMsgpack(frame->snapshot);
+    if (snapshot["value"] == 7) {
+      EXPECT_EQ(snapshot["last_sid"], "bob");
+      break;
+    }
+  }
+  ExpectFrames(*bob, 2);
+}
+
+TEST_F(ServerTest, ConnectionsOfOneSubscriberGetTheirOwnResults) {
+  StartServer();
+  CreateShard("a");
+  auto tab1 = Join("a", "alice");
+  auto tab2 = Join("a", "alice");
+  ASSERT_NE(tab1, nullptr);
+  ASSERT_NE(tab2, nullptr);
+  EXPECT_THAT(server_->Subscribers("a"), ElementsAre("alice"));
+  // The same client seq on both connections.
+  ASSERT_TRUE(tab1->SendInput(1, AddInput(2)).ok());
+  ASSERT_TRUE(tab2->SendInput(1, AddInput(-2)).ok());
+  auto ack = tab1->ReadUntil<v1::Ack>();
+  ASSERT_TRUE(ack.ok()) << ack.status().ToString();
+  EXPECT_EQ(ack->seq, 1u);
+  auto reject = tab2->ReadUntil<v1::Reject>();
+  ASSERT_TRUE(reject.ok()) << reject.status().ToString();
+  EXPECT_EQ(reject->error, "n must be positive");
+  // Neither got the other's result.
+  for (int i = 0; i < 5; ++i) {
+    auto m1 = tab1->ReadMessage();
+    auto m2 = tab2->ReadMessage();
+    ASSERT_TRUE(m1.ok() && m2.ok());
+    EXPECT_TRUE(std::holds_alternative<v1::Frame>(m1.value()));
+    EXPECT_TRUE(std::holds_alternative<v1::Frame>(m2.value()));
+  }
+  // The host counts distinct subscribers.
+  EXPECT_EQ(host_->Get("a")->subscribers, 1u);
+}
+
+TEST_F(ServerTest, TicketsAreChecked) {
+  StartServer();
+  CreateShard("a");
+  CreateShard("b");
+  struct Case {
+    std::string ticket;
+    int code;
+  };
+  const std::vector<Case> cases = {
+      {Ticket("a", "alice", 600, "another-secret"), kCloseTicketInvalid},
+      {"v1.garbage.ticket", kCloseTicketInvalid},
+      {"", kCloseTicketInvalid},
+      {Ticket("a", "alice", -10), kCloseTicketExpired},
+      {Ticket("b", "alice"), kCloseTicketWrongShard},
+      {Ticket("a", ""), kCloseTicketInvalid},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.ticket);
+    auto client = Connect("a");
+    ASSERT_NE(client, nullptr);
+    ASSERT_TRUE(client->SendHello(c.ticket).ok());
+    Result<CloseInfo> close = client->WaitClose();
+    ASSERT_TRUE(close.ok()) << close.status().ToString();
+    EXPECT_EQ(close->code, c.code) << close->reason;
+    EXPECT_FALSE(close->reason.empty());
+  }
+  // A valid ticket for a shard that does not run.
+  auto client = Connect("ghost");
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->SendHello(Ticket("ghost", "alice")).ok());
+  ExpectClose(*client, kCloseShardNotFound, "ghost");
+
+  std::string metrics = metrics_.Render();
+  EXPECT_THAT(metrics, HasSubstr("tessera_ws_closes_total{code=\"4001\"} 4"));
+  EXPECT_THAT(metrics, HasSubstr("tessera_ws_closes_total{code=\"4004\"} 1"));
+}
+
+TEST_F(ServerTest, HelloRules) {
+  ServerOptions options = Options();
+  options.hello_timeout_ms = 200;
+  StartServer(options);
+  CreateShard("a");
+  {
+    auto client = Connect("a");
+    ASSERT_NE(client, nullptr);
+    ExpectClose(*client, kCloseHelloTimeout, "HELLO");
+  }
+  {
+    auto client = Connect("a");
+    ASSERT_NE(client, nullptr);
+    ASSERT_TRUE(client->SendHello(Ticket("a", "alice"), 2).ok());
+    ExpectClose(*client, kCloseUnsupportedVersion, "version 2");
+  }
+  {
+    auto client = Connect("a");
+    ASSERT_NE(client, nullptr);
+    ASSERT_TRUE(client->SendPing(1).ok());
+    ExpectClose(*client, kCloseHelloExpected, "HELLO");
+  }
+  {
+    auto client = Join("a", "alice");
+    ASSERT_NE(client, nullptr);
+    ASSERT_TRUE(client->SendHello(Ticket("a", "alice")).ok());
+    ExpectClose(*client, kCloseHelloExpected, "HELLO");
+  }
+}
+
+TEST_F(ServerTest, PingPong) {
+  ServerOptions options = Options();
+  options.ping_interval_ms = 100;
+  StartServer(options);
+  CreateShard("a");
+  auto client = Join("a", "alice");
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->SendPing(42).ok());
+  auto pong = client->ReadUntil<v1::Pong>();
+  ASSERT_TRUE(pong.ok()) << pong.status().ToString();
+  EXPECT_EQ(pong->nonce, 42u);
+  auto ping = client->ReadUntil<v1::Ping>();
+  ASSERT_TRUE(ping.ok()) << ping.status().ToString();
+  ASSERT_TRUE(client->SendPong(ping->nonce).ok());
+  ExpectFrames(*client, 2);
+}
+
+TEST_F(ServerTest, MalformedMessagesCloseOnlyTheirConnection) {
+  StartServer();
+  CreateShard("a");
+  auto bystander = Join("a", "bob");
+  ASSERT_NE(bystander, nullptr);
+
+  const std::string hello = v1::EncodeHello(Ticket("a", "alice"));
+  struct Case {
+    std::string name;
+    std::string bytes;
+    bool text = false;
+    bool join_first = false;
+    int code = kCloseBadFrame;
+  };
+  const std::vector<Case> cases = {
+      {"garbage", std::string("\xc1\xff\x00\x13", 4)},
+      {"truncated", hello.substr(0, hello.size() - 3)},
+      {"not an array", std::string("\x05", 1)},
+      {"unknown type", std::string("\x91\x09", 2)},
+      {"empty", ""},
+      {"text", "[1,1,\"x\"]", true},
+      {"oversized", std::string(70 * 1024, '\x90'), false, false,
+       kCloseMessageTooBig},
+      {"far oversized", std::string(1 << 20, 'x'), false, false,
+       kCloseMessageTooBig},
+      {"garbage after join", std::string("\xc1", 1), false, true},
+      {"text after join", "hi", true, true},
+      {"oversized after join", std::string(65 * 1024 + 1, 'x'), false, true,
+       kCloseMessageTooBig},
+      {"input with wrong types after join", "\x93\x02\xa1x\xa1y", false, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto client = c.join_first ? Join("a", "alice") : Connect("a");
+    ASSERT_NE(client, nullptr);
+    Status sent = c.text ? client->SendText(c.bytes) : client->Send(c.bytes);
+    ASSERT_TRUE(sent.ok()) << sent.ToString();
+    Result<CloseInfo> close = client->WaitClose();
+    ASSERT_TRUE(close.ok()) << close.status().ToString();
+    EXPECT_EQ(close->code, c.code) << close->reason;
+    // The others are unaffected.
+    ExpectFrames(*bystander, 1);
+  }
+  auto fresh = Join("a", "carol");
+  ASSERT_NE(fresh, nullptr);
+  ExpectFrames(*fresh, 3);
+  ExpectFrames(*bystander, 3);
+}
+
+TEST_F(ServerTest, SeqsMustIncrease) {
+  StartServer();
+  CreateShard("a");
+  {
+    auto client = Join("a", "alice");
+    ASSERT_NE(client, nullptr);
+    ASSERT_TRUE(client->SendInput(2, AddInput(1)).ok());
+    ASSERT_TRUE(client->SendInput(2, AddInput(1)).ok());
+    ExpectClose(*client, kCloseBadFrame, "seq 2");
+  }
+  {
+    auto client = Join("a", "alice");
+    ASSERT_NE(client, nullptr);
+    ASSERT_TRUE(client->SendInput(0, AddInput(1)).ok());
+    ExpectClose(*client, kCloseBadFrame, "seq");
+  }
+  {
+    auto client = Join("a", "alice");
+    ASSERT_NE(client, nullptr);
+    ASSERT_TRUE(client->SendInput((uint64_t{1} << 53) + 1, AddInput(1)).ok());
+    ExpectClose(*client, kCloseBadFrame, "seq");
+  }
+}
+
+TEST_F(ServerTest, InputFloodHitsTheStrikesLimitOthersKeepPlaying) {
+  ServerOptions options = Options();
+  options.input_rate_per_sec = 10;
+  options.input_burst = 5;
+  options.max_strikes = 3;
+  StartServer(options);
+  CreateShard("a");
+  auto flooder = Join("a", "mallory");
+  auto player = Join("a", "alice");
+  ASSERT_NE(flooder, nullptr);
+  ASSERT_NE(player, nullptr);
+
+  for (uint64_t seq = 1; seq <= 40; ++seq) {
+    if (!flooder->SendInput(seq, AddInput(1)).ok()) break;  // closed already
+  }
+  int acks = 0;
+  int rate_limited = 0;
+  CloseInfo close;
+  for (;;) {
+    auto event = flooder->Read();
+    ASSERT_TRUE(event.ok()) << event.status().ToString();
+    if (event->closed) {
+      close = event->close;
+      break;
+    }
+    auto msg = v1::DecodeServerMessage(std::span<const uint8_t>(
+        reinterpret_cast<const uint8_t*>(event->bytes.data()),
+        event->bytes.size()));
+    ASSERT_TRUE(msg.ok());
+    if (std::holds_alternative<v1::Ack>(msg.value())) ++acks;
+    if (auto* reject = std::get_if<v1::Reject>(&msg.value())) {
+      EXPECT_EQ(reject->error, "rate limited");
+      ++rate_limited;
+    }
+  }
+  EXPECT_EQ(close.code, kCloseRateLimited) << close.reason;
+  EXPECT_THAT(close.reason, HasSubstr("strikes"));
+  EXPECT_EQ(rate_limited, 3);
+  EXPECT_LE(acks, 6);  // the burst (plus a token refilled meanwhile)
+
+  // The other player keeps getting frames and acks.
+  ExpectFrames(*player, 5);
+  ASSERT_TRUE(player->SendInput(1, AddInput(1)).ok());
+  EXPECT_TRUE(player->ReadUntil<v1::Ack>().ok());
+  EXPECT_THAT(
+      metrics_.Render(),
+      HasSubstr("tessera_inputs_refused_total{reason=\"rate_limited\"} 3"));
+}
+
+TEST_F(ServerTest, KickClosesThatSubscriberOnly) {
+  StartServer();
+  CreateShard("a");
+  auto alice1 = Join("a", "alice");
+  auto alice2 = Join("a", "alice");
+  auto bob = Join("a", "bob");
+  ASSERT_NE(alice1, nullptr);
+  ASSERT_NE(alice2, nullptr);
+  ASSERT_NE(bob, nullptr);
+  EXPECT_EQ(server_->CloseSubscriber("a", "alice", kCloseKicked,
+                                     "kicked by an operator"),
+            2u);
+  ExpectClose(*alice1, kCloseKicked, "kicked by an operator");
+  ExpectClose(*alice2, kCloseKicked, "kicked by an operator");
+  ExpectFrames(*bob, 3);
+  EXPECT_TRUE(WaitFor([&] {
+    return server_->Subscribers("a") == std::vector<std::string>{"bob"};
+  }));
+  EXPECT_EQ(server_->CloseSubscriber("a", "nobody", kCloseKicked, "x"), 0u);
+  EXPECT_EQ(server_->CloseShard("a", kCloseShardStopped, "closed"), 1u);
+  ExpectClose(*bob, kCloseShardStopped, "closed");
+}
+
+TEST_F(ServerTest, StoppedShardClosesItsConnections) {
+  StartServer();
+  CreateShard("a");
+  CreateShard("b");
+  auto alice = Join("a", "alice");
+  auto other = Join("b", "bob");
+  ASSERT_NE(alice, nullptr);
+  ASSERT_NE(other, nullptr);
+  ASSERT_TRUE(host_->Stop("a").ok());
+  Result<CloseInfo> close = alice->WaitClose();
+  ASSERT_TRUE(close.ok()) << close.status().ToString();
+  EXPECT_EQ(close->code, kCloseShardStopped);
+  EXPECT_THAT(close->reason, StartsWith("stopped"));
+  ExpectFrames(*other, 3);
+
+  // A module that finishes: "finished: <its reason>".
+  ASSERT_TRUE(other->SendInput(1, Msgpack({{"finish", json::object()}})).ok());
+  ExpectClose(*other, kCloseShardStopped, "finished: done");
+
+  // Joining a stopped shard.
+  auto late = Connect("a");
+  ASSERT_NE(late, nullptr);
+  ASSERT_TRUE(late->SendHello(Ticket("a", "alice")).ok());
+  ExpectClose(*late, kCloseShardNotFound, "no running shard");
+}
+
+TEST_F(ServerTest, StopClosesEveryConnectionWithGoingAway) {
+  StartServer();
+  CreateShard("a");
+  auto alice = Join("a", "alice");
+  auto bob = Join("a", "bob");
+  auto lurker = Connect("a");  // not joined yet
+  ASSERT_NE(alice, nullptr);
+  ASSERT_NE(bob, nullptr);
+  ASSERT_NE(lurker, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return server_->ConnectionCount() == 3; }));
+
+  const auto start = std::chrono::steady_clock::now();
+  std::thread stopper([&] { server_->Stop(); });
+  for (TestClient* client : {alice.get(), bob.get(), lurker.get()}) {
+    Result<CloseInfo> close = client->WaitClose();
+    ASSERT_TRUE(close.ok()) << close.status().ToString();
+    EXPECT_EQ(close->code, kCloseGoingAway);
+    EXPECT_EQ(close->reason, "server shutting down");
+  }
+  stopper.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  EXPECT_EQ(server_->ConnectionCount(), 0u);
+  // Frames after Stop are dropped; connecting fails.
+  server_->OnFrame("a", 999, "x", {});
+  EXPECT_FALSE(TestClient::Connect(ClientOpts(), "a").ok());
+  server_->Stop();  // idempotent
+}
+
+TEST_F(ServerTest, StopDropsClientsThatDoNotAnswerTheClose) {
+  ServerOptions options = Options();
+  options.close_timeout_ms = 300;
+  StartServer(options);
+  CreateShard("a");
+  auto alice = Join("a", "alice");
+  ASSERT_NE(alice, nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  server_->Stop();  // alice does not read meanwhile
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+}
+
+TEST_F(ServerTest, ClientThatDoesNotReadIsClosedAsTooSlow) {
+  ServerOptions options = Options();
+  options.max_queued_frames = 4;
+  options.close_timeout_ms = 200;
+  options.socket_send_buffer_bytes = 8192;
+  StartServer(options);
+  CreateShard("a");
+  // The counter's snapshot carries the last sender's id: a long id (tickets
+  // are at most 4 KiB) makes every frame ~2.5 KB, so a client that does not
+  // read (with a small receive buffer) soon fills the socket buffers and
+  // frames queue up on the server.
+  const std::string big_id(2'500, 'm');
+  ClientOptions slow_options = ClientOpts();
+  slow_options.receive_buffer_bytes = 4096;
+  auto connected = TestClient::Connect(slow_options, "a");
+  ASSERT_TRUE(connected.ok()) << connected.status().ToString();
+  auto& slow = *connected;
+  auto welcome = slow->Join(Ticket("a", big_id));
+  ASSERT_TRUE(welcome.ok()) << welcome.status().ToString();
+  ASSERT_TRUE(slow->SendInput(1, AddInput(1)).ok());
+  auto bystander = Join("a", "bob");
+  ASSERT_NE(bystander, nullptr);
+
+  // Meanwhile `slow` reads nothing; the bystander keeps reading.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (server_->ConnectionCount() > 1 &&
+         std::chrono::steady_clock::now() < deadline) {
+    auto frame = bystander->ReadUntil<v1::Frame>(2000);
+    ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+  }
+  EXPECT_EQ(server_->ConnectionCount(), 1u);
+  EXPECT_THAT(metrics_.Render(),
+              HasSubstr("tessera_ws_closes_total{code=\"1008\"} 1"));
+  EXPECT_THAT(server_->Subscribers("a"), ElementsAre("bob"));
+  ExpectFrames(*bystander, 3);
+}
+
+TEST_F(ServerTest, PingFloodWithoutReadingIsClosed) {
+  ServerOptions options = Options();
+  options.close_timeout_ms = 200;
+  options.socket_send_buffer_bytes = 8192;
+  StartServer(options);
+  CreateShard("a");
+  ClientOptions slow_options = ClientOpts();
+  slow_options.receive_buffer_bytes = 4096;
+  auto connected = TestClient::Connect(slow_options, "a");
+  ASSERT_TRUE(connected.ok()) << connected.status().ToString();
+  auto& flooder = *connected;
+  ASSERT_TRUE(flooder->Join(Ticket("a", "mallory")).ok());
+  // PONGs pile up on the server (the flooder reads nothing) until the
+  // message bound (16 x max_queued_frames) closes the connection.
+  for (uint64_t nonce = 1; nonce <= 50'000; ++nonce) {
+    if (!flooder->SendPing(nonce).ok()) break;
+    if (nonce % 1000 == 0 && server_->ConnectionCount() == 0) break;
+  }
+  EXPECT_TRUE(WaitFor([&] { return server_->ConnectionCount() == 0; }));
+  EXPECT_THAT(metrics_.Render(),
+              HasSubstr("tessera_ws_closes_total{code=\"1008\"} 1"));
+}
+
+TEST_F(ServerTest, HttpRequestsGoToTheHandlerWithKeepAlive) {
+  StartServer();
+  auto conn = HttpConnection::Connect("127.0.0.1", server_->port());
+  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+  auto r1 =
+      (*conn)->Request("GET", "/healthz?x=1", "",
+                       {{"X-Custom", "A"}, {"Authorization", "Bearer t"}});
+  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  EXPECT_EQ(r1->status, 200);
+  EXPECT_EQ(r1->body, "hello /healthz?x=1");
+  EXPECT_EQ(r1->headers["x-test"], "yes");
+  EXPECT_EQ(r1->headers["content-type"], "text/plain");
+  auto r2 = (*conn)->Request("POST", "/api/shards", "{\"kind\":\"counter\"}");
+  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+  EXPECT_EQ(r2->status, 200);
+
+  std::vector<HttpRequest> seen = http_.requests();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].method, "GET");
+  EXPECT_EQ(seen[0].target, "/healthz?x=1");
+  EXPECT_EQ(seen[0].headers["x-custom"], "A");
+  EXPECT_EQ(seen[0].headers["authorization"], "Bearer t");
+  EXPECT_EQ(seen[0].remote_address, "127.0.0.1");
+  EXPECT_EQ(seen[1].method, "POST");
+  EXPECT_EQ(seen[1].body, "{\"kind\":\"counter\"}");
+}
+
+TEST_F(ServerTest, HttpBodyOverTheLimitIs413) {
+  StartServer();
+  auto r = HttpCall("127.0.0.1", server_->port(), "POST", "/api/shards",
+                    std::string(2 << 20, 'x'));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 413);
+  EXPECT_TRUE(http_.requests().empty());
+  // Exactly at the limit is fine.
+  auto ok = HttpCall("127.0.0.1", server_->port(), "POST", "/x",
+                     std::string(1 << 20, 'x'));
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->status, 200);
+}
+
+TEST_F(ServerTest, BadShardPathIsRefused) {
+  StartServer();
+  auto client = TestClient::ConnectTarget(ClientOpts(), "/shard/%zz");
+  ASSERT_FALSE(client.ok());
+  EXPECT_THAT(client.status().message(), HasSubstr("400"));
+}
+
+TEST_F(ServerTest, PortInUseIsAnError) {
+  StartServer();
+  ServerOptions options = Options();
+  options.port = server_->port();
+  Server second(options, kSecret, nullptr, nullptr);
+  Status started = second.Start();
+  EXPECT_EQ(started.code(), StatusCode::kIo) << started.ToString();
+}
+
+TEST_F(ServerTest, MetricsCountTraffic) {
+  StartServer();
+  CreateShard("a");
+  auto client = Join("a", "alice");
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->SendInput(1, AddInput(1)).ok());
+  ASSERT_TRUE(client->ReadUntil<v1::Ack>().ok());
+  ASSERT_TRUE(client->SendInput(2, AddInput(-1)).ok());
+  ASSERT_TRUE(client->ReadUntil<v1::Reject>().ok());
+  std::string text = metrics_.Render();
+  EXPECT_THAT(text, HasSubstr("tessera_connections 1"));
+  EXPECT_THAT(text, HasSubstr("tessera_inputs_submitted_total 2"));
+  EXPECT_THAT(text, HasSubstr("tessera_inputs_accepted_total 1"));
+  EXPECT_THAT(text,
+              HasSubstr("tessera_inputs_refused_total{reason=\"module\"} 1"));
+  EXPECT_THAT(text, HasSubstr("tessera_ws_messages_in_total 3"));
+  EXPECT_THAT(text, HasSubstr("tessera_ws_bytes_out_total"));
+}
+
+TEST_F(ServerTest, ManyIoThreads) {
+  ServerOptions options = Options();
+  options.io_threads = 4;
+  StartServer(options);
+  CreateShard("a");
+  std::vector<std::unique_ptr<TestClient>> clients;
+  for (int i = 0; i < 8; ++i) {
+    clients.push_back(Join("a", "p" + std::to_string(i % 3)));
+    ASSERT_NE(clients.back(), nullptr);
+  }
+  for (size_t i = 0; i < clients.size(); ++i) {
+    ASSERT_TRUE(clients[i]->SendInput(1, AddInput(1)).ok());
+  }
+  for (auto& client : clients) {
+    auto ack = client->ReadUntil<v1::Ack>();
+    ASSERT_TRUE(ack.ok()) << ack.status().ToString();
+    EXPECT_EQ(ack->seq, 1u);
+    ExpectFrames(*client, 2);
+  }
+}
+
+}  // namespace
+}  // namespace tessera::net
