@@ -8,7 +8,7 @@ CMAKE_GEN  := -G Ninja
 TESSERA    := $(BUILD)/src/cli/tessera
 FUZZ_SECS  ?= 45
 
-.PHONY: all deps build test unit-test asan-test fuzz-test dev bench clean format spec
+.PHONY: all deps build test unit-test asan-test fuzz-test dev run-arena bench spec clean format
 
 all: build
 
@@ -54,10 +54,15 @@ fuzz-test: deps
 spec: build
 	$(BUILD)/tests/spec/spec_runner
 
-# Builds tessera and the example arena, then runs the arena for a few
-# seconds of game time through `tessera run`, printing its snapshots.
+# Builds tessera and serves the example arena on http://127.0.0.1:4321
+# (WebSocket, admin API, metrics, the app's web/ folder), with its state in
+# examples/arena/.tessera/ (SQLite). Stop with Ctrl-C: shards are saved.
 dev: build
-	$(TESSERA) shards build examples/arena
+	$(TESSERA) dev examples/arena
+
+# Runs the arena for 3 s of game time from the command line, printing each
+# tick's snapshot (no server).
+run-arena: build
 	$(TESSERA) run examples/arena --kind arena \
 	  --params '{"width":800,"height":500}' --ticks 60 \
 	  --inputs examples/arena/demo-inputs.jsonl
