@@ -12,6 +12,7 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "net/server_context.h"
 #include "net/ws_session.h"
@@ -25,6 +26,8 @@ namespace http = beast::http;
 namespace websocket = beast::websocket;
 
 constexpr std::string_view kShardPrefix = "/shard/";
+// What Drain() reads at most of a refused request body.
+constexpr size_t kMaxDrainBytes = 16 << 20;
 
 std::string JsonError(std::string_view code, std::string_view message) {
   // Codes and messages here are fixed ASCII without quotes or backslashes.
@@ -60,6 +63,9 @@ class HttpSession final : public std::enable_shared_from_this<HttpSession> {
       return;
     }
     if (ec == http::error::body_limit) {
+      // The client may still be sending the body: read and discard it after
+      // the answer, so that it gets the 413 rather than a TCP reset.
+      drain_after_write_ = true;
       Reply(http::status::payload_too_large, 11,
             JsonError("too_large",
                       "request body over " +
@@ -162,9 +168,28 @@ class HttpSession final : public std::enable_shared_from_this<HttpSession> {
     response_.reset();
     if (!keep_alive) {
       Shutdown();
+      if (drain_after_write_) Drain();
       return;
     }
     DoRead();
+  }
+
+  // Reads and discards what the client still sends (at most kMaxDrainBytes,
+  // within the idle timeout), then closes.
+  void Drain() {
+    if (drain_buffer_.empty()) drain_buffer_.resize(16 * 1024);
+    stream_.expires_after(
+        std::chrono::milliseconds(ctx_.options.http_idle_timeout_ms));
+    stream_.async_read_some(
+        asio::buffer(drain_buffer_),
+        [self = shared_from_this()](beast::error_code ec, size_t bytes) {
+          self->drained_bytes_ += bytes;
+          if (ec || self->drained_bytes_ > kMaxDrainBytes) {
+            self->stream_.close();
+            return;
+          }
+          self->Drain();
+        });
   }
 
   void Shutdown() {
@@ -177,6 +202,9 @@ class HttpSession final : public std::enable_shared_from_this<HttpSession> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<http::response<http::string_body>> response_;
+  bool drain_after_write_ = false;
+  std::vector<char> drain_buffer_;
+  size_t drained_bytes_ = 0;
 };
 
 int HexValue(char c) {

@@ -7,7 +7,9 @@
 //
 // Invariants:
 // - At most one Beast write or close is outstanding (`writing_`); outgoing
-//   messages wait in `queue_`, whose front is the one being written.
+//   messages wait in `queue_`, whose front is the one being written (unless
+//   it is the PONG: at most one is pending, `pong_nonce_`, and it jumps the
+//   queue).
 // - A FRAME is written as two buffers: its own small header and the shard's
 //   shared snapshot buffer, never copied per connection.
 // - Frames waiting beyond max_queued_frames (or messages of any kind beyond
@@ -255,7 +257,11 @@ class WsSession final : public HubSession,
     } else if (const auto* input = std::get_if<v1::Input>(&msg)) {
       HandleInput(*input);
     } else if (const auto* ping = std::get_if<v1::Ping>(&msg)) {
-      Send(v1::EncodePong(ping->nonce));
+      // One PONG pending at a time, for the latest PING (as RFC 6455 allows
+      // for its own pings): a client flooding PINGs without reading cannot
+      // grow the queue. It goes before queued frames, for a truer RTT.
+      pong_nonce_ = ping->nonce;
+      StartWrite();
     }
     // PONG: nothing to do (the ping only keeps the connection warm).
   }
@@ -456,6 +462,7 @@ class WsSession final : public HubSession,
     Leave();
     hello_timer_.cancel();
     ping_timer_.cancel();
+    pong_nonce_.reset();
     if (drop_queued) DropQueued();
     Outgoing out;
     out.head = TruncateCloseReason(reason);
@@ -472,17 +479,28 @@ class WsSession final : public HubSession,
 
   // Forgets every queued message except the one being written.
   void DropQueued() {
-    while (queue_.size() > (writing_ ? 1u : 0u)) {
+    const size_t in_flight = writing_ && !writing_pong_ ? 1 : 0;
+    while (queue_.size() > in_flight) {
       if (queue_.back().is_frame) --queued_frames_;
       queue_.pop_back();
     }
   }
 
   void StartWrite() {
-    if (writing_ || queue_.empty() || state_ == State::kAccepting ||
-        state_ == State::kDone) {
+    if (writing_ || state_ == State::kAccepting || state_ == State::kDone) {
       return;
     }
+    if (pong_nonce_ && state_ == State::kJoined) {
+      writing_ = true;
+      writing_pong_ = true;
+      pong_message_ = v1::EncodePong(*pong_nonce_);
+      pong_nonce_.reset();
+      ws_.async_write(
+          asio::buffer(pong_message_),
+          beast::bind_front_handler(&WsSession::OnWrite, shared_from_this()));
+      return;
+    }
+    if (queue_.empty()) return;
     Outgoing& item = queue_.front();
     if (item.is_close) {
       if (!ws_.is_open()) {  // the peer's close is already being answered
@@ -509,7 +527,9 @@ class WsSession final : public HubSession,
 
   void OnWrite(beast::error_code ec, size_t bytes) {
     writing_ = false;
-    if (!queue_.empty()) {
+    if (writing_pong_) {
+      writing_pong_ = false;
+    } else if (!queue_.empty()) {
       if (queue_.front().is_frame) --queued_frames_;
       queue_.pop_front();
     }
@@ -580,6 +600,9 @@ class WsSession final : public HubSession,
   uint64_t last_applied_seq_ = 0;
   std::unordered_map<uint64_t, uint64_t> outstanding_;  // input id -> seq
   uint64_t ping_nonce_ = 0;
+  std::optional<uint64_t> pong_nonce_;  // the PONG to send next
+  std::string pong_message_;            // the PONG being written
+  bool writing_pong_ = false;
 };
 
 }  // namespace
