@@ -6,6 +6,9 @@ FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja
 TESSERA    := $(BUILD)/src/cli/tessera
+# Unit tests run again under ASan+UBSan (label `unit`).
+ASAN_TARGETS ?= wasm_test shard_test store_test net_proto_test net_test \
+                app_test server_test sdk_codec_test
 FUZZ_SECS  ?= 45
 
 .PHONY: all deps build test unit-test asan-test fuzz-test dev run-arena bench spec clean format
@@ -30,7 +33,7 @@ unit-test: build
 asan-test: deps
 	cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug \
 	  -DTESSERA_SANITIZE=ON -DTESSERA_SANITIZE_ONLY_UNIT=ON
-	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TARGETS)
 	ASAN_OPTIONS=detect_leaks=1:handle_segv=0:allow_user_segv_handler=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L unit
