@@ -73,6 +73,7 @@ run-arena: build
 bench: build
 	$(TESSERA) shards build examples/arena
 	$(BUILD)/bench/runtime_bench
+	$(BUILD)/bench/net/net_bench
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

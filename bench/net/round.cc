@@ -1,0 +1,191 @@
+#include "bench/net/round.h"
+
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "bench/net/bot.h"
+#include "bench/net/cpu_time.h"
+#include "tests/net/test_client.h"
+
+namespace tessera::bench {
+namespace {
+
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::json;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Dev-join tickets for subscribers "b0".."b<n-1>" (short ids keep the
+// snapshot, which lists every player, small).
+Result<std::vector<std::string>> JoinTickets(const RoundConfig& config) {
+  auto http = net::testing::HttpConnection::Connect(config.host, config.port);
+  if (!http.ok()) return http.status();
+  std::vector<std::string> tickets;
+  const int shards = std::max(1, config.shards);
+  for (int i = 0; i < config.bots; ++i) {
+    const json body = {{"shard", RoundShardId(config, i % shards)},
+                       {"kind", "arena"},
+                       {"subscriber", "b" + std::to_string(i)}};
+    auto r = (*http)->Request("POST", "/api/dev/join", body.dump(),
+                              {{"Content-Type", "application/json"}});
+    if (!r.ok()) return r.status();
+    const json reply = json::parse(r->body, nullptr, false);
+    if (r->status != 200 || !reply.is_object() || !reply.contains("ticket")) {
+      return IoError("POST /api/dev/join: HTTP " + std::to_string(r->status) +
+                     ": " + r->body);
+    }
+    tickets.push_back(reply["ticket"].get<std::string>());
+  }
+  return tickets;
+}
+
+// Counts down from n; Wait returns when it reaches zero or times out.
+class Countdown {
+ public:
+  explicit Countdown(int n) : left_(n) {}
+  void Done() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--left_ == 0) cv_.notify_all();
+  }
+  bool Wait(std::chrono::seconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, timeout, [this] { return left_ <= 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int left_;
+};
+
+std::optional<double> ServerCpu(pid_t pid) {
+  return pid > 0 ? ProcessCpuSeconds(pid) : std::nullopt;
+}
+
+std::optional<double> Diff(std::optional<double> a, std::optional<double> b) {
+  if (!a || !b) return std::nullopt;
+  return *b - *a;
+}
+
+void SleepSecs(double secs) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(secs));
+}
+
+}  // namespace
+
+std::string RoundShardId(const RoundConfig& config, int k) {
+  if (config.shards <= 1) return config.shard;
+  return config.shard + "-" + std::to_string(k);
+}
+
+Result<RoundResult> RunRound(const RoundConfig& config) {
+  Result<std::vector<std::string>> tickets = JoinTickets(config);
+  if (!tickets.ok()) return tickets.status();
+
+  std::atomic<int> phase{kJoining};
+  InFlight in_flight;
+  const int threads = std::max(1, config.threads);
+  std::vector<std::unique_ptr<asio::io_context>> iocs;
+  std::vector<std::unique_ptr<BotStats>> stats;
+  using Guard = asio::executor_work_guard<asio::io_context::executor_type>;
+  std::vector<Guard> guards;
+  for (int t = 0; t < threads; ++t) {
+    iocs.push_back(std::make_unique<asio::io_context>(1));
+    stats.push_back(std::make_unique<BotStats>(&phase, &in_flight));
+    guards.push_back(asio::make_work_guard(*iocs.back()));
+  }
+  // Each io thread ends once its bots have closed (after `guards` go).
+  Countdown runners_done(threads);
+  std::vector<std::thread> runners;
+  for (int t = 0; t < threads; ++t) {
+    runners.emplace_back([ioc = iocs[t].get(), &runners_done] {
+      ioc->run();
+      runners_done.Done();
+    });
+  }
+
+  BotConfig base;
+  base.endpoint =
+      asio::ip::tcp::endpoint(asio::ip::make_address(config.host), config.port);
+  base.host_header = config.host + ":" + std::to_string(config.port);
+  base.inputs_per_sec = config.inputs_per_sec;
+  std::vector<std::shared_ptr<Bot>> bots;
+  Countdown joined(config.bots);
+  for (int i = 0; i < config.bots; ++i) {
+    BotConfig c = base;
+    c.shard = RoundShardId(config, i % std::max(1, config.shards));
+    c.ticket = (*tickets)[i];
+    c.seed = 0x5eed + static_cast<uint64_t>(i);
+    const int t = i % threads;
+    bots.push_back(std::make_shared<Bot>(*iocs[t], c, stats[t].get()));
+    asio::post(*iocs[t], [bot = bots.back(), &joined] {
+      bot->Join([&joined](bool) { joined.Done(); });
+    });
+  }
+  const bool all_answered = joined.Wait(std::chrono::seconds(60));
+
+  RoundResult result;
+  auto start = Clock::now();
+  if (all_answered) {
+    phase = kBaseline;
+    const auto cpu0 = ServerCpu(config.server_pid);
+    SleepSecs(config.baseline_secs);
+    const auto cpu1 = ServerCpu(config.server_pid);
+    result.baseline_secs = SecondsSince(start);
+    result.server_cpu_baseline = Diff(cpu0, cpu1);
+
+    phase = kLoad;
+    start = Clock::now();
+    const double client0 = SelfCpuSeconds();
+    const auto until =
+        start + std::chrono::duration_cast<Clock::duration>(
+                    std::chrono::duration<double>(config.load_secs));
+    for (size_t i = 0; i < bots.size(); ++i) {
+      asio::post(*iocs[i % threads],
+                 [bot = bots[i], until] { bot->StartInputs(until); });
+    }
+    std::this_thread::sleep_until(until);
+    const auto cpu2 = ServerCpu(config.server_pid);
+    result.load_secs = SecondsSince(start);
+    result.server_cpu_load = Diff(cpu1, cpu2);
+    result.client_cpu_load = SelfCpuSeconds() - client0;
+
+    phase = kDrain;  // the last inputs' answers
+    in_flight.WaitForNone(std::chrono::milliseconds(
+        static_cast<int64_t>(config.drain_timeout_secs * 1000)));
+  }
+
+  phase = kClosing;
+  for (size_t i = 0; i < bots.size(); ++i) {
+    asio::post(*iocs[i % threads], [bot = bots[i]] { bot->Close(); });
+  }
+  guards.clear();
+  // Bounded: a server that never answers the close must not hang us.
+  if (!runners_done.Wait(std::chrono::seconds(5))) {
+    for (auto& ioc : iocs) ioc->stop();
+  }
+  for (std::thread& runner : runners) runner.join();
+  bots.clear();
+  for (const auto& s : stats) result.stats.Merge(*s);
+  if (!all_answered) {
+    return Internal("only " + std::to_string(result.stats.joined) + " of " +
+                    std::to_string(config.bots) + " bots joined in 60 s");
+  }
+  return result;
+}
+
+}  // namespace tessera::bench
