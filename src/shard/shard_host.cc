@@ -380,7 +380,11 @@ void ShardHost::RunTick(HostedShard& shard, int64_t now_us) {
     shard.inputs.clear();
   }
   shard.schedule->Take(now_us);
+  const int64_t wall_start_us = clock_->NowUs();
   StepResult step = shard.guest->Step(inputs, shard.schedule->period_us());
+  if (options_.on_tick) {
+    options_.on_tick(shard.id, clock_->NowUs() - wall_start_us, step.cpu_us);
+  }
   {
     std::lock_guard<std::mutex> lock(shard.mu);
     shard.info.tick = shard.guest->ticks();

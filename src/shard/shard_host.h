@@ -82,6 +82,12 @@ struct HostOptions {
   std::function<void(std::string_view shard_id, int level,
                      std::string_view text)>
       guest_log;
+  // Called after every tick on the worker thread with the tick's wall time
+  // and thread CPU time (inputs + tick + snapshot); for metrics. Must be
+  // quick and thread-safe.
+  std::function<void(std::string_view shard_id, int64_t wall_us,
+                     int64_t cpu_us)>
+      on_tick;
 };
 
 class ShardHost {

@@ -44,6 +44,18 @@ TEST_F(PlayTest, JoinWithTheDevTicketAndMove) {
   Result<net::v1::Pong> pong = alice->ReadUntil<net::v1::Pong>();
   ASSERT_TRUE(pong.ok()) << pong.status().ToString();
   EXPECT_EQ(pong->nonce, 77u);
+
+  // The ticks, inputs and traffic show in the metrics.
+  HttpResult metrics = Http("GET", "/metrics");
+  ASSERT_EQ(metrics.status, 200);
+  for (const char* name :
+       {"tessera_tick_duration_seconds_count", "tessera_tick_cpu_seconds_bucket",
+        "tessera_inputs_accepted_total 2", "tessera_connections 1",
+        "tessera_ws_bytes_out_total"}) {
+    EXPECT_NE(metrics.body.find(name), std::string::npos) << name;
+  }
+  EXPECT_EQ(metrics.body.find("tessera_tick_duration_seconds_count 0\n"),
+            std::string::npos);
   EXPECT_TRUE(alice->Close().ok());
 }
 
