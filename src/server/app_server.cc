@@ -110,9 +110,9 @@ Status AppServer::Init() {
       "Thread CPU time of one shard tick (the tickBudgetMs measure).",
       {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
        0.25});
-  host_options.on_tick = [tick_seconds, tick_cpu_seconds](
-                             std::string_view, int64_t wall_us,
-                             int64_t cpu_us) {
+  host_options.on_tick = [tick_seconds, tick_cpu_seconds](std::string_view,
+                                                          int64_t wall_us,
+                                                          int64_t cpu_us) {
     tick_seconds->Observe(static_cast<double>(wall_us) / 1e6);
     tick_cpu_seconds->Observe(static_cast<double>(cpu_us) / 1e6);
   };
