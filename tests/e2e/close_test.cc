@@ -31,12 +31,9 @@ CloseInfo HelloAndClose(std::unique_ptr<TestClient> client,
 }
 
 TEST_F(CloseTest, KickClosesOnlyThatSubscriberWith4005) {
-  const fs::path app = CopyArena();
-  ASSERT_NE(StartDev(app), nullptr);
-  std::unique_ptr<TestClient> alice =
-      Join("arena-1", DevTicket("arena-1", "alice"));
-  std::unique_ptr<TestClient> bob =
-      Join("arena-1", DevTicket("arena-1", "bob"));
+  TwoPlayers players = StartArenaWithTwoPlayers();
+  std::unique_ptr<TestClient>& alice = players.alice;
+  std::unique_ptr<TestClient>& bob = players.bob;
   ASSERT_NE(alice, nullptr);
   ASSERT_NE(bob, nullptr);
 
@@ -55,12 +52,10 @@ TEST_F(CloseTest, KickClosesOnlyThatSubscriberWith4005) {
 }
 
 TEST_F(CloseTest, StopClosesEveryConnectionWith4006) {
-  const fs::path app = CopyArena();
-  ASSERT_NE(StartDev(app), nullptr);
-  std::unique_ptr<TestClient> alice =
-      Join("arena-1", DevTicket("arena-1", "alice"));
-  std::unique_ptr<TestClient> bob =
-      Join("arena-1", DevTicket("arena-1", "bob"));
+  TwoPlayers players = StartArenaWithTwoPlayers();
+  const fs::path& app = players.app;
+  std::unique_ptr<TestClient>& alice = players.alice;
+  std::unique_ptr<TestClient>& bob = players.bob;
   ASSERT_NE(alice, nullptr);
   ASSERT_NE(bob, nullptr);
 

@@ -323,4 +323,13 @@ bool E2eTest::KeepsReceivingFrames(TestClient& client, int count) {
   return true;
 }
 
+E2eTest::TwoPlayers E2eTest::StartArenaWithTwoPlayers() {
+  TwoPlayers players;
+  players.app = CopyArena();
+  if (StartDev(players.app) == nullptr) return players;
+  players.alice = Join("arena-1", DevTicket("arena-1", "alice"));
+  players.bob = Join("arena-1", DevTicket("arena-1", "bob"));
+  return players;
+}
+
 }  // namespace tessera::e2e

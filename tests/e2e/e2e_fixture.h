@@ -66,6 +66,14 @@ class E2eTest : public ::testing::Test {
   // 127.0.0.1 --port 0` with `env`) and makes it the current server; the
   // previous one, if any, is killed. Fails the test if it does not start.
   ServerProcess* StartDev(const fs::path& app);
+
+  // `tessera dev` on a fresh copy of the arena with alice and bob joined to
+  // "arena-1" by dev tickets; the clients are null if anything failed.
+  struct TwoPlayers {
+    fs::path app;
+    std::unique_ptr<TestClient> alice, bob;
+  };
+  TwoPlayers StartArenaWithTwoPlayers();
   ServerProcess* StartServe(
       const fs::path& app,
       const std::vector<std::pair<std::string, std::string>>& env);

@@ -110,12 +110,10 @@ TEST_F(LifecycleTest, KillNineAfterASaveThenRestartRestoresTheState) {
 }
 
 TEST_F(LifecycleTest, SigtermClosesWith1001ExitsZeroAndRestartRestores) {
-  const fs::path app = CopyArena();
-  ASSERT_NE(StartDev(app), nullptr);
-  std::unique_ptr<TestClient> alice =
-      Join("arena-1", DevTicket("arena-1", "alice"));
-  std::unique_ptr<TestClient> bob =
-      Join("arena-1", DevTicket("arena-1", "bob"));
+  TwoPlayers players = StartArenaWithTwoPlayers();
+  const fs::path& app = players.app;
+  std::unique_ptr<TestClient>& alice = players.alice;
+  std::unique_ptr<TestClient>& bob = players.bob;
   ASSERT_NE(alice, nullptr);
   ASSERT_NE(bob, nullptr);
   MoveAndExpectAck(*alice, 1, "alice", 42, 24);

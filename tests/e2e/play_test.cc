@@ -49,9 +49,9 @@ TEST_F(PlayTest, JoinWithTheDevTicketAndMove) {
   HttpResult metrics = Http("GET", "/metrics");
   ASSERT_EQ(metrics.status, 200);
   for (const char* name :
-       {"tessera_tick_duration_seconds_count", "tessera_tick_cpu_seconds_bucket",
-        "tessera_inputs_accepted_total 2", "tessera_connections 1",
-        "tessera_ws_bytes_out_total"}) {
+       {"tessera_tick_duration_seconds_count",
+        "tessera_tick_cpu_seconds_bucket", "tessera_inputs_accepted_total 2",
+        "tessera_connections 1", "tessera_ws_bytes_out_total"}) {
     EXPECT_NE(metrics.body.find(name), std::string::npos) << name;
   }
   EXPECT_EQ(metrics.body.find("tessera_tick_duration_seconds_count 0\n"),
@@ -91,12 +91,9 @@ TEST_F(PlayTest, AMoveOutsideTheArenaIsRejectedWithTheModulesText) {
 }
 
 TEST_F(PlayTest, TwoSubscribersSeeEachOther) {
-  const fs::path app = CopyArena();
-  ASSERT_NE(StartDev(app), nullptr);
-  std::unique_ptr<TestClient> alice =
-      Join("arena-1", DevTicket("arena-1", "alice"));
-  std::unique_ptr<TestClient> bob =
-      Join("arena-1", DevTicket("arena-1", "bob"));
+  TwoPlayers players = StartArenaWithTwoPlayers();
+  std::unique_ptr<TestClient>& alice = players.alice;
+  std::unique_ptr<TestClient>& bob = players.bob;
   ASSERT_NE(alice, nullptr);
   ASSERT_NE(bob, nullptr);
 
