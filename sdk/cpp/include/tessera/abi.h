@@ -30,6 +30,16 @@ inline constexpr const char kExportSave[] = "tessera_save";          // optional
 inline constexpr const char kExportOutputPtr[] = "tessera_output_ptr";  // required, () -> i32
 inline constexpr const char kExportOutputLen[] = "tessera_output_len";  // required, () -> i32
 
+// Interest management and replication (all optional; docs/guest-abi.md,
+// "Interest and replication"). Binary layouts are little-endian.
+inline constexpr const char kExportInterestConfig[] = "tessera_interest_config";  // () -> i32
+inline constexpr const char kExportEntities[] = "tessera_entities";              // () -> i32
+inline constexpr const char kExportInterestAreas[] = "tessera_interest_areas";   // (i32 x2) -> i32
+inline constexpr const char kExportFilter[] = "tessera_filter";                  // (i32 x2) -> i32
+inline constexpr const char kExportSnapshotVisible[] = "tessera_snapshot_visible";  // (i32 x2) -> i32
+inline constexpr const char kExportReplicationConfig[] = "tessera_replication_config";  // () -> i32
+inline constexpr const char kExportReplicated[] = "tessera_replicated";          // () -> i32
+
 // Codec ids passed to tessera_init / tessera_restore.
 enum Codec : int { kCodecMsgpack = 0, kCodecJson = 1 };
 
