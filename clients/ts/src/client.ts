@@ -1,0 +1,2 @@
+// connectShard: placeholder while the scaffold lands; filled in next.
+export {};

@@ -1,0 +1,17 @@
+/**
+ * `@tessera/client`: connect a browser or Node program to a tessera shard.
+ *
+ * ```ts
+ * import { connectShard } from "@tessera/client";
+ * const shard = connectShard("arena-1", { subscriberId, ticket });
+ * shard.on("snapshot", (snap) => draw(snap));
+ * shard.send({ move_to: { x: 100, y: 80 } });
+ * ```
+ *
+ * @packageDocumentation
+ */
+export * from "./protocol.js";
+export * from "./client.js";
+// --- game layer (src/game/, owned by the game-client engineer): uncomment
+// --- when src/game/index.ts exists.
+// export * from "./game/index.js";

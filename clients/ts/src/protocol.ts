@@ -1,0 +1,332 @@
+/**
+ * The tessera wire protocol, version 1 (`docs/protocol.md`): every message is
+ * one MessagePack array in a binary WebSocket message, whose first element is
+ * the message type. This module encodes and decodes each message type and
+ * validates element types; it knows nothing about sockets.
+ *
+ * @packageDocumentation
+ */
+import { decode, encode } from "@msgpack/msgpack";
+
+/** The protocol version this client speaks (sent in HELLO). */
+export const PROTOCOL_VERSION = 1;
+
+/** The WebSocket subprotocol the server accepts and echoes. */
+export const SUBPROTOCOL = "tessera.v1";
+
+/** Largest message a client may send (bytes); the server closes with 1009 above it. */
+export const MAX_CLIENT_MESSAGE_BYTES = 64 * 1024;
+
+/** Message type numbers (the first array element). */
+export const MessageType = {
+  Hello: 1,
+  Input: 2,
+  Ping: 3,
+  Pong: 4,
+  Welcome: 16,
+  Ack: 17,
+  Reject: 18,
+  Frame: 19,
+} as const;
+
+/** How a shard encodes snapshots and inputs, as WELCOME says. */
+export type Codec = "msgpack" | "json";
+
+/** HELLO `[1, version, ticket]`: the client's first message. */
+export interface HelloMessage {
+  type: typeof MessageType.Hello;
+  /** Protocol version; 1. */
+  version: number;
+  /** The ticket for this shard and subscriber (an opaque string). */
+  ticket: string;
+}
+
+/** INPUT `[2, seq, payload, view_tick]`: one input for the shard. */
+export interface InputMessage {
+  type: typeof MessageType.Input;
+  /** Strictly increasing per connection, starting at 1. */
+  seq: number;
+  /** The input encoded in the shard's codec. */
+  payload: Uint8Array;
+  /** The tick the client was drawing when the input was made; `null` if unknown. */
+  viewTick: number | null;
+}
+
+/** PING `[3, nonce]`, sent by either side. */
+export interface PingMessage {
+  type: typeof MessageType.Ping;
+  nonce: number;
+}
+
+/** PONG `[4, nonce]`: the answer to a PING with the same nonce. */
+export interface PongMessage {
+  type: typeof MessageType.Pong;
+  nonce: number;
+}
+
+/** WELCOME `[16, shard_id, subscriber_id, tick_rate, codec, tick]`: the ticket was accepted. */
+export interface WelcomeMessage {
+  type: typeof MessageType.Welcome;
+  shardId: string;
+  subscriberId: string;
+  /** Ticks per second. */
+  tickRate: number;
+  /** How snapshots and inputs are encoded. */
+  codec: Codec;
+  /** The shard's current tick. */
+  tick: number;
+}
+
+/** ACK `[17, seq]`: input `seq` was applied and accepted. */
+export interface AckMessage {
+  type: typeof MessageType.Ack;
+  seq: number;
+}
+
+/** REJECT `[18, seq, error]`: the shard refused input `seq`. */
+export interface RejectMessage {
+  type: typeof MessageType.Reject;
+  seq: number;
+  /** The shard's explanation, e.g. `"outside the arena"`. */
+  error: string;
+}
+
+/** FRAME `[19, tick, last_seq, snapshot, entities?]`: the shard's state after `tick`. */
+export interface FrameMessage {
+  type: typeof MessageType.Frame;
+  tick: number;
+  /** Highest input seq of this connection applied so far (0 before any). */
+  lastSeq: number;
+  /**
+   * The snapshot in the shard's codec; `null` for replicated shards when it
+   * has not changed since the last one this connection received.
+   */
+  snapshot: Uint8Array | null;
+  /** Entity changes (replicated shards only; decoded by `src/game/`). */
+  entities?: Uint8Array;
+}
+
+/** A message a client sends. */
+export type ClientMessage = HelloMessage | InputMessage | PingMessage | PongMessage;
+/** A message a server sends. */
+export type ServerMessage =
+  | WelcomeMessage
+  | AckMessage
+  | RejectMessage
+  | FrameMessage
+  | PingMessage
+  | PongMessage;
+
+/** A message that does not follow the protocol (bad MessagePack, wrong element types, ...). */
+export class ProtocolError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ProtocolError";
+  }
+}
+
+const MAX_UINT = Number.MAX_SAFE_INTEGER; // 2^53 - 1
+
+function fail(what: string): never {
+  throw new ProtocolError(what);
+}
+
+function checkUint(value: unknown, name: string): number {
+  if (typeof value === "bigint") {
+    if (value < 0n || value > BigInt(MAX_UINT)) fail(`${name} out of range`);
+    return Number(value);
+  }
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > MAX_UINT) {
+    fail(`${name} must be an unsigned integer`);
+  }
+  return value;
+}
+
+function checkStr(value: unknown, name: string): string {
+  if (typeof value !== "string") fail(`${name} must be a string`);
+  return value;
+}
+
+function checkBin(value: unknown, name: string): Uint8Array {
+  if (!(value instanceof Uint8Array)) fail(`${name} must be binary`);
+  return value;
+}
+
+function toBytes(data: Uint8Array | ArrayBuffer | ArrayBufferView): Uint8Array {
+  if (data instanceof Uint8Array) return data;
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  fail("message must be binary");
+}
+
+function decodeArray(data: Uint8Array | ArrayBuffer | ArrayBufferView): unknown[] {
+  let value: unknown;
+  try {
+    value = decode(toBytes(data));
+  } catch (e) {
+    fail(`not valid MessagePack: ${(e as Error).message}`);
+  }
+  if (!Array.isArray(value)) fail("message must be an array");
+  if (value.length === 0) fail("message is an empty array");
+  return value;
+}
+
+function need(arr: unknown[], n: number, name: string): void {
+  if (arr.length < n) fail(`${name} needs ${n - 1} elements, got ${arr.length - 1}`);
+}
+
+function encodeArray(arr: unknown[]): Uint8Array {
+  return encode(arr);
+}
+
+/** Encodes a client message as MessagePack. */
+export function encodeClientMessage(msg: ClientMessage): Uint8Array {
+  switch (msg.type) {
+    case MessageType.Hello:
+      return encodeArray([msg.type, checkUint(msg.version, "version"), checkStr(msg.ticket, "ticket")]);
+    case MessageType.Input:
+      return encodeArray([
+        msg.type,
+        checkUint(msg.seq, "seq"),
+        checkBin(msg.payload, "payload"),
+        msg.viewTick == null ? null : checkUint(msg.viewTick, "view_tick"),
+      ]);
+    case MessageType.Ping:
+    case MessageType.Pong:
+      return encodeArray([msg.type, checkUint(msg.nonce, "nonce")]);
+    default:
+      return fail(`unknown client message type ${(msg as { type: unknown }).type}`);
+  }
+}
+
+/** Encodes a server message as MessagePack (for test servers and tools). */
+export function encodeServerMessage(msg: ServerMessage): Uint8Array {
+  switch (msg.type) {
+    case MessageType.Welcome:
+      if (msg.codec !== "msgpack" && msg.codec !== "json") fail(`unknown codec ${String(msg.codec)}`);
+      return encodeArray([
+        msg.type,
+        checkStr(msg.shardId, "shard_id"),
+        checkStr(msg.subscriberId, "subscriber_id"),
+        checkUint(msg.tickRate, "tick_rate"),
+        msg.codec,
+        checkUint(msg.tick, "tick"),
+      ]);
+    case MessageType.Ack:
+      return encodeArray([msg.type, checkUint(msg.seq, "seq")]);
+    case MessageType.Reject:
+      return encodeArray([msg.type, checkUint(msg.seq, "seq"), checkStr(msg.error, "error")]);
+    case MessageType.Frame: {
+      const arr: unknown[] = [
+        msg.type,
+        checkUint(msg.tick, "tick"),
+        checkUint(msg.lastSeq, "last_seq"),
+        msg.snapshot === null ? null : checkBin(msg.snapshot, "snapshot"),
+      ];
+      if (msg.entities !== undefined) arr.push(checkBin(msg.entities, "entities"));
+      return encodeArray(arr);
+    }
+    case MessageType.Ping:
+    case MessageType.Pong:
+      return encodeArray([msg.type, checkUint(msg.nonce, "nonce")]);
+    default:
+      return fail(`unknown server message type ${(msg as { type: unknown }).type}`);
+  }
+}
+
+/**
+ * Decodes one message from the server. Unknown trailing elements are ignored.
+ * @throws {@link ProtocolError} when the bytes are not a valid server message.
+ */
+export function decodeServerMessage(data: Uint8Array | ArrayBuffer | ArrayBufferView): ServerMessage {
+  const a = decodeArray(data);
+  const type = checkUint(a[0], "message type");
+  switch (type) {
+    case MessageType.Welcome: {
+      need(a, 6, "WELCOME");
+      const codec = checkStr(a[4], "codec");
+      if (codec !== "msgpack" && codec !== "json") fail(`unknown codec "${codec}"`);
+      return {
+        type,
+        shardId: checkStr(a[1], "shard_id"),
+        subscriberId: checkStr(a[2], "subscriber_id"),
+        tickRate: checkUint(a[3], "tick_rate"),
+        codec,
+        tick: checkUint(a[5], "tick"),
+      };
+    }
+    case MessageType.Ack:
+      need(a, 2, "ACK");
+      return { type, seq: checkUint(a[1], "seq") };
+    case MessageType.Reject:
+      need(a, 3, "REJECT");
+      return { type, seq: checkUint(a[1], "seq"), error: checkStr(a[2], "error") };
+    case MessageType.Frame: {
+      need(a, 4, "FRAME");
+      const frame: FrameMessage = {
+        type,
+        tick: checkUint(a[1], "tick"),
+        lastSeq: checkUint(a[2], "last_seq"),
+        snapshot: a[3] === null ? null : checkBin(a[3], "snapshot"),
+      };
+      if (a.length > 4 && a[4] !== null && a[4] !== undefined) frame.entities = checkBin(a[4], "entities");
+      return frame;
+    }
+    case MessageType.Ping:
+    case MessageType.Pong:
+      need(a, 2, type === MessageType.Ping ? "PING" : "PONG");
+      return { type, nonce: checkUint(a[1], "nonce") };
+    default:
+      return fail(`unknown server message type ${type}`);
+  }
+}
+
+/**
+ * Decodes one message from a client (for test servers and tools).
+ * @throws {@link ProtocolError} when the bytes are not a valid client message.
+ */
+export function decodeClientMessage(data: Uint8Array | ArrayBuffer | ArrayBufferView): ClientMessage {
+  const a = decodeArray(data);
+  const type = checkUint(a[0], "message type");
+  switch (type) {
+    case MessageType.Hello:
+      need(a, 3, "HELLO");
+      return { type, version: checkUint(a[1], "version"), ticket: checkStr(a[2], "ticket") };
+    case MessageType.Input:
+      need(a, 3, "INPUT");
+      return {
+        type,
+        seq: checkUint(a[1], "seq"),
+        payload: checkBin(a[2], "payload"),
+        viewTick: a.length > 3 && a[3] !== null ? checkUint(a[3], "view_tick") : null,
+      };
+    case MessageType.Ping:
+    case MessageType.Pong:
+      need(a, 2, type === MessageType.Ping ? "PING" : "PONG");
+      return { type, nonce: checkUint(a[1], "nonce") };
+    default:
+      return fail(`unknown client message type ${type}`);
+  }
+}
+
+const textEncoder = new TextEncoder();
+const textDecoder = new TextDecoder("utf-8", { fatal: true });
+
+/** Encodes an input or snapshot value in a shard codec. */
+export function encodePayload(codec: Codec, value: unknown): Uint8Array {
+  if (codec === "json") return textEncoder.encode(JSON.stringify(value));
+  return encode(value);
+}
+
+/**
+ * Decodes a snapshot or input payload in a shard codec.
+ * @throws {@link ProtocolError} when the bytes are not valid in that codec.
+ */
+export function decodePayload<T = unknown>(codec: Codec, bytes: Uint8Array): T {
+  try {
+    if (codec === "json") return JSON.parse(textDecoder.decode(bytes)) as T;
+    return decode(bytes) as T;
+  } catch (e) {
+    return fail(`snapshot is not valid ${codec}: ${(e as Error).message}`);
+  }
+}

@@ -1,0 +1,2 @@
+// useShard: placeholder while the scaffold lands; filled in next.
+export {};
