@@ -1,2 +1,791 @@
-// connectShard: placeholder while the scaffold lands; filled in next.
-export {};
+/**
+ * `connectShard`: one player's session with one tessera shard over a binary
+ * WebSocket (`docs/protocol.md`). It sends HELLO with a ticket, decodes
+ * every FRAME's snapshot, numbers and encodes inputs, answers PINGs,
+ * measures the round trip, and reconnects with exponential backoff when the
+ * connection drops, except after close codes that say not to.
+ *
+ * @packageDocumentation
+ */
+import {
+  type Codec,
+  decodePayload,
+  decodeServerMessage,
+  encodeClientMessage,
+  encodePayload,
+  type FrameMessage,
+  MAX_CLIENT_MESSAGE_BYTES,
+  MessageType,
+  PROTOCOL_VERSION,
+  ProtocolError,
+  SUBPROTOCOL,
+  type WelcomeMessage,
+} from "./protocol.js";
+
+// ---------------------------------------------------------------------------
+// WebSocket abstraction (browser WebSocket and the `ws` package both fit)
+
+/** The part of a WebSocket that the client uses; the browser's and `ws`'s both fit. */
+export interface WebSocketLike {
+  binaryType: string;
+  readonly readyState: number;
+  readonly protocol?: string;
+  onopen: ((ev: unknown) => void) | null;
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  onclose: ((ev: { code: number; reason: string }) => void) | null;
+  onerror: ((ev: unknown) => void) | null;
+  send(data: Uint8Array): void;
+  close(code?: number, reason?: string): void;
+}
+
+/** A WebSocket constructor: `new (url, protocols)`. */
+export type WebSocketConstructor = new (url: string, protocols?: string | string[]) => WebSocketLike;
+
+let defaultWebSocket: WebSocketConstructor | undefined;
+
+/**
+ * Sets the WebSocket implementation used when {@link ConnectShardOptions.WebSocket}
+ * is not given. The Node entry of this package sets it to `ws`; browsers use
+ * the global `WebSocket`.
+ */
+export function setDefaultWebSocket(ctor: WebSocketConstructor | undefined): void {
+  defaultWebSocket = ctor;
+}
+
+function resolveWebSocket(option: WebSocketConstructor | undefined): WebSocketConstructor {
+  const ctor =
+    option ?? defaultWebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+  if (!ctor) {
+    throw new Error(
+      "tessera: no WebSocket implementation; import @tessera/client from Node (it uses `ws`) or pass options.WebSocket",
+    );
+  }
+  return ctor;
+}
+
+// ---------------------------------------------------------------------------
+// Close codes
+
+/** Names of the close codes of protocol v1, by code. */
+export const CloseCodeName: Readonly<Record<number, string>> = {
+  1000: "normal",
+  1001: "going_away",
+  1006: "connection_lost",
+  1008: "too_slow",
+  1009: "message_too_big",
+  4000: "bad_frame",
+  4001: "ticket_invalid",
+  4002: "ticket_expired",
+  4003: "ticket_wrong_shard",
+  4004: "shard_not_found",
+  4005: "kicked",
+  4006: "shard_stopped",
+  4007: "rate_limited",
+  4008: "hello_timeout",
+  4009: "unsupported_version",
+  4010: "hello_expected",
+};
+
+/** Close codes after which the client never reconnects: the client itself is at fault. */
+const CLIENT_BUG_CODES = new Set([1009, 4000, 4009, 4010]);
+/** Close codes that refuse the ticket: worth one fresh ticket, then fatal. */
+const TICKET_CODES = new Set([4001, 4002, 4003]);
+
+/**
+ * Why a connection closed for good: the server refused the ticket, kicked the
+ * subscriber, stopped the shard, or the client broke the protocol.
+ * `message` names the close code and the server's reason.
+ */
+export class ShardClosedError extends Error {
+  /** The WebSocket close code (see `docs/protocol.md`, "Closing"). */
+  readonly code: number;
+  /** The close code's name, e.g. `"ticket_invalid"`. */
+  readonly codeName: string;
+  /** The server's reason text. */
+  readonly reason: string;
+  /** The shard the connection was for. */
+  readonly shardId: string;
+
+  constructor(shardId: string, code: number, reason: string, what: string) {
+    const name = CloseCodeName[code] ?? "unknown";
+    super(`tessera: ${what} (shard "${shardId}", close ${code} ${name}${reason ? `: ${reason}` : ""})`);
+    this.name = "ShardClosedError";
+    this.code = code;
+    this.codeName = name;
+    this.reason = reason;
+    this.shardId = shardId;
+  }
+}
+
+function describeClose(code: number): string {
+  if (TICKET_CODES.has(code)) return "the server refused the ticket";
+  switch (code) {
+    case 4004:
+      return "the shard does not exist";
+    case 4005:
+      return "this subscriber was kicked";
+    case 4006:
+      return "the shard stopped";
+    case 4009:
+      return "the server does not speak this protocol version";
+    default:
+      return CLIENT_BUG_CODES.has(code)
+        ? "the server closed the connection because of a client error"
+        : "the connection closed";
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Options, events and the connection interface
+
+/** The lifecycle of a {@link ShardConnection}. */
+export type ShardState = "connecting" | "open" | "closed";
+
+/** An input the shard refused: its sequence number and the shard's text. */
+export interface Rejection {
+  /** The number {@link ShardConnection.send} returned for the input. */
+  seq: number;
+  /** The shard's explanation, e.g. `"outside the arena"`. */
+  error: string;
+}
+
+/** A ticket, or a function returning one (called again before every (re)connect). */
+export type TicketSource = string | (() => string | Promise<string>);
+
+/** Reconnect timing: exponential backoff with jitter. */
+export interface ReconnectOptions {
+  /** Delay before the first retry, in ms (default 250). */
+  initialDelayMs?: number;
+  /** Largest delay, in ms (default 5000). */
+  maxDelayMs?: number;
+  /** Growth factor per failed attempt (default 2). */
+  factor?: number;
+  /** Fraction of each delay that is random, 0..1 (default 0.5). */
+  jitter?: number;
+  /** Give up after this many failed attempts in a row (default: never). */
+  maxAttempts?: number;
+}
+
+/** Options of {@link connectShard}. */
+export interface ConnectShardOptions {
+  /**
+   * The ticket for this shard and subscriber (from your backend, or
+   * `POST /api/dev/join` in development). A function is called again before
+   * every reconnect, so it can fetch a fresh ticket.
+   */
+  ticket: TicketSource;
+  /** The subscriber the ticket is for (informational; WELCOME confirms it). */
+  subscriberId?: string;
+  /**
+   * The server's base URL, `http(s)://host:port` (or `ws(s)://`). Default in
+   * a browser: the page's origin. Required in Node.
+   */
+  url?: string;
+  /** Reconnect timing, or `false` to never reconnect (default: on). */
+  reconnect?: ReconnectOptions | boolean;
+  /** How often to PING for {@link ShardConnection.rttMs}, in ms (default 2000; 0: never). */
+  pingIntervalMs?: number;
+  /**
+   * Close and reconnect when nothing arrives for this long, in ms (default
+   * 15000; 0: never). The server sends a FRAME every tick and a PING every 5 s.
+   */
+  idleTimeoutMs?: number;
+  /** Inputs sent before the connection opens wait in a queue of this size (default 64; oldest dropped). */
+  maxQueuedInputs?: number;
+  /** The WebSocket implementation (default: the global one, or `ws` in Node). */
+  WebSocket?: WebSocketConstructor;
+  /** Random numbers in [0, 1) for the backoff jitter (default `Math.random`; for tests). */
+  random?: () => number;
+}
+
+/** What the connection reports; see {@link ShardConnection.on}. */
+export interface ShardEvents<S> {
+  /** A new snapshot (decoded in the shard's codec) and the FRAME that carried it. */
+  snapshot: (snapshot: S, frame: FrameMessage) => void;
+  /** Every FRAME as it arrived (snapshot still encoded; `entities` for replicated shards). */
+  frame: (frame: FrameMessage) => void;
+  /** The server accepted the ticket: the connection is open. */
+  open: (welcome: WelcomeMessage) => void;
+  /** Input `seq` was applied and accepted. */
+  ack: (seq: number) => void;
+  /** The shard refused an input. */
+  reject: (rejection: Rejection) => void;
+  /** {@link ShardConnection.state} changed. */
+  state: (state: ShardState) => void;
+  /** A WebSocket closed; `reconnecting` says whether another attempt follows. */
+  close: (info: { code: number; reason: string; reconnecting: boolean }) => void;
+  /** A problem: a refused ticket, a malformed server message, a failing ticket function. */
+  error: (error: Error) => void;
+  /** A round trip was measured (ms). */
+  rtt: (rttMs: number) => void;
+}
+
+/** A live session with one shard; created by {@link connectShard}. */
+export interface ShardConnection<S = unknown, I = unknown> {
+  /** The shard this connection is for. */
+  readonly shardId: string;
+  /** The subscriber id (from WELCOME once open, else the option). */
+  readonly subscriberId: string | undefined;
+  /** `connecting` (also while waiting to reconnect), `open` (after WELCOME) or `closed` (for good). */
+  readonly state: ShardState;
+  /** The latest snapshot, or `undefined` before the first one. */
+  readonly snapshot: S | undefined;
+  /** The tick of the latest FRAME (0 before any). */
+  readonly tick: number;
+  /** The WELCOME of the current (or last) connection. */
+  readonly welcome: WelcomeMessage | undefined;
+  /** The latest refused input, or `undefined`. */
+  readonly lastRejection: Rejection | undefined;
+  /** Smoothed PING round trip in ms, or `undefined` before the first PONG. */
+  readonly rttMs: number | undefined;
+  /** Why the connection closed for good (`state` is `closed`), if not by {@link close}. */
+  readonly error: Error | undefined;
+  /** Resolves with the first WELCOME; rejects if the connection closes for good before. */
+  readonly ready: Promise<WelcomeMessage>;
+  /**
+   * Sends an input, encoded in the shard's codec. Before the connection is
+   * open the input waits in a queue and goes out right after WELCOME.
+   * @param input the input value, e.g. `{ move_to: { x: 120, y: 80 } }`
+   * @param options.viewTick the tick being drawn when the input was made (lag compensation)
+   * @returns the input's sequence number (increasing for the whole life of
+   *   this object, across reconnects), to match ACKs and {@link Rejection}s.
+   * @throws Error once the connection is closed; RangeError for an input over 64 KiB.
+   */
+  send(input: I, options?: { viewTick?: number }): number;
+  /** Subscribes to an event; returns a function that unsubscribes. */
+  on<E extends keyof ShardEvents<S>>(event: E, listener: ShardEvents<S>[E]): () => void;
+  /** Unsubscribes a listener added with {@link on}. */
+  off<E extends keyof ShardEvents<S>>(event: E, listener: ShardEvents<S>[E]): void;
+  /** Closes the connection for good (no reconnect). Idempotent. */
+  close(): void;
+}
+
+// ---------------------------------------------------------------------------
+// URL helpers
+
+/** The WebSocket URL of a shard: `ws(s)://host:port/shard/<id>` from an http(s) or ws(s) base. */
+export function shardUrl(base: string, shardId: string): string {
+  let u: URL;
+  try {
+    u = new URL(base);
+  } catch {
+    throw new Error(`tessera: url must be absolute, like http://127.0.0.1:4321 (got "${base}")`);
+  }
+  if (u.protocol === "http:") u.protocol = "ws:";
+  else if (u.protocol === "https:") u.protocol = "wss:";
+  else if (u.protocol !== "ws:" && u.protocol !== "wss:") {
+    throw new Error(`tessera: url must be http(s):// or ws(s):// (got "${base}")`);
+  }
+  const prefix = u.pathname.replace(/\/+$/, "");
+  return `${u.protocol}//${u.host}${prefix}/shard/${encodeURIComponent(shardId)}`;
+}
+
+function defaultBaseUrl(): string {
+  const loc = (globalThis as { location?: { origin?: string } }).location;
+  if (loc?.origin && loc.origin !== "null") return loc.origin;
+  throw new Error("tessera: options.url is required outside a browser (e.g. http://127.0.0.1:4321)");
+}
+
+// ---------------------------------------------------------------------------
+// The implementation
+
+type Listener = (...args: never[]) => void;
+
+const OPEN = 1;
+
+class Connection<S, I> implements ShardConnection<S, I> {
+  readonly shardId: string;
+  readonly ready: Promise<WelcomeMessage>;
+
+  private readonly url: string;
+  private readonly ticketSource: TicketSource;
+  private readonly optionSubscriber: string | undefined;
+  private readonly WS: WebSocketConstructor;
+  private readonly reconnectOpts: Required<ReconnectOptions> | null;
+  private readonly pingIntervalMs: number;
+  private readonly idleTimeoutMs: number;
+  private readonly maxQueued: number;
+  private readonly random: () => number;
+  private readonly listeners = new Map<string, Set<Listener>>();
+
+  private _state: ShardState = "connecting";
+  private _snapshot: S | undefined;
+  private _tick = 0;
+  private _welcome: WelcomeMessage | undefined;
+  private _lastRejection: Rejection | undefined;
+  private _rtt: number | undefined;
+  private _error: Error | undefined;
+
+  private ws: WebSocketLike | null = null;
+  private generation = 0; // bumps per socket; stale callbacks compare it
+  private open = false; // WELCOME received on the current socket
+  private nextSeq = 1;
+  private queue: { seq: number; input: I; viewTick: number | null }[] = [];
+  private attempts = 0; // failed attempts in a row
+  private ticketRefusals = 0; // ticket refusals in a row
+  private notFound = 0; // shard_not_found in a row
+  private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  private pingTimer: ReturnType<typeof setInterval> | undefined;
+  private idleTimer: ReturnType<typeof setTimeout> | undefined;
+  private nextNonce = 1;
+  private pings = new Map<number, number>(); // nonce -> sent at (ms)
+  private resolveReady!: (w: WelcomeMessage) => void;
+  private rejectReady!: (e: Error) => void;
+
+  constructor(shardId: string, options: ConnectShardOptions) {
+    if (typeof shardId !== "string" || shardId === "") throw new Error("tessera: shardId must be a non-empty string");
+    if (options == null || (typeof options.ticket !== "string" && typeof options.ticket !== "function")) {
+      throw new Error("tessera: options.ticket must be a string or a function returning one");
+    }
+    this.shardId = shardId;
+    this.url = shardUrl(options.url ?? defaultBaseUrl(), shardId);
+    this.ticketSource = options.ticket;
+    this.optionSubscriber = options.subscriberId;
+    this.WS = resolveWebSocket(options.WebSocket);
+    const r = options.reconnect ?? true;
+    this.reconnectOpts =
+      r === false
+        ? null
+        : {
+            initialDelayMs: 250,
+            maxDelayMs: 5000,
+            factor: 2,
+            jitter: 0.5,
+            maxAttempts: Infinity,
+            ...(r === true ? {} : r),
+          };
+    this.pingIntervalMs = options.pingIntervalMs ?? 2000;
+    this.idleTimeoutMs = options.idleTimeoutMs ?? 15000;
+    this.maxQueued = options.maxQueuedInputs ?? 64;
+    this.random = options.random ?? Math.random;
+    this.ready = new Promise<WelcomeMessage>((resolve, reject) => {
+      this.resolveReady = resolve;
+      this.rejectReady = reject;
+    });
+    this.ready.catch(() => {}); // the error also goes to `error` listeners
+    void this.connect();
+  }
+
+  get state(): ShardState {
+    return this._state;
+  }
+  get snapshot(): S | undefined {
+    return this._snapshot;
+  }
+  get tick(): number {
+    return this._tick;
+  }
+  get welcome(): WelcomeMessage | undefined {
+    return this._welcome;
+  }
+  get lastRejection(): Rejection | undefined {
+    return this._lastRejection;
+  }
+  get rttMs(): number | undefined {
+    return this._rtt;
+  }
+  get error(): Error | undefined {
+    return this._error;
+  }
+  get subscriberId(): string | undefined {
+    return this._welcome?.subscriberId ?? this.optionSubscriber;
+  }
+
+  on<E extends keyof ShardEvents<S>>(event: E, listener: ShardEvents<S>[E]): () => void {
+    let set = this.listeners.get(event);
+    if (!set) this.listeners.set(event, (set = new Set()));
+    set.add(listener as Listener);
+    return () => this.off(event, listener);
+  }
+
+  off<E extends keyof ShardEvents<S>>(event: E, listener: ShardEvents<S>[E]): void {
+    this.listeners.get(event)?.delete(listener as Listener);
+  }
+
+  private emit<E extends keyof ShardEvents<S>>(event: E, ...args: Parameters<ShardEvents<S>[E]>): void {
+    const set = this.listeners.get(event);
+    if (!set) return;
+    for (const fn of [...set]) {
+      try {
+        (fn as (...a: unknown[]) => void)(...args);
+      } catch (e) {
+        // A throwing listener must not break the connection.
+        setTimeout(() => {
+          throw e;
+        });
+      }
+    }
+  }
+
+  private setState(state: ShardState): void {
+    if (this._state === state) return;
+    this._state = state;
+    this.emit("state", state);
+  }
+
+  send(input: I, options?: { viewTick?: number }): number {
+    if (this._state === "closed") {
+      throw new Error(`tessera: send on a closed connection to shard "${this.shardId}"`, { cause: this._error });
+    }
+    const seq = this.nextSeq++;
+    const viewTick = options?.viewTick ?? null;
+    if (this.open && this.ws) {
+      this.sendInput(seq, input, viewTick);
+    } else {
+      this.queue.push({ seq, input, viewTick });
+      if (this.queue.length > this.maxQueued) this.queue.shift();
+    }
+    return seq;
+  }
+
+  private sendInput(seq: number, input: I, viewTick: number | null): void {
+    const codec: Codec = this._welcome?.codec ?? "msgpack";
+    const payload = encodePayload(codec, input);
+    const bytes = encodeClientMessage({ type: MessageType.Input, seq, payload, viewTick });
+    if (bytes.length > MAX_CLIENT_MESSAGE_BYTES) {
+      throw new RangeError(`tessera: input ${seq} is ${bytes.length} bytes; the limit is ${MAX_CLIENT_MESSAGE_BYTES}`);
+    }
+    this.ws!.send(bytes);
+  }
+
+  close(): void {
+    if (this._state === "closed") return;
+    this.finish(undefined);
+  }
+
+  // -- connecting ------------------------------------------------------------
+
+  private async connect(): Promise<void> {
+    const gen = ++this.generation;
+    this.setState("connecting");
+    let ticket: string;
+    try {
+      ticket = typeof this.ticketSource === "string" ? this.ticketSource : await this.ticketSource();
+      if (typeof ticket !== "string" || ticket === "") throw new Error("the ticket function returned no ticket");
+    } catch (e) {
+      if (gen !== this.generation || this._state === "closed") return;
+      const err = new Error(`tessera: getting a ticket for shard "${this.shardId}" failed: ${(e as Error)?.message ?? e}`, {
+        cause: e,
+      });
+      this.emit("error", err);
+      this.scheduleReconnect(err);
+      return;
+    }
+    if (gen !== this.generation || this._state === "closed") return;
+    let ws: WebSocketLike;
+    try {
+      ws = new this.WS(this.url, SUBPROTOCOL);
+    } catch (e) {
+      const err = new Error(`tessera: cannot open ${this.url}: ${(e as Error).message}`, { cause: e });
+      this.emit("error", err);
+      this.scheduleReconnect(err);
+      return;
+    }
+    this.ws = ws;
+    this.open = false;
+    ws.binaryType = "arraybuffer";
+    ws.onopen = () => {
+      if (gen !== this.generation) return;
+      this.armIdle();
+      ws.send(encodeClientMessage({ type: MessageType.Hello, version: PROTOCOL_VERSION, ticket }));
+    };
+    ws.onmessage = (ev) => {
+      if (gen !== this.generation) return;
+      this.onMessage(ws, ev.data);
+    };
+    ws.onerror = () => {
+      // A close event follows; it carries the code.
+    };
+    ws.onclose = (ev) => {
+      if (gen !== this.generation) return;
+      this.onClose(ev.code, ev.reason ?? "");
+    };
+  }
+
+  private onMessage(ws: WebSocketLike, data: unknown): void {
+    this.armIdle();
+    if (typeof data === "string") {
+      this.protocolError(ws, new ProtocolError("the server sent a text message"));
+      return;
+    }
+    let msg;
+    try {
+      msg = decodeServerMessage(toBytes(data));
+    } catch (e) {
+      this.protocolError(ws, e as Error);
+      return;
+    }
+    switch (msg.type) {
+      case MessageType.Welcome:
+        if (this.open) return;
+        this.open = true;
+        this._welcome = msg;
+        this.attempts = 0;
+        this.ticketRefusals = 0;
+        this.notFound = 0;
+        this.setState("open");
+        this.emit("open", msg);
+        this.resolveReady(msg);
+        this.startPings(ws);
+        this.flushQueue();
+        return;
+      case MessageType.Frame: {
+        if (!this.open) return;
+        this._tick = msg.tick;
+        this.emit("frame", msg);
+        if (msg.snapshot !== null) {
+          let snap: S;
+          try {
+            snap = decodePayload<S>(this._welcome!.codec, msg.snapshot);
+          } catch (e) {
+            this.protocolError(ws, e as Error);
+            return;
+          }
+          this._snapshot = snap;
+          this.emit("snapshot", snap, msg);
+        }
+        return;
+      }
+      case MessageType.Ack:
+        this.emit("ack", msg.seq);
+        return;
+      case MessageType.Reject: {
+        const rejection = { seq: msg.seq, error: msg.error };
+        this._lastRejection = rejection;
+        this.emit("reject", rejection);
+        return;
+      }
+      case MessageType.Ping:
+        if (ws.readyState === OPEN) ws.send(encodeClientMessage({ type: MessageType.Pong, nonce: msg.nonce }));
+        return;
+      case MessageType.Pong: {
+        const sentAt = this.pings.get(msg.nonce);
+        if (sentAt === undefined) return;
+        for (const n of this.pings.keys()) if (n <= msg.nonce) this.pings.delete(n);
+        const sample = Date.now() - sentAt;
+        this._rtt = this._rtt === undefined ? sample : this._rtt * 0.75 + sample * 0.25;
+        this.emit("rtt", this._rtt);
+        return;
+      }
+    }
+  }
+
+  private protocolError(ws: WebSocketLike, e: Error): void {
+    this.emit("error", new ProtocolError(`tessera: bad message from the server: ${e.message}`));
+    this.dropSocket();
+    try {
+      ws.close(4000, "bad message from the server");
+    } catch {
+      /* already closing */
+    }
+    this.scheduleReconnect(e);
+  }
+
+  private flushQueue(): void {
+    const queued = this.queue;
+    this.queue = [];
+    for (const q of queued) {
+      try {
+        this.sendInput(q.seq, q.input, q.viewTick);
+      } catch (e) {
+        this.emit("error", e as Error);
+      }
+    }
+  }
+
+  // -- closing and reconnecting ----------------------------------------------
+
+  private onClose(code: number, reason: string): void {
+    const wasOpen = this.open;
+    this.dropSocket();
+    if (this._state === "closed") return;
+
+    let fatal: Error | undefined;
+    const canRefresh = typeof this.ticketSource === "function";
+    if (TICKET_CODES.has(code)) {
+      this.ticketRefusals++;
+      if (!canRefresh || this.ticketRefusals >= 2) {
+        fatal = new ShardClosedError(this.shardId, code, reason, describeClose(code));
+      }
+    } else if (code === 4004) {
+      this.notFound++;
+      if (this.notFound >= 5) fatal = new ShardClosedError(this.shardId, code, reason, describeClose(code));
+    } else if (code === 4005 || code === 4006 || CLIENT_BUG_CODES.has(code)) {
+      fatal = new ShardClosedError(this.shardId, code, reason, describeClose(code));
+    }
+    if (fatal) {
+      this.emit("close", { code, reason, reconnecting: false });
+      this.finish(fatal);
+      return;
+    }
+    const reconnecting = this.reconnectOpts !== null;
+    this.emit("close", { code, reason, reconnecting });
+    if (!reconnecting) {
+      this.finish(
+        wasOpen ? undefined : new ShardClosedError(this.shardId, code, reason, "the connection closed before it opened"),
+      );
+      return;
+    }
+    // A fresh ticket after a ticket refusal goes out at once.
+    this.scheduleReconnect(new ShardClosedError(this.shardId, code, reason, describeClose(code)), TICKET_CODES.has(code));
+  }
+
+  /** The delay before reconnect attempt `attempt` (0-based): exponential, capped, partly random. */
+  private backoffDelay(attempt: number): number {
+    const o = this.reconnectOpts!;
+    const base = Math.min(o.maxDelayMs, o.initialDelayMs * Math.pow(o.factor, attempt));
+    const jitter = Math.min(1, Math.max(0, o.jitter));
+    return base * (1 - jitter) + base * jitter * this.random();
+  }
+
+  private scheduleReconnect(cause: Error, immediate = false): void {
+    if (this._state === "closed") return;
+    if (!this.reconnectOpts) {
+      this.finish(cause);
+      return;
+    }
+    if (this.attempts >= this.reconnectOpts.maxAttempts) {
+      this.finish(new Error(`tessera: gave up reconnecting to shard "${this.shardId}" after ${this.attempts} attempts: ${cause.message}`, { cause }));
+      return;
+    }
+    const delay = immediate ? 0 : this.backoffDelay(this.attempts);
+    this.attempts++;
+    this.setState("connecting");
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      void this.connect();
+    }, delay);
+  }
+
+  private startPings(ws: WebSocketLike): void {
+    clearInterval(this.pingTimer);
+    this.pings.clear();
+    if (this.pingIntervalMs <= 0) return;
+    const ping = () => {
+      if (ws.readyState !== OPEN) return;
+      const nonce = this.nextNonce++;
+      this.pings.set(nonce, Date.now());
+      if (this.pings.size > 16) this.pings.delete(this.pings.keys().next().value as number);
+      ws.send(encodeClientMessage({ type: MessageType.Ping, nonce }));
+    };
+    ping();
+    this.pingTimer = setInterval(ping, this.pingIntervalMs);
+  }
+
+  private armIdle(): void {
+    clearTimeout(this.idleTimer);
+    if (this.idleTimeoutMs <= 0) return;
+    const gen = this.generation;
+    this.idleTimer = setTimeout(() => {
+      if (gen !== this.generation || !this.ws) return;
+      const ws = this.ws;
+      this.dropSocket();
+      try {
+        ws.close(4008, "no message from the server");
+      } catch {
+        /* ignore */
+      }
+      this.emit("close", { code: 1006, reason: "no message from the server", reconnecting: this.reconnectOpts !== null });
+      this.scheduleReconnect(new Error("tessera: the server went silent"));
+    }, this.idleTimeoutMs);
+  }
+
+  /** Forgets the current socket (its late callbacks are ignored) and its timers. */
+  private dropSocket(): void {
+    this.generation++;
+    this.open = false;
+    clearInterval(this.pingTimer);
+    clearTimeout(this.idleTimer);
+    this.pingTimer = undefined;
+    this.idleTimer = undefined;
+    this.pings.clear();
+    const ws = this.ws;
+    this.ws = null;
+    if (ws) {
+      ws.onopen = null;
+      ws.onmessage = null;
+      ws.onclose = null;
+      ws.onerror = () => {};
+    }
+  }
+
+  private finish(error: Error | undefined): void {
+    const ws = this.ws;
+    this.dropSocket();
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    this.queue = [];
+    if (ws) {
+      try {
+        ws.close(1000, "client closed");
+      } catch {
+        /* ignore */
+      }
+    }
+    this._error = error;
+    this.setState("closed");
+    if (error) {
+      this.emit("error", error);
+      this.rejectReady(error);
+    } else {
+      this.rejectReady(new Error(`tessera: connection to shard "${this.shardId}" closed`));
+    }
+  }
+}
+
+function toBytes(data: unknown): Uint8Array {
+  if (data instanceof Uint8Array) return data;
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  if (Array.isArray(data)) {
+    // `ws` with binaryType "fragments"/"nodebuffer" is not used, but be lenient.
+    return toBytes(concat(data as Uint8Array[]));
+  }
+  throw new ProtocolError("a message that is not binary");
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.length;
+  }
+  return out;
+}
+
+/**
+ * Connects to a shard and keeps the connection alive.
+ *
+ * ```ts
+ * const shard = connectShard<Snapshot, Input>("arena-1", {
+ *   subscriberId, ticket, url: "http://127.0.0.1:4321",
+ * });
+ * shard.on("snapshot", (s) => draw(s));
+ * shard.on("reject", (r) => show(r.error));
+ * const seq = shard.send({ move_to: { x: 120, y: 80 } });
+ * ```
+ *
+ * Reconnects with exponential backoff and jitter after a dropped connection,
+ * a server restart (1001), 1008, 4004, 4007 and 4008; a ticket function is
+ * called again for every attempt. It does not reconnect after 4005 (kicked),
+ * 4006 (shard stopped), a refused ticket (4001/4002/4003) when a fresh one is
+ * also refused or the ticket is a fixed string, or a client error (1009,
+ * 4000, 4009, 4010): `state` becomes `closed`, `error` holds a
+ * {@link ShardClosedError} naming the close code and the server's reason,
+ * and `error` listeners and {@link ShardConnection.ready} receive it.
+ *
+ * @typeParam S the snapshot type (as the shard's codec decodes it)
+ * @typeParam I the input type
+ * @param shardId the shard to join (the ticket must be for it)
+ * @param options the ticket, server URL and tuning; see {@link ConnectShardOptions}
+ * @throws Error for a missing ticket, a bad URL, a missing URL outside a
+ *   browser, or no WebSocket implementation
+ */
+export function connectShard<S = unknown, I = unknown>(
+  shardId: string,
+  options: ConnectShardOptions,
+): ShardConnection<S, I> {
+  return new Connection<S, I>(shardId, options);
+}

@@ -1,2 +1,142 @@
-// useShard: placeholder while the scaffold lands; filled in next.
-export {};
+/**
+ * `@tessera/client/react`: the {@link useShard} hook.
+ *
+ * @packageDocumentation
+ */
+import { useCallback, useEffect, useRef, useState } from "react";
+import {
+  connectShard,
+  type ConnectShardOptions,
+  type Rejection,
+  type ShardConnection,
+  type ShardState,
+} from "./client.js";
+
+/** Options of {@link useShard}: the same as {@link connectShard}'s. */
+export type UseShardOptions = ConnectShardOptions;
+
+/** What {@link useShard} returns; each render sees the latest values. */
+export interface UseShardResult<S, I> {
+  /** The latest snapshot, or `undefined` before the first one. */
+  snapshot: S | undefined;
+  /**
+   * Sends an input (see {@link ShardConnection.send}); returns its sequence
+   * number. Stable across renders. Throws when there is no connection
+   * (no shardId or options yet, or after unmount).
+   */
+  send: (input: I, options?: { viewTick?: number }) => number;
+  /** The latest refused input, e.g. `{ seq: 3, error: "outside the arena" }`. */
+  lastRejection: Rejection | undefined;
+  /** `connecting`, `open` or `closed` (also while shardId or options are missing). */
+  state: ShardState;
+  /** Why the connection closed for good, if it did (e.g. a refused ticket). */
+  error: Error | undefined;
+  /** Smoothed round trip in ms, once measured. */
+  rttMs: number | undefined;
+  /** The underlying connection, for events the hook does not expose (`null` when none). */
+  connection: ShardConnection<S, I> | null;
+}
+
+interface View<S> {
+  snapshot: S | undefined;
+  lastRejection: Rejection | undefined;
+  state: ShardState;
+  error: Error | undefined;
+  rttMs: number | undefined;
+}
+
+const idle: View<never> = {
+  snapshot: undefined,
+  lastRejection: undefined,
+  state: "closed",
+  error: undefined,
+  rttMs: undefined,
+};
+
+/**
+ * Connects a component to a shard: re-renders on every snapshot, rejection,
+ * state change and RTT sample, and closes the connection on unmount.
+ *
+ * ```tsx
+ * const { snapshot, send, lastRejection, state } = useShard<Snapshot, Input>(
+ *   "arena-1", { subscriberId, ticket });
+ * <canvas onClick={(e) => send({ move_to: { x: e.clientX, y: e.clientY } })} />
+ * ```
+ *
+ * The connection is closed and made again when `shardId`, `options.url`,
+ * `options.subscriberId`, a string `options.ticket` or `options.WebSocket`
+ * change; other options are read when it connects, so an inline options
+ * object does not reconnect on every render. A ticket function may be a new
+ * closure on each render: the latest one is called at every (re)connect.
+ * With `shardId` or `options` null or undefined nothing connects (`state`
+ * is `closed`), e.g. while the page is still joining.
+ *
+ * @typeParam S the snapshot type
+ * @typeParam I the input type
+ */
+export function useShard<S = unknown, I = unknown>(
+  shardId: string | null | undefined,
+  options: UseShardOptions | null | undefined,
+): UseShardResult<S, I> {
+  const optionsRef = useRef(options);
+  optionsRef.current = options;
+  const connRef = useRef<ShardConnection<S, I> | null>(null);
+  const [view, setView] = useState<View<S>>(idle);
+  const [connection, setConnection] = useState<ShardConnection<S, I> | null>(null);
+
+  const ticket = options?.ticket;
+  const ticketKey = typeof ticket === "string" ? ticket : ticket ? "\u0000function" : undefined;
+  const active = !!shardId && !!options && ticketKey !== undefined;
+
+  useEffect(() => {
+    if (!active) {
+      setView(idle);
+      return;
+    }
+    const opts = optionsRef.current!;
+    const conn = connectShard<S, I>(shardId!, {
+      ...opts,
+      ticket:
+        typeof opts.ticket === "string"
+          ? opts.ticket
+          : () => {
+              const t = optionsRef.current?.ticket;
+              if (typeof t === "function") return t();
+              if (typeof t === "string") return t;
+              throw new Error("tessera: useShard has no ticket");
+            },
+    });
+    connRef.current = conn;
+    setConnection(conn);
+    const update = () =>
+      setView({
+        snapshot: conn.snapshot,
+        lastRejection: conn.lastRejection,
+        state: conn.state,
+        error: conn.error,
+        rttMs: conn.rttMs,
+      });
+    update();
+    const offs = [
+      conn.on("snapshot", update),
+      conn.on("reject", update),
+      conn.on("state", update),
+      conn.on("rtt", update),
+    ];
+    return () => {
+      for (const off of offs) off();
+      conn.close();
+      if (connRef.current === conn) connRef.current = null;
+      setConnection((c) => (c === conn ? null : c));
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- see the doc comment
+  }, [active, shardId, ticketKey, options?.url, options?.subscriberId, options?.WebSocket]);
+
+  const send = useCallback((input: I, sendOptions?: { viewTick?: number }): number => {
+    const conn = connRef.current;
+    if (!conn) throw new Error("tessera: useShard has no connection (no shardId/options yet, or unmounted)");
+    return conn.send(input, sendOptions);
+  }, []);
+
+  return { ...view, send, connection };
+}

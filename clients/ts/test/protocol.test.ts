@@ -1,9 +1,175 @@
+import { encode } from "@msgpack/msgpack";
 import { describe, expect, it } from "vitest";
-import { decodeServerMessage, encodeServerMessage, MessageType } from "../src/protocol.js";
+import {
+  type ClientMessage,
+  decodeClientMessage,
+  decodePayload,
+  decodeServerMessage,
+  encodeClientMessage,
+  encodePayload,
+  encodeServerMessage,
+  MessageType,
+  ProtocolError,
+  type ServerMessage,
+} from "../src/protocol.js";
 
-describe("protocol (scaffold smoke)", () => {
-  it("round-trips an ACK", () => {
-    const bytes = encodeServerMessage({ type: MessageType.Ack, seq: 7 });
-    expect(decodeServerMessage(bytes)).toEqual({ type: MessageType.Ack, seq: 7 });
+const bin = (...b: number[]) => new Uint8Array(b);
+
+describe("client messages", () => {
+  const cases: [string, ClientMessage, unknown[]][] = [
+    ["HELLO", { type: 1, version: 1, ticket: "v1.abc.def" }, [1, 1, "v1.abc.def"]],
+    ["INPUT", { type: 2, seq: 5, payload: bin(1, 2), viewTick: 42 }, [2, 5, bin(1, 2), 42]],
+    ["INPUT without view tick", { type: 2, seq: 6, payload: bin(), viewTick: null }, [2, 6, bin(), null]],
+    ["PING", { type: 3, nonce: 9 }, [3, 9]],
+    ["PONG", { type: 4, nonce: 2 ** 40 }, [4, 2 ** 40]],
+  ];
+  for (const [name, msg, wire] of cases) {
+    it(`encodes ${name} as the documented array`, () => {
+      expect(encodeClientMessage(msg)).toEqual(encode(wire));
+      expect(decodeClientMessage(encodeClientMessage(msg))).toEqual(msg);
+    });
+  }
+
+  it("encodes the payload as bin and the ticket as str", () => {
+    const bytes = encodeClientMessage({ type: 2, seq: 1, payload: bin(0xaa), viewTick: null });
+    // fixarray(4), 2, 1, bin8 len 1 0xaa, nil
+    expect([...bytes]).toEqual([0x94, 0x02, 0x01, 0xc4, 0x01, 0xaa, 0xc0]);
+    const hello = encodeClientMessage({ type: 1, version: 1, ticket: "t" });
+    expect([...hello]).toEqual([0x93, 0x01, 0x01, 0xa1, 0x74]);
+  });
+
+  it("reads INPUT with the view tick absent", () => {
+    expect(decodeClientMessage(encode([2, 3, bin(7)]))).toEqual({ type: 2, seq: 3, payload: bin(7), viewTick: null });
+  });
+
+  it("refuses to encode bad values", () => {
+    expect(() => encodeClientMessage({ type: 2, seq: -1, payload: bin(), viewTick: null })).toThrow(ProtocolError);
+    expect(() => encodeClientMessage({ type: 2, seq: 1.5, payload: bin(), viewTick: null })).toThrow(ProtocolError);
+    expect(() => encodeClientMessage({ type: 2, seq: 2 ** 53, payload: bin(), viewTick: null })).toThrow(/seq/);
+    expect(() => encodeClientMessage({ type: 1, version: 1, ticket: 5 as unknown as string })).toThrow(/ticket/);
+    expect(() => encodeClientMessage({ type: 99 } as unknown as ClientMessage)).toThrow(/unknown/);
+  });
+
+  it("rejects malformed client messages", () => {
+    expect(() => decodeClientMessage(encode([1, 1]))).toThrow(/HELLO needs 2 elements/);
+    expect(() => decodeClientMessage(encode([2, 1, "not bin"]))).toThrow(/payload must be binary/);
+    expect(() => decodeClientMessage(encode([16, "s", "u", 20, "json", 0]))).toThrow(/unknown client message type 16/);
+  });
+});
+
+describe("server messages", () => {
+  const cases: [string, ServerMessage, unknown[]][] = [
+    [
+      "WELCOME",
+      { type: 16, shardId: "arena-1", subscriberId: "ann", tickRate: 20, codec: "msgpack", tick: 1234 },
+      [16, "arena-1", "ann", 20, "msgpack", 1234],
+    ],
+    [
+      "WELCOME json",
+      { type: 16, shardId: "z", subscriberId: "", tickRate: 60, codec: "json", tick: 0 },
+      [16, "z", "", 60, "json", 0],
+    ],
+    ["ACK", { type: 17, seq: 3 }, [17, 3]],
+    ["REJECT", { type: 18, seq: 4, error: "outside the arena" }, [18, 4, "outside the arena"]],
+    ["FRAME", { type: 19, tick: 7, lastSeq: 2, snapshot: bin(0x80) }, [19, 7, 2, bin(0x80)]],
+    ["FRAME nil snapshot + entities", { type: 19, tick: 8, lastSeq: 0, snapshot: null, entities: bin(1, 0, 0) }, [19, 8, 0, null, bin(1, 0, 0)]],
+    ["FRAME snapshot + entities", { type: 19, tick: 9, lastSeq: 1, snapshot: bin(0x90), entities: bin() }, [19, 9, 1, bin(0x90), bin()]],
+    ["PING", { type: 3, nonce: 77 }, [3, 77]],
+    ["PONG", { type: 4, nonce: 78 }, [4, 78]],
+  ];
+  for (const [name, msg, wire] of cases) {
+    it(`decodes ${name}`, () => {
+      expect(decodeServerMessage(encode(wire))).toEqual(msg);
+      expect(encodeServerMessage(msg)).toEqual(encode(wire));
+    });
+  }
+
+  it("accepts ArrayBuffer and views with offsets", () => {
+    const bytes = encode([17, 12]);
+    const padded = new Uint8Array(bytes.length + 3);
+    padded.set(bytes, 3);
+    expect(decodeServerMessage(padded.subarray(3))).toEqual({ type: 17, seq: 12 });
+    expect(decodeServerMessage(bytes.slice().buffer)).toEqual({ type: 17, seq: 12 });
+    expect(decodeServerMessage(new DataView(padded.buffer, 3))).toEqual({ type: 17, seq: 12 });
+  });
+
+  it("ignores unknown trailing elements", () => {
+    expect(decodeServerMessage(encode([17, 3, "future", 1]))).toEqual({ type: 17, seq: 3 });
+    expect(decodeServerMessage(encode([16, "s", "u", 20, "json", 5, { x: 1 }]))).toMatchObject({ tick: 5 });
+    expect(decodeServerMessage(encode([19, 1, 0, null, bin(), "more"]))).toEqual({
+      type: 19,
+      tick: 1,
+      lastSeq: 0,
+      snapshot: null,
+      entities: bin(),
+    });
+  });
+
+  it("decodes 64-bit integers below 2^53", () => {
+    const big = 2 ** 53 - 1;
+    expect(decodeServerMessage(encode([19, big, big, null]))).toMatchObject({ tick: big, lastSeq: big });
+  });
+
+  const malformed: [string, Uint8Array, RegExp][] = [
+    ["empty input", bin(), /not valid MessagePack/],
+    ["truncated array", encode([17, 300]).slice(0, 2), /not valid MessagePack/],
+    ["reserved byte 0xc1", bin(0xc1), /not valid MessagePack/],
+    ["a map", encode({ type: 17 }), /must be an array/],
+    ["a number", encode(17), /must be an array/],
+    ["an empty array", encode([]), /empty array/],
+    ["a string type", encode(["17", 1]), /message type must be an unsigned integer/],
+    ["a negative type", encode([-1, 1]), /message type/],
+    ["an unknown type", encode([20, 1]), /unknown server message type 20/],
+    ["a client type", encode([1, 1, "t"]), /unknown server message type 1/],
+    ["ACK without seq", encode([17]), /ACK needs 1 elements, got 0/],
+    ["ACK with a string seq", encode([17, "3"]), /seq must be an unsigned integer/],
+    ["ACK with a float seq", encode([17, 1.5]), /seq must be an unsigned integer/],
+    ["ACK with a negative seq", encode([17, -3]), /seq must be an unsigned integer/],
+    ["REJECT without error", encode([18, 3]), /REJECT needs 2/],
+    ["REJECT with a bin error", encode([18, 3, bin(65)]), /error must be a string/],
+    ["WELCOME missing tick", encode([16, "s", "u", 20, "msgpack"]), /WELCOME needs 5/],
+    ["WELCOME bad codec", encode([16, "s", "u", 20, "xml", 0]), /unknown codec "xml"/],
+    ["WELCOME numeric shard id", encode([16, 5, "u", 20, "json", 0]), /shard_id must be a string/],
+    ["WELCOME nil tick rate", encode([16, "s", "u", null, "json", 0]), /tick_rate/],
+    ["FRAME missing snapshot", encode([19, 1, 0]), /FRAME needs 3/],
+    ["FRAME str snapshot", encode([19, 1, 0, "snap"]), /snapshot must be binary/],
+    ["FRAME str entities", encode([19, 1, 0, null, "e"]), /entities must be binary/],
+    ["FRAME negative tick", encode([19, -1, 0, null]), /tick must be/],
+    ["PING without nonce", encode([3]), /PING needs 1/],
+    ["PONG with a map nonce", encode([4, {}]), /nonce must be/],
+  ];
+  for (const [name, bytes, error] of malformed) {
+    it(`rejects ${name}`, () => {
+      expect(() => decodeServerMessage(bytes)).toThrow(ProtocolError);
+      expect(() => decodeServerMessage(bytes)).toThrow(error);
+    });
+  }
+
+  it("rejects integers above 2^53", () => {
+    // uint64 2^60 (0xcf + 8 bytes)
+    const bytes = bin(0x92, 0x11, 0xcf, 0x10, 0, 0, 0, 0, 0, 0, 0);
+    expect(() => decodeServerMessage(bytes)).toThrow(ProtocolError);
+  });
+
+  it("refuses to encode bad server messages", () => {
+    expect(() =>
+      encodeServerMessage({ type: 16, shardId: "s", subscriberId: "u", tickRate: 20, codec: "xml" as "json", tick: 0 }),
+    ).toThrow(/codec/);
+    expect(() => encodeServerMessage({ type: 99 } as unknown as ServerMessage)).toThrow(/unknown/);
+  });
+});
+
+describe("payload codecs", () => {
+  const value = { move_to: { x: 120.5, y: 80 } };
+  it("round-trips msgpack and json", () => {
+    expect(decodePayload("msgpack", encodePayload("msgpack", value))).toEqual(value);
+    expect(new TextDecoder().decode(encodePayload("json", value))).toBe('{"move_to":{"x":120.5,"y":80}}');
+    expect(decodePayload("json", encodePayload("json", value))).toEqual(value);
+  });
+  it("rejects bad payloads", () => {
+    expect(() => decodePayload("json", new TextEncoder().encode("{nope"))).toThrow(/not valid json/);
+    expect(() => decodePayload("json", bin(0xff, 0xfe))).toThrow(ProtocolError);
+    expect(() => decodePayload("msgpack", bin(0xc1))).toThrow(/not valid msgpack/);
+    expect(() => decodePayload("msgpack", bin())).toThrow(ProtocolError);
   });
 });

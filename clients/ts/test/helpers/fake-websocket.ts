@@ -1,0 +1,82 @@
+// A WebSocket double driven by the test: the test plays the server.
+import {
+  type ClientMessage,
+  decodeClientMessage,
+  encodeServerMessage,
+  type ServerMessage,
+} from "../../src/protocol.js";
+import type { WebSocketConstructor, WebSocketLike } from "../../src/client.js";
+
+export class FakeSocket implements WebSocketLike {
+  binaryType = "blob";
+  readyState = 0;
+  protocol = "";
+  onopen: ((ev: unknown) => void) | null = null;
+  onmessage: ((ev: { data: unknown }) => void) | null = null;
+  onclose: ((ev: { code: number; reason: string }) => void) | null = null;
+  onerror: ((ev: unknown) => void) | null = null;
+  readonly sent: Uint8Array[] = [];
+  closedByClient: { code?: number; reason?: string } | undefined;
+
+  constructor(
+    readonly url: string,
+    readonly protocols?: string | string[],
+  ) {}
+
+  send(data: Uint8Array): void {
+    if (this.readyState !== 1) throw new Error("send on a socket that is not open");
+    this.sent.push(data);
+  }
+  close(code?: number, reason?: string): void {
+    this.closedByClient = { code, reason };
+    this.readyState = 3;
+  }
+
+  // -- the server side --
+  /** Decoded messages the client sent. */
+  messages(): ClientMessage[] {
+    return this.sent.map((b) => decodeClientMessage(b));
+  }
+  accept(): void {
+    this.readyState = 1;
+    this.onopen?.({});
+  }
+  push(msg: ServerMessage): void {
+    this.pushRaw(encodeServerMessage(msg));
+  }
+  pushRaw(bytes: Uint8Array | string): void {
+    const data = typeof bytes === "string" ? bytes : bytes.slice().buffer;
+    this.onmessage?.({ data });
+  }
+  welcome(codec: "msgpack" | "json" = "msgpack", subscriberId = "ann", tick = 100): void {
+    this.push({ type: 16, shardId: "arena-1", subscriberId, tickRate: 20, codec, tick });
+  }
+  /** Opens the socket and sends WELCOME. */
+  acceptAndWelcome(codec: "msgpack" | "json" = "msgpack"): void {
+    this.accept();
+    this.welcome(codec);
+  }
+  serverClose(code: number, reason = ""): void {
+    this.readyState = 3;
+    this.onclose?.({ code, reason });
+  }
+}
+
+export function fakeWebSocket(): { WebSocket: WebSocketConstructor; sockets: FakeSocket[]; last(): FakeSocket } {
+  const sockets: FakeSocket[] = [];
+  class Ctor extends FakeSocket {
+    constructor(url: string, protocols?: string | string[]) {
+      super(url, protocols);
+      sockets.push(this);
+    }
+  }
+  return {
+    WebSocket: Ctor,
+    sockets,
+    last() {
+      const s = sockets[sockets.length - 1];
+      if (!s) throw new Error("no socket was opened");
+      return s;
+    },
+  };
+}
