@@ -12,6 +12,5 @@
  */
 export * from "./protocol.js";
 export * from "./client.js";
-// --- game layer (src/game/, owned by the game-client engineer): uncomment
-// --- when src/game/index.ts exists.
-// export * from "./game/index.js";
+// --- game layer (src/game/, owned by the game-client engineer)
+export * from "./game/index.js";
