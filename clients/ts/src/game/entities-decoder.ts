@@ -21,6 +21,12 @@ export const FLAG_Y_UP = 0x02;
 /** Largest entity id the protocol allows (ids are below 2^53). */
 export const MAX_ENTITY_ID = Number.MAX_SAFE_INTEGER;
 
+/**
+ * Largest magnitude of a quantised coordinate (`|v / precision|` stays below
+ * 2^52, `docs/guest-abi.md`); a payload going beyond it is refused.
+ */
+export const MAX_QUANTISED = 2 ** 52;
+
 /** Largest Exp-Golomb order the protocol allows for an axis. */
 export const MAX_EXP_GOLOMB_ORDER = 32;
 
@@ -54,11 +60,11 @@ export type EntitiesErrorKind =
   | "bad_varint"
   /** An Exp-Golomb code is longer than 64 bits, or an order is above 32. */
   | "bad_exp_golomb"
-  /** The padding of the bit section is not zero. */
-  | "bad_padding"
   /** A BASELINE's precision is not a finite positive number. */
   | "bad_precision"
-  /** A quantised coordinate leaves the range this decoder holds exactly. */
+  /** A spawn lists its components out of ascending id order (or twice). */
+  | "component_order"
+  /** A quantised coordinate is beyond +-2^52. */
   | "value_out_of_range";
 
 /** Thrown for a malformed `entities` payload. */
@@ -271,20 +277,17 @@ class BitReader {
     return v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
   }
 
-  /** Checks that only zero padding (less than one byte) is left. */
+  /**
+   * Checks that the records end in the last byte of the section (the rest
+   * of it is padding; like the reference decoder, its bits are not checked).
+   */
   finish(): void {
-    const total = this.length * 8;
-    if (total - this.bit >= 8) {
+    if (Math.ceil(this.bit / 8) !== this.length) {
       throw new EntitiesDecodeError(
         "trailing_bytes",
         this.offset(),
         `bit section has ${this.length} bytes but its records end after ${Math.ceil(this.bit / 8)}`,
       );
-    }
-    while (this.bit < total) {
-      if (this.readBit() !== 0) {
-        throw new EntitiesDecodeError("bad_padding", this.start + this.length - 1, "bit section padding is not zero");
-      }
     }
   }
 }
@@ -299,9 +302,17 @@ function unzigzag(v: number | bigint): number | bigint {
   return r >= BigInt(Number.MIN_SAFE_INTEGER) && r <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(r) : r;
 }
 
-function safeCoordinate(v: number | bigint, offset: number, what: string): number {
+function coordinate(v: number | bigint, offset: number, what: string): number {
+  if (typeof v === "bigint" || Math.abs(v) > MAX_QUANTISED) {
+    throw new EntitiesDecodeError("value_out_of_range", offset, `${what}: |${v}| is above 2^52`);
+  }
+  return v;
+}
+
+function delta(v: number | bigint, offset: number): number {
+  // |q| <= 2^52 before and after, so a difference beyond 2^53 cannot be valid.
   if (typeof v === "bigint" || !Number.isSafeInteger(v)) {
-    throw new EntitiesDecodeError("value_out_of_range", offset, `${what}: ${v} is not a safe integer`);
+    throw new EntitiesDecodeError("value_out_of_range", offset, `update delta ${v} is out of range`);
   }
   return v;
 }
@@ -320,9 +331,11 @@ function nextId(prev: number | undefined, v: number | bigint, offset: number, wh
 /**
  * Parses one `entities` payload. Throws {@link EntitiesDecodeError} when it
  * is malformed in any way that does not depend on the replica (truncation,
- * trailing bytes, flags bits 2-7, ids at or above 2^53, over-long varints or
- * Exp-Golomb codes, orders above 32, non-zero padding, a BASELINE precision
- * that is not finite and positive).
+ * trailing bytes, also in the bit section; flags bits 2-7; ids at or above
+ * 2^53; over-long varints or Exp-Golomb codes; orders above 32; a BASELINE
+ * precision that is not finite and positive; a spawn's component ids not
+ * strictly ascending; a spawn coordinate beyond +-2^52). The checks are
+ * those of the C++ reference decoder (`src/replication/decoder.cc`).
  *
  * @param payload the `entities` bytes of one FRAME
  * @returns the parsed payload
@@ -368,12 +381,16 @@ export function decodeEntities(payload: Uint8Array): DecodedEntities {
     const q: number[] = [];
     for (const axis of ["qx", "qy", "qz"]) {
       const qa = r.pos;
-      q.push(safeCoordinate(unzigzag(r.varint(axis)), qa, axis));
+      q.push(coordinate(unzigzag(r.varint(axis)), qa, `spawn of id ${id}: ${axis}`));
     }
     const componentCount = r.size("component_count");
     const components: [number, Uint8Array][] = [];
     for (let c = 0; c < componentCount; c++) {
+      const ca = r.pos;
       const cid = r.u8("component_id");
+      if (c > 0 && cid <= components[c - 1]![0]) {
+        throw new EntitiesDecodeError("component_order", ca, `spawn of id ${id}: component ids not strictly ascending`);
+      }
       const len = r.size("component len");
       components.push([cid, r.bytes(len, "component bytes")]);
     }
@@ -411,7 +428,7 @@ export function decodeEntities(payload: Uint8Array): DecodedEntities {
       for (let axis = 0; axis < 3; axis++) {
         if ((mask & (MASK_X >>> axis)) === 0) continue;
         const va = bitStart + (bits.consumed >>> 3);
-        dq[axis] = safeCoordinate(unzigzag(bits.expGolomb(orders[axis]!)), va, "update delta");
+        dq[axis] = delta(unzigzag(bits.expGolomb(orders[axis]!)), va);
       }
       records.push({ id, mask, dq });
     }
@@ -457,8 +474,9 @@ export interface ReplicaChange {
   /** True when the payload was a BASELINE. */
   readonly baseline: boolean;
   /**
-   * Ids that left: despawns, held ids replaced by a spawn (reuse), and with
-   * a BASELINE the held ids it did not spawn again. Ascending.
+   * Ids that left: the despawns, or with a BASELINE the held ids it did not
+   * spawn again. Ascending. (A spawn of a held id that was not despawned
+   * replaces it and is only in `entered`, as in the reference decoder.)
    */
   readonly left: readonly number[];
   /** Spawned ids (ascending); with a BASELINE, every id it lists. */
@@ -533,21 +551,14 @@ export class EntityReplica {
   /**
    * Applies one `entities` payload. Atomic: when the payload is malformed
    * this throws {@link EntitiesDecodeError} and the replica is unchanged.
-   * A payload before the first BASELINE is ignored (after its flags byte is
-   * checked).
+   * A payload before the first BASELINE is ignored (not even checked).
    *
    * @param payload the `entities` bytes of one FRAME
    * @returns what changed
    */
   apply(payload: Uint8Array): ReplicaChange {
-    if (!this.hasBaseline) {
-      if (payload.length === 0) throw new EntitiesDecodeError("truncated", 0, "flags: empty payload");
-      const flags = payload[0]!;
-      if ((flags & ~(FLAG_BASELINE | FLAG_Y_UP)) !== 0) {
-        throw new EntitiesDecodeError("bad_flags", 0, `flags 0x${flags.toString(16)} set reserved bits 2-7`);
-      }
-      if ((flags & FLAG_BASELINE) === 0) return IGNORED;
-    }
+    // Before the first BASELINE anything else is ignored unread.
+    if (!this.hasBaseline && payload.length > 0 && (payload[0]! & FLAG_BASELINE) === 0) return IGNORED;
     const d = decodeEntities(payload);
     return this.applyDecoded(d);
   }
@@ -593,8 +604,8 @@ export class EntityReplica {
       const base = spawnQ.get(u.id) ?? held.get(u.id)!.q;
       const q: [number, number, number] = [base[0] + u.dq[0], base[1] + u.dq[1], base[2] + u.dq[2]];
       for (const v of q) {
-        if (!Number.isSafeInteger(v)) {
-          throw new EntitiesDecodeError("value_out_of_range", 0, `update of id ${u.id} moves it out of range`);
+        if (Math.abs(v) > MAX_QUANTISED) {
+          throw new EntitiesDecodeError("value_out_of_range", 0, `update of id ${u.id}: |q| above 2^52`);
         }
       }
       newQ.set(u.id, q);
@@ -615,9 +626,6 @@ export class EntityReplica {
       for (const id of d.despawns) {
         held.delete(id);
         left.push(id);
-      }
-      for (const s of d.spawns) {
-        if (held.has(s.id)) left.push(s.id); // a spawn of a held id replaces it
       }
     }
     this.yUpValue = d.yUp;

@@ -156,7 +156,10 @@ describe("decodeEntities refuses malformed payloads", () => {
     for (let bit = 2; bit < 8; bit++) {
       const p = new ByteWriter().u8(1 << bit).varint(0).varint(0).varint(0).done();
       expectMalformed(() => decodeEntities(p), "bad_flags");
-      expectMalformed(() => new EntityReplica().apply(p), "bad_flags");
+      expectMalformed(() => new EntityReplica().apply(Uint8Array.from([p[0]! | 1, ...new ByteWriter().f64(1).done(), 0, 0, 0])), "bad_flags");
+      const synced = new EntityReplica();
+      synced.apply(baseline);
+      expectMalformed(() => synced.apply(p), "bad_flags");
     }
   });
 
@@ -204,7 +207,7 @@ describe("decodeEntities refuses malformed payloads", () => {
     expectMalformed(() => decodeEntities(p2), "bad_exp_golomb");
   });
 
-  it("a bit section longer than its records, or with non-zero padding", () => {
+  it("a bit section longer than its records (padding bits are not checked, as in the reference decoder)", () => {
     const section = new BitWriter().expGolomb(7, 0).bit(1).zigzagEG(1, 0).zigzagEG(1, 0).done();
     const make = (s: ArrayLike<number>) =>
       new ByteWriter().u8(0).varint(0).varint(0).varint(1).u8(0).u8(0).u8(0).varint(s.length).raw(s).done();
@@ -212,8 +215,27 @@ describe("decodeEntities refuses malformed payloads", () => {
     expectMalformed(() => decodeEntities(make([...section, 0])), "trailing_bytes");
     const dirty = Uint8Array.from(section);
     dirty[dirty.length - 1]! |= 1;
-    expectMalformed(() => decodeEntities(make(dirty)), "bad_padding");
+    expect(decodeEntities(make(dirty)).updates[0]!.dq).toEqual([1, 1, 0]);
     expectMalformed(() => decodeEntities(make(section.subarray(0, 1))), "truncated");
+  });
+
+  it("spawn component ids not strictly ascending", () => {
+    for (const ids of [[2, 1], [3, 3]]) {
+      const p = encodeEntities({
+        baseline: true,
+        spawns: [{ id: 1, q: [0, 0, 0], components: ids.map((c) => [c, bytes(c)] as [number, Uint8Array]) }],
+      });
+      expectMalformed(() => decodeEntities(p), "component_order");
+    }
+  });
+
+  it("a spawn coordinate beyond +-2^52", () => {
+    const ok = encodeEntities({ baseline: true, spawns: [{ id: 1, q: [2 ** 52, -(2 ** 52), 0] }] });
+    expect(decodeEntities(ok).spawns[0]!.q).toEqual([2 ** 52, -(2 ** 52), 0]);
+    for (const q of [2 ** 52 + 1, -(2 ** 52) - 1, 2 ** 60]) {
+      const p = encodeEntities({ baseline: true, spawns: [{ id: 1, q: [0, q, 0] }] });
+      expectMalformed(() => decodeEntities(p), "value_out_of_range");
+    }
   });
 
   it("a BASELINE precision that is not finite and positive", () => {
@@ -225,6 +247,15 @@ describe("decodeEntities refuses malformed payloads", () => {
 });
 
 describe("EntityReplica", () => {
+  it("a spawn of a held id that was not despawned replaces it (entered only, as in the reference decoder)", () => {
+    const r = new EntityReplica();
+    r.apply(baseline);
+    const c = r.apply(encodeEntities({ spawns: [{ id: 10, q: [7, 7, 7] }] }));
+    expect(c.entered).toEqual([10]);
+    expect(c.left).toEqual([]);
+    expect(state(r)[10]).toEqual({ q: [7, 7, 7], c: {} });
+  });
+
   it("ignores payloads before the first BASELINE", () => {
     const r = new EntityReplica();
     const c = r.apply(encodeEntities({ spawns: [{ id: 1, q: [0, 0, 0] }] }));
@@ -317,8 +348,8 @@ describe("EntityReplica", () => {
         "unknown_id",
       ],
       [
-        "an update moving a coordinate out of the exact range",
-        encodeEntities({ k: [0, 0, 0], updates: [{ id: 3, dx: 2 ** 53 - 1 }] }),
+        "an update moving a coordinate beyond +-2^52",
+        encodeEntities({ k: [0, 0, 0], updates: [{ id: 3, dx: 2 ** 52 - 99 }] }),
         "value_out_of_range",
       ],
       ["a truncated payload", encodeEntities({ despawns: [3, 10] }).subarray(0, 3), "truncated"],
