@@ -11,7 +11,8 @@ ASAN_TARGETS ?= wasm_test shard_test store_test net_proto_test net_test \
                 app_test server_test sdk_codec_test
 FUZZ_SECS  ?= 45
 
-.PHONY: all deps build test unit-test asan-test fuzz-test dev run-arena bench spec clean format
+.PHONY: all deps build test unit-test asan-test fuzz-test dev run-arena bench spec clean format \
+        ts-deps ts-build ts-test
 
 all: build
 
@@ -24,11 +25,32 @@ build: deps
 
 # The quick tier: every unit and integration test, the sanitizer build of
 # the unit tests, and a short fuzz run.
-test: unit-test asan-test fuzz-test
+test: unit-test ts-test asan-test fuzz-test
 	@echo "make test: all tiers passed"
 
 unit-test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# The TypeScript client SDK (clients/ts, @tessera/client). `npm ci` runs when
+# node_modules is missing or older than package-lock.json. ts-build emits
+# clients/ts/dist (ES modules, .d.ts, and the browser bundle
+# dist/tessera-client.js that the dev server serves at /sdk/). ts-test runs
+# the unit tests, the Node client against the real server binary, and the
+# arena page in headless Chromium (screenshot in $(BUILD)/artifacts/).
+TS_DIR := clients/ts
+
+ts-deps:
+	@if [ ! -f $(TS_DIR)/node_modules/.package-lock.json ] || \
+	    [ $(TS_DIR)/package-lock.json -nt $(TS_DIR)/node_modules/.package-lock.json ]; then \
+	  echo "npm ci in $(TS_DIR)"; cd $(TS_DIR) && npm ci --no-audit --no-fund; \
+	fi
+
+ts-build: ts-deps
+	cd $(TS_DIR) && npm run --silent build
+
+ts-test: build ts-build
+	cd $(TS_DIR) && TESSERA_BIN=$(abspath $(TESSERA)) \
+	  ARTIFACTS_DIR=$(abspath $(BUILD))/artifacts npx vitest run
 
 asan-test: deps
 	cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug \
@@ -60,7 +82,7 @@ spec: build
 # Builds tessera and serves the example arena on http://127.0.0.1:4321
 # (WebSocket, admin API, metrics, the app's web/ folder), with its state in
 # examples/arena/.tessera/ (SQLite). Stop with Ctrl-C: shards are saved.
-dev: build
+dev: build ts-build
 	$(TESSERA) dev examples/arena
 
 # Runs the arena for 3 s of game time from the command line, printing each
