@@ -170,6 +170,17 @@ describe("ShardGame interpolation", () => {
     expect(g.game.entities.get(7)!.x).toBe(500);
   });
 
+  it("a spawn of a held id without a despawn is a new entity too (entered and left)", () => {
+    const g = setup();
+    g.frame(10, { baseline: true, precision: 1, spawns: [{ id: 7, q: [0, 0, 0] }] });
+    g.frame(11, { spawns: [{ id: 7, q: [300, 0, 0] }] });
+    g.draw(10.5);
+    expect(g.game.entities.get(7)!.x).toBe(0);
+    g.draw(11);
+    expect(g.game.entered).toEqual([7]);
+    expect(g.game.left).toEqual([7]);
+  });
+
   it("ignores FRAMEs before the first BASELINE", () => {
     const g = setup();
     g.frame(9, { spawns: [{ id: 1, q: [0, 0, 0] }] });
