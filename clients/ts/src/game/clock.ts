@@ -1,21 +1,26 @@
 /**
  * Estimates a shard's current tick from the arrival times of its FRAMEs.
  *
- * Every frame `tick` arrives at `arrival = anchor + tick * tickMs + delay`,
- * where `delay >= 0` varies frame to frame (network jitter, the event loop).
- * The frame with the smallest delay is the best picture of when the shard
+ * Frame `tick` arrives at `arrival = anchor + tick * tickMs + delay`, where
+ * `delay >= 0` varies frame to frame (network jitter, the event loop). The
+ * frame with the smallest delay is the best picture of when the shard
  * produced its tick, so the clock keeps, over a sliding window of recent
- * frames, the minimum of `arrival - tick * tickMs` as its anchor. The
- * window lets the anchor follow a slow drift (clock skew, a route that got
- * slower); the applied anchor moves toward the window's minimum at a
- * bounded rate so the estimate never jumps back in time.
+ * frames, the least `arrival - tick * tickMs` as its anchor.
+ *
+ * `tickMs` is the pace at which ticks really arrive: the given (or WELCOME)
+ * rate until a few seconds of frames are in, then the slope of the lower
+ * envelope of the arrivals (a shard that falls behind its nominal rate, or
+ * a clock that runs a little fast, is followed; a given rate bounds the
+ * correction to 10%). The window lets the anchor follow a drift; the applied
+ * anchor moves toward the window's minimum at a bounded rate, so the
+ * estimate never jumps back in time.
  *
  * @module
  */
 
 /** Options of a {@link ShardClock}. */
 export interface ShardClockOptions {
-  /** Ticks per second when known; otherwise measured from arrivals. */
+  /** Nominal ticks per second when known (arrivals still correct it by up to 10%); otherwise measured. */
   tickRate?: number;
   /** How far back (ms of arrivals) the anchor minimum looks. Default 4000. */
   windowMs?: number;
@@ -45,6 +50,7 @@ const DEFAULT_TICK_MS = 50;
 export class ShardClock {
   private samples: Sample[] = [];
   private givenTickMs: number | undefined;
+  private paceMs: number | undefined; // measured from the window's lower envelope
   // The applied anchor: tick `refTick` is taken to be current at local
   // time `refAt`. Kept relative to a recent tick so that an error in a
   // measured tick duration is not multiplied by a large tick number.
@@ -82,9 +88,13 @@ export class ShardClock {
     return this.givenTickMs !== undefined;
   }
 
-  /** Milliseconds per tick: given, else measured from arrivals (50 until measurable). */
+  /**
+   * Milliseconds per tick as frames really arrive: measured from the
+   * arrivals once enough are in (within 10% of a given rate), else the given
+   * rate, else a rough measure, else 50.
+   */
   get tickMs(): number {
-    return this.givenTickMs ?? this.measuredTickMs() ?? DEFAULT_TICK_MS;
+    return this.paceMs ?? this.givenTickMs ?? this.roughTickMs() ?? DEFAULT_TICK_MS;
   }
 
   /** Ticks per second (see {@link tickMs}). */
@@ -112,6 +122,7 @@ export class ShardClock {
   /** Forgets every observation (e.g. the shard restarted and its ticks went back). Keeps a given tick rate. */
   reset(): void {
     this.samples = [];
+    this.paceMs = undefined;
     this.refAt = undefined;
     this.lastAt = undefined;
     this.windowFull = false;
@@ -139,6 +150,7 @@ export class ShardClock {
       this.samples.shift();
       this.windowFull = true;
     }
+    this.paceMs = this.envelopeTickMs();
     const target = this.leastDelayedArrival(tick);
     if (this.refAt === undefined || this.lastAt === undefined || !this.windowFull) {
       // Until a sample leaves the window the minimum only goes down (the
@@ -174,32 +186,55 @@ export class ShardClock {
     return min;
   }
 
-  /**
-   * Least-squares slope of arrival time over tick in the window, from at
-   * least 8 frames spanning 8 ticks; `undefined` before that.
-   */
-  private measuredTickMs(): number | undefined {
+  /** Average ms per tick over the window (first to last frame); needs 2 ticks of span. */
+  private roughTickMs(): number | undefined {
     const n = this.samples.length;
-    if (n < 8) return undefined;
-    const first = this.samples[0]!;
-    const span = this.samples[n - 1]!.tick - first.tick;
-    if (span < 8) return undefined;
-    let st = 0;
-    let sa = 0;
-    for (const s of this.samples) {
-      st += s.tick - first.tick;
-      sa += s.at - first.at;
+    if (n < 2) return undefined;
+    const a = this.samples[0]!;
+    const b = this.samples[n - 1]!;
+    return b.tick - a.tick >= 2 && b.at > a.at ? (b.at - a.at) / (b.tick - a.tick) : undefined;
+  }
+
+  /**
+   * The slope of the lower envelope of the arrivals: the window is cut in 8
+   * buckets, the least-delayed frame of each is kept, and a line is fitted
+   * through those. Late frames (only ever late, never early) do not move
+   * it. Needs 16 frames spanning 16 ticks.
+   */
+  private envelopeTickMs(): number | undefined {
+    const samples = this.samples;
+    const n = samples.length;
+    const base = this.givenTickMs ?? this.roughTickMs();
+    if (base === undefined || n < 16 || samples[n - 1]!.tick - samples[0]!.tick < 16) return undefined;
+    const buckets = 8;
+    const t0 = samples[0]!.tick;
+    const a0 = samples[0]!.at;
+    const pts: { t: number; r: number }[] = [];
+    for (let b = 0; b < buckets; b++) {
+      const lo = Math.floor((b * n) / buckets);
+      const hi = Math.floor(((b + 1) * n) / buckets);
+      let best: { t: number; r: number } | undefined;
+      for (let i = lo; i < hi; i++) {
+        const s = samples[i]!;
+        const t = s.tick - t0;
+        const r = s.at - a0 - t * base; // residual against the base pace
+        if (best === undefined || r < best.r) best = { t, r };
+      }
+      if (best !== undefined) pts.push(best);
     }
-    const mt = st / n;
-    const ma = sa / n;
+    let mt = 0;
+    let mr = 0;
+    for (const p of pts) (mt += p.t), (mr += p.r);
+    mt /= pts.length;
+    mr /= pts.length;
     let num = 0;
     let den = 0;
-    for (const s of this.samples) {
-      const dt = s.tick - first.tick - mt;
-      num += dt * (s.at - first.at - ma);
-      den += dt * dt;
+    for (const p of pts) (num += (p.t - mt) * (p.r - mr)), (den += (p.t - mt) ** 2);
+    if (!(den > 0)) return undefined;
+    let pace = base + num / den;
+    if (this.givenTickMs !== undefined) {
+      pace = Math.min(this.givenTickMs * 1.1, Math.max(this.givenTickMs * 0.9, pace));
     }
-    const slope = num / den;
-    return slope > 0 && Number.isFinite(slope) ? slope : undefined;
+    return pace > 0 && Number.isFinite(pace) ? pace : undefined;
   }
 }

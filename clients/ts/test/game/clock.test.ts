@@ -43,7 +43,8 @@ describe("ShardClock", () => {
     // be about 20 ms (0.4 tick) behind.
     expect(Math.abs(err)).toBeLessThan(0.06);
     expect(meanDelay).toBeGreaterThan(15);
-    expect(clock.tickMs).toBe(50);
+    expect(Math.abs(clock.tickMs - 50)).toBeLessThan(0.25); // the measured pace agrees with the given rate
+    expect(clock.tickRateKnown).toBe(true);
   });
 
   it("jumps to a frame that arrives earlier than all before it", () => {
@@ -87,6 +88,22 @@ describe("ShardClock", () => {
     // At the end the estimate has followed the drift (within ~10 ms).
     const now = OFFSET + 600 * TICK_MS;
     expect(Math.abs(clock.tickAt(now)! - trueTick(now, OFFSET + 80))).toBeLessThan(0.2);
+  });
+
+  it("follows a shard that ticks slower than its nominal rate (given 20 Hz, really 52 ms a tick)", () => {
+    const random = rng(4);
+    const clock = new ShardClock({ tickRate: 20 });
+    const real = 52;
+    let last = -Infinity;
+    for (let i = 0; i < 300; i++) {
+      clock.observe(START + i, OFFSET + i * real + random() * 30);
+      const now = OFFSET + i * real + 35;
+      const est = clock.tickAt(now)!;
+      expect(est).toBeGreaterThanOrEqual(last - 1e-9);
+      last = est;
+      if (i > 100) expect(Math.abs(est - (START + (now - OFFSET) / real))).toBeLessThan(0.2);
+    }
+    expect(clock.tickMs).toBeCloseTo(52, 0);
   });
 
   it("closes a large gap at once (e.g. after the tab slept)", () => {
