@@ -49,7 +49,8 @@ enum Code : int {
   kError = 1,     // refused; the output buffer holds UTF-8 error text
   kFinished = 2,  // (tessera_tick only) the module has finished; output
                   // holds an optional UTF-8 reason
-  kNoState = 3,   // (tessera_save only) nothing to save
+  kNoState = 3,   // tessera_save: nothing to save; tessera_interest_config /
+                  // tessera_replication_config: the feature is off
 };
 
 // Log levels of tessera_v1.log.
@@ -61,6 +62,18 @@ enum LogLevel : int {
   kLogPanic = 4,  // the guest panicked; it traps right after this call and
                   // the host reports this text as the failure message
 };
+
+// Interest and replication: limits and flag bits of the layouts in
+// docs/guest-abi.md, "Interest and replication".
+// Entity ids are below this (2^53), so JavaScript clients read them exactly.
+inline constexpr unsigned long long kEntityIdLimit = 1ULL << 53;
+
+// Flag bits of those layouts.
+inline constexpr unsigned kInterestFlagSharedSnapshots = 1;  // interest config
+inline constexpr unsigned kReplicationFlagYUp = 1;  // replication config
+inline constexpr unsigned kReplicatedFlagFull = 1;  // tessera_replicated flags
+inline constexpr unsigned kReplicatedWhatNew = 1;   // per changed entity
+inline constexpr unsigned kReplicatedWhatPos = 2;   // per changed entity
 
 }  // namespace tessera::abi
 

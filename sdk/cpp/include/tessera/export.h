@@ -1,5 +1,7 @@
 // TESSERA_SHARD(Type): defines every export of the guest ABI
-// (docs/guest-abi.md) for a shard class as described in tessera/shard.h.
+// (docs/guest-abi.md) for a shard class as described in tessera/shard.h,
+// and the optional interest and replication exports for the hooks it has
+// (tessera/interest.h, tessera/replicated.h, tessera/interest_export.h).
 // Use it once per module, at global namespace scope, after the class.
 //
 // Threading: a guest is single-threaded; the host makes one call at a time.
@@ -23,71 +25,15 @@
 
 #include "tessera/abi.h"
 #include "tessera/codec.h"
+#include "tessera/detail/runtime.h"
 #include "tessera/finish.h"
+#include "tessera/interest_export.h"
 #include "tessera/log.h"
 #include "tessera/result.h"
 #include "tessera/shard.h"
 
-#if defined(__wasm__)
-#define TESSERA_DETAIL_EXPORT(name) __attribute__((export_name(name)))
-#else
-#define TESSERA_DETAIL_EXPORT(name)
-#endif
-
 namespace tessera {
 namespace detail {
-
-// An address or size in guest memory: i32 on wasm32.
-using GuestPtr = std::uintptr_t;
-using GuestLen = std::uint32_t;
-
-// State shared by all exports. Never destroyed.
-struct Runtime {
-  std::string output;  // what tessera_output_ptr/len return
-  Codec codec = abi::kCodecMsgpack;
-};
-inline Runtime& runtime() {
-  static Runtime* state = new Runtime();
-  return *state;
-}
-
-// An argument buffer from tessera_alloc, freed when the call returns.
-class ArgBuffer {
- public:
-  ArgBuffer(GuestPtr ptr, GuestLen len) : ptr_(ptr), len_(len) {}
-  ArgBuffer(const ArgBuffer&) = delete;
-  ArgBuffer& operator=(const ArgBuffer&) = delete;
-  ~ArgBuffer() { std::free(reinterpret_cast<void*>(ptr_)); }
-
-  std::string_view view() const {
-    if (ptr_ == 0) return {};
-    return {reinterpret_cast<const char*>(ptr_), len_};
-  }
-
- private:
-  GuestPtr ptr_;
-  GuestLen len_;
-};
-
-inline std::int32_t fail_with(std::string_view text) {
-  runtime().output.assign(text.data(), text.size());
-  return abi::kError;
-}
-
-template <class S>
-std::optional<S>& shard_instance() {
-  static std::optional<S>* instance = new std::optional<S>();
-  return *instance;
-}
-
-template <class S>
-S& started_shard(const char* call) {
-  std::optional<S>& instance = shard_instance<S>();
-  if (!instance) {
-    panic(std::string(call) + " called before tessera_init/tessera_restore");
-  }
-  return *instance;
-}
 
 // Decodes params and constructs the shard with `make(id, params)`.
 template <class S, class Make>
@@ -289,6 +235,7 @@ struct RestoreExport<S> {
                 "TESSERA_SHARD(" #Type "): the shard must be movable");       \
   template struct ::tessera::detail::Exports<Type>;                           \
   template struct ::tessera::detail::SaveExport<Type>;                        \
-  template struct ::tessera::detail::RestoreExport<Type>
+  template struct ::tessera::detail::RestoreExport<Type>;                     \
+  TESSERA_DETAIL_INTEREST_EXPORTS(Type)
 
 #endif  // TESSERA_EXPORT_H_

@@ -12,9 +12,12 @@
 #include "tessera/fields.h"
 #include "tessera/finish.h"
 #include "tessera/input.h"
+#include "tessera/interest.h"
+#include "tessera/interest_export.h"
 #include "tessera/json.h"
 #include "tessera/log.h"
 #include "tessera/msgpack.h"
+#include "tessera/replicated.h"
 #include "tessera/result.h"
 #include "tessera/shard.h"
 
