@@ -5,7 +5,10 @@
 //   this connection can see (interest radius ~300). game.frame(now) gives the
 //   entities interpolated ~100 ms behind the shard, plus the ids that came
 //   into view (entered) and went out of it (left) since the previous call.
-// - Components: 1 kind, 2 name, 3 hp (MessagePack values).
+// - Components (examples/zone/shards/zone/zone.cc): 1 kind ("npc",
+//   "stealth", "player"), 2 name (players: the subscriber id), 3 hp (0..100),
+//   MessagePack values. Standing next to an NPC drains it; at 0 it comes back
+//   elsewhere under the same id, which the game reports as left + entered.
 // - window.__zone exposes what is drawn (for tests and the curious).
 import { connectShardGame, decodePayload } from "/sdk/tessera-client.js";
 
@@ -16,6 +19,7 @@ const C_NAME = 2;
 const C_HP = 3;
 const INTEREST_RADIUS = 300;
 const NEAR_RADIUS = 50; // stealthed units show within this distance to anyone
+const DRAIN_RADIUS = 30; // players drain NPCs within this distance
 const W = 920;
 const H = 620;
 const SCALE = H / (2 * INTEREST_RADIUS + 70); // pixels per world unit
@@ -51,6 +55,7 @@ const state = {
   enteredTotal: 0,
   leftTotal: 0,
   rates: { entered: 0, left: 0, kbps: 0 },
+  players: 0, // in the whole zone (from the snapshot)
   error: undefined,
 };
 window.__zone = state;
@@ -201,6 +206,11 @@ function collect(now) {
     bornAt.delete(id);
     if (id === state.myEntity) state.myEntity = undefined;
   }
+  const snap = game.snapshot; // { width, height, npcs, players }: rarely changes
+  if (snap && typeof snap === "object") {
+    if (snap.width > 0 && snap.height > 0) state.world = { width: snap.width, height: snap.height };
+    if (Array.isArray(snap.players)) state.players = snap.players.length;
+  }
   const drawn = [];
   for (const e of game.entities.values()) {
     const d = describe(e.components);
@@ -326,6 +336,12 @@ function draw(now) {
   ctx.arc(cx, cy, NEAR_RADIUS * SCALE, 0, Math.PI * 2);
   ctx.stroke();
   ctx.setLineDash([]);
+  if (mine) {
+    ctx.fillStyle = "rgba(248, 113, 113, 0.07)";
+    ctx.beginPath();
+    ctx.arc(cx, cy, DRAIN_RADIUS * SCALE, 0, Math.PI * 2);
+    ctx.fill();
+  }
 
   // My move target.
   if (state.target) {
@@ -376,7 +392,7 @@ function draw(now) {
       ctx.lineWidth = 2.5;
       ctx.stroke();
     }
-    if (p.hp !== undefined && p.hpMax > 0) {
+    if (p.hp !== undefined && p.hpMax > 0 && p.hp < p.hpMax) {
       const f = clamp(p.hp / p.hpMax, 0, 1);
       const bw = s.r * 2.2;
       ctx.fillStyle = "rgba(0, 0, 0, 0.55)";
@@ -471,6 +487,7 @@ function renderStatus() {
   el("dot").className = `dot ${s}`;
   if (!game) return;
   el("held").textContent = String(game.replica.entities.size);
+  el("players").textContent = String(state.players);
   el("entered").textContent = String(state.rates.entered);
   el("left").textContent = String(state.rates.left);
   el("kbps").textContent = state.rates.kbps.toFixed(1);

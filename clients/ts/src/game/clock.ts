@@ -10,8 +10,8 @@
  * `tickMs` is the pace at which ticks really arrive: the given (or WELCOME)
  * rate until a few seconds of frames are in, then the slope of the lower
  * envelope of the arrivals (a shard that falls behind its nominal rate, or
- * a clock that runs a little fast, is followed; a given rate bounds the
- * correction to 10%). The window lets the anchor follow a drift; the applied
+ * a clock that runs a little fast, is followed; a given rate bounds it to
+ * between half and twice the nominal duration). The window lets the anchor follow a drift; the applied
  * anchor moves toward the window's minimum at a bounded rate, so the
  * estimate never jumps back in time.
  *
@@ -20,7 +20,7 @@
 
 /** Options of a {@link ShardClock}. */
 export interface ShardClockOptions {
-  /** Nominal ticks per second when known (arrivals still correct it by up to 10%); otherwise measured. */
+  /** Nominal ticks per second when known (the pace measured from arrivals may differ by up to 2x); otherwise measured. */
   tickRate?: number;
   /** How far back (ms of arrivals) the anchor minimum looks. Default 4000. */
   windowMs?: number;
@@ -90,8 +90,8 @@ export class ShardClock {
 
   /**
    * Milliseconds per tick as frames really arrive: measured from the
-   * arrivals once enough are in (within 10% of a given rate), else the given
-   * rate, else a rough measure, else 50.
+   * arrivals once enough are in (within 0.5x..2x of a given rate), else the
+   * given rate, else a rough measure, else 50.
    */
   get tickMs(): number {
     return this.paceMs ?? this.givenTickMs ?? this.roughTickMs() ?? DEFAULT_TICK_MS;
@@ -233,7 +233,7 @@ export class ShardClock {
     if (!(den > 0)) return undefined;
     let pace = base + num / den;
     if (this.givenTickMs !== undefined) {
-      pace = Math.min(this.givenTickMs * 1.1, Math.max(this.givenTickMs * 0.9, pace));
+      pace = Math.min(this.givenTickMs * 2, Math.max(this.givenTickMs * 0.5, pace));
     }
     return pace > 0 && Number.isFinite(pace) ? pace : undefined;
   }
