@@ -101,7 +101,11 @@ export class ShardGame<Input = unknown> {
 
   // ---------------------------------------------------------------- view
 
-  /** Entities drawn by the last {@link frame}, by id. */
+  /**
+   * Entities drawn by the last {@link frame}, by id. The map and its entries
+   * are updated in place by each {@link frame} (an entry keeps its identity
+   * while its entity lives); copy what you need to keep.
+   */
   get entities(): ReadonlyMap<number, RenderEntity> {
     return this.timeline.entities;
   }
