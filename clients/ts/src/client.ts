@@ -622,7 +622,14 @@ class Connection<S, I> implements ShardConnection<S, I> {
     this.emit("close", { code, reason, reconnecting });
     if (!reconnecting) {
       this.finish(
-        wasOpen ? undefined : new ShardClosedError(this.shardId, code, reason, "the connection closed before it opened"),
+        wasOpen
+          ? undefined
+          : new ShardClosedError(
+              this.shardId,
+              code,
+              reason,
+              code === 1006 ? `could not connect to ${this.url}` : "the connection closed before it opened",
+            ),
       );
       return;
     }
