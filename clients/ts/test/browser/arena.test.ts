@@ -82,6 +82,7 @@ describe("the arena demo page", () => {
       { timeout: 10_000 },
     );
 
+    await bob.bringToFront();
     // Record what bob draws, frame by frame, while alice crosses the arena:
     // positions in between mean a glide, not a jump.
     const recording = bob.evaluate(
