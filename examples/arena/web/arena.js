@@ -123,7 +123,7 @@ async function start() {
   });
   conn.on("error", (e) => {
     state.error = e.message;
-    if (conn.state === "closed") showOverlay(escapeHtml(e.message));
+    if (conn.state === "closed") showOverlay(`${escapeHtml(e.message)}<br><a href="">Join again</a>`);
   });
 }
 
