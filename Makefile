@@ -8,8 +8,8 @@ CMAKE_GEN  := -G Ninja
 TESSERA    := $(BUILD)/src/cli/tessera
 # Unit tests run again under ASan+UBSan (label `unit`).
 ASAN_TARGETS ?= wasm_test shard_test store_test net_proto_test net_test \
-                app_test server_test sdk_codec_test
-FUZZ_SECS  ?= 45
+                app_test server_test sdk_codec_test replication_test
+FUZZ_SECS  ?= 75
 
 .PHONY: all deps build test unit-test asan-test fuzz-test dev run-arena bench spec clean format \
         ts-deps ts-build ts-test
@@ -64,10 +64,12 @@ fuzz-test: deps
 	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_FUZZ=ON -DTESSERA_FUZZ_ONLY=ON
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) \
-	  --target module_loader_fuzz frame_fuzz ticket_fuzz
-	set -e; for f in module_loader frame ticket; do \
+	  --target module_loader_fuzz frame_fuzz ticket_fuzz \
+	  replication_changes_fuzz entities_payload_fuzz
+	set -e; for f in module_loader frame ticket replication_changes \
+	    entities_payload; do \
 	  mkdir -p $(FUZZ_BUILD)/corpus/$$f; \
-	  $(FUZZ_BUILD)/fuzz/$${f}_fuzz -max_total_time=$$(( $(FUZZ_SECS) / 3 )) \
+	  $(FUZZ_BUILD)/fuzz/$${f}_fuzz -max_total_time=$$(( $(FUZZ_SECS) / 5 )) \
 	    -rss_limit_mb=4096 -timeout=10 \
 	    $(FUZZ_BUILD)/corpus/$$f fuzz/corpus/$$f; \
 	done

@@ -1,0 +1,271 @@
+// SubscriberStream + Decoder: random spawn/update/despawn sequences
+// reconstruct exactly; id reuse; components; Reset and late joins.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "replication/decoder.h"
+#include "replication/mirror.h"
+#include "replication/subscriber_stream.h"
+#include "replication/testing/guest_store.h"
+
+namespace tessera::replication {
+namespace {
+
+using testing::CompareWithHeld;
+using testing::CompareWithMirror;
+using testing::GuestStore;
+using testing::RandomOptions;
+using testing::RandomTick;
+using testing::RandomVisible;
+using testing::Rng;
+
+std::vector<uint64_t> Ids(const Mirror& m) {
+  return std::vector<uint64_t>(m.ids().begin(), m.ids().end());
+}
+
+struct Client {
+  SubscriberStream stream;
+  Decoder decoder;
+  std::string payload;
+};
+
+// Many random ticks, several clients with random visibility (one sees
+// everything), no budget: every client's decoder equals the mirror's
+// quantised state of what it sees after every frame.
+TEST(StreamTest, RandomSequencesReconstructExactly) {
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    Rng rng(seed * 7919);
+    Config config;
+    config.precision = seed % 3 == 0 ? 0.05 : 0.01;
+    config.y_up = seed % 2 == 0;
+    Mirror mirror(config);
+    GuestStore store;
+    RandomOptions options;
+    options.max_id = seed % 4 == 0 ? 2000 : 40;
+    std::vector<Client> clients(4);
+    for (uint64_t tick = 1; tick <= 150; ++tick) {
+      RandomTick(store, rng, options);
+      ASSERT_TRUE(mirror.Apply(store.TakeChanges(), tick).ok());
+      for (size_t c = 0; c < clients.size(); ++c) {
+        Client& client = clients[c];
+        const std::vector<uint64_t> visible =
+            c == 0 ? Ids(mirror) : RandomVisible(mirror, rng, 0.5 + 0.1 * c);
+        if (rng.Chance(0.01)) client.stream.Reset();
+        client.stream.Encode(mirror, visible, std::nullopt, tick,
+                             client.payload);
+        Status s = client.decoder.Apply(client.payload);
+        ASSERT_TRUE(s.ok())
+            << s.ToString() << " seed " << seed << " tick " << tick;
+        ASSERT_EQ(CompareWithMirror(client.decoder, mirror, visible), "")
+            << "seed " << seed << " tick " << tick << " client " << c;
+        ASSERT_EQ(client.stream.last().bytes, client.payload.size());
+        ASSERT_EQ(client.stream.last().deferred, 0u);
+      }
+    }
+  }
+}
+
+// The left/entered lists match what changed between two frames.
+TEST(StreamTest, EnteredAndLeftMatchTheVisibleSets) {
+  Rng rng(42);
+  Mirror mirror(Config{});
+  GuestStore store;
+  RandomOptions options;
+  options.reuse = 0.3;
+  Client client;
+  std::vector<uint64_t> before;
+  for (uint64_t tick = 1; tick <= 200; ++tick) {
+    RandomTick(store, rng, options);
+    std::set<uint64_t> reused;
+    const std::string changes = store.TakeChanges();
+    std::map<uint64_t, uint64_t> incarnation;
+    for (uint64_t id : mirror.ids()) {
+      incarnation[id] = mirror.Find(id)->incarnation;
+    }
+    ASSERT_TRUE(mirror.Apply(changes, tick).ok());
+    const std::vector<uint64_t> visible = RandomVisible(mirror, rng, 0.7);
+    client.stream.Encode(mirror, visible, std::nullopt, tick, client.payload);
+    ASSERT_TRUE(client.decoder.Apply(client.payload).ok());
+    std::vector<uint64_t> want_left;
+    std::vector<uint64_t> want_entered;
+    for (uint64_t id : before) {
+      const MirrorEntity* m = mirror.Find(id);
+      if (m == nullptr ||
+          !std::binary_search(visible.begin(), visible.end(), id) ||
+          m->incarnation != incarnation[id]) {
+        want_left.push_back(id);
+      }
+    }
+    for (uint64_t id : visible) {
+      const bool was = std::binary_search(before.begin(), before.end(), id);
+      if (!was || mirror.Find(id)->incarnation != incarnation[id]) {
+        want_entered.push_back(id);
+      }
+    }
+    EXPECT_EQ(client.decoder.left(), want_left) << "tick " << tick;
+    EXPECT_EQ(client.decoder.entered(), want_entered) << "tick " << tick;
+    before = visible;
+  }
+}
+
+TEST(StreamTest, IdReusedInOneTickIsInBothLeftAndEntered) {
+  Mirror mirror(Config{});
+  GuestStore store;
+  store.Spawn(5);
+  store.Move(5, 1, 2, 3);
+  store.SetComponent(5, 1, "old");
+  store.Spawn(9);
+  ASSERT_TRUE(mirror.Apply(store.TakeChanges()).ok());
+  Client client;
+  client.stream.Encode(mirror, mirror.ids(), std::nullopt, 1, client.payload);
+  ASSERT_TRUE(client.decoder.Apply(client.payload).ok());
+  EXPECT_EQ(client.decoder.entered(), (std::vector<uint64_t>{5, 9}));
+
+  store.Remove(5);
+  store.Spawn(5);
+  store.Move(5, 1, 2, 3);  // same place: still a new entity
+  ASSERT_TRUE(mirror.Apply(store.TakeChanges()).ok());
+  client.stream.Encode(mirror, mirror.ids(), std::nullopt, 2, client.payload);
+  ASSERT_TRUE(client.decoder.Apply(client.payload).ok());
+  EXPECT_EQ(client.decoder.left(), std::vector<uint64_t>{5});
+  EXPECT_EQ(client.decoder.entered(), std::vector<uint64_t>{5});
+  ASSERT_NE(client.decoder.Find(5), nullptr);
+  EXPECT_TRUE(client.decoder.Find(5)->components.empty());
+  EXPECT_EQ(CompareWithMirror(client.decoder, mirror, mirror.ids()), "");
+}
+
+TEST(StreamTest, ComponentsSetChangeRemove) {
+  Mirror mirror(Config{});
+  GuestStore store;
+  store.Spawn(1);
+  store.SetComponent(1, 3, "abc");
+  ASSERT_TRUE(mirror.Apply(store.TakeChanges()).ok());
+  Client client;
+  auto step = [&](uint64_t tick) {
+    client.stream.Encode(mirror, mirror.ids(), std::nullopt, tick,
+                         client.payload);
+    ASSERT_TRUE(client.decoder.Apply(client.payload).ok());
+    ASSERT_EQ(CompareWithMirror(client.decoder, mirror, mirror.ids()), "");
+  };
+  step(1);
+  store.SetComponent(1, 3, "abcd");
+  store.SetComponent(1, 0, "");
+  store.SetComponent(1, 255, std::string(300, 'x'));
+  ASSERT_TRUE(mirror.Apply(store.TakeChanges()).ok());
+  step(2);
+  EXPECT_EQ(client.decoder.Find(1)->components.size(), 3u);
+  store.RemoveComponent(1, 3);
+  ASSERT_TRUE(mirror.Apply(store.TakeChanges()).ok());
+  step(3);
+  EXPECT_EQ(client.decoder.Find(1)->components.size(), 2u);
+  // Set to the same bytes: nothing to send.
+  store.SetComponent(1, 0, "");
+  ASSERT_TRUE(mirror.Apply(store.TakeChanges()).ok());
+  step(4);
+  EXPECT_EQ(client.stream.last().updates, 0u);
+  // Set and removed between two frames: nothing to send either.
+  store.SetComponent(1, 7, "x");
+  ASSERT_TRUE(mirror.Apply(store.TakeChanges()).ok());
+  store.RemoveComponent(1, 7);
+  ASSERT_TRUE(mirror.Apply(store.TakeChanges()).ok());
+  step(5);
+  EXPECT_EQ(client.stream.last().updates, 0u);
+}
+
+TEST(StreamTest, UnchangedStateSendsAnAlmostEmptyPayload) {
+  Mirror mirror(Config{});
+  GuestStore store;
+  for (uint64_t id = 0; id < 100; ++id) {
+    store.Spawn(id);
+    store.Move(id, id * 0.5, 1, 0);
+  }
+  ASSERT_TRUE(mirror.Apply(store.TakeChanges()).ok());
+  Client client;
+  client.stream.Encode(mirror, mirror.ids(), std::nullopt, 1, client.payload);
+  EXPECT_TRUE(client.stream.last().baseline);
+  ASSERT_TRUE(mirror.Apply(store.TakeChanges()).ok());
+  client.stream.Encode(mirror, mirror.ids(), std::nullopt, 2, client.payload);
+  EXPECT_FALSE(client.stream.last().baseline);
+  EXPECT_EQ(client.payload, std::string("\0\0\0\0", 4));
+  // A move below precision / 2 changes nothing either.
+  store.Move(3, 1.5 + 0.004, 1, 0);
+  ASSERT_TRUE(mirror.Apply(store.TakeChanges()).ok());
+  client.stream.Encode(mirror, mirror.ids(), std::nullopt, 3, client.payload);
+  EXPECT_EQ(client.payload.size(), 4u);
+}
+
+TEST(StreamTest, ResetGivesABaseline) {
+  Rng rng(7);
+  Mirror mirror(Config{});
+  GuestStore store;
+  RandomOptions options;
+  Client client;
+  for (uint64_t tick = 1; tick <= 30; ++tick) {
+    RandomTick(store, rng, options);
+    ASSERT_TRUE(mirror.Apply(store.TakeChanges(), tick).ok());
+    if (tick == 20) client.stream.Reset();
+    client.stream.Encode(mirror, mirror.ids(), std::nullopt, tick,
+                         client.payload);
+    EXPECT_EQ(client.stream.last().baseline, tick == 1 || tick == 20);
+    EXPECT_EQ(client.payload[0] & 1, client.stream.last().baseline ? 1 : 0);
+    ASSERT_TRUE(client.decoder.Apply(client.payload).ok());
+    ASSERT_EQ(CompareWithMirror(client.decoder, mirror, mirror.ids()), "");
+  }
+}
+
+TEST(StreamTest, LateDecoderIgnoresFramesUntilABaseline) {
+  Rng rng(9);
+  Mirror mirror(Config{});
+  GuestStore store;
+  RandomOptions options;
+  SubscriberStream stream;
+  Decoder late;
+  std::string payload;
+  for (uint64_t tick = 1; tick <= 40; ++tick) {
+    RandomTick(store, rng, options);
+    ASSERT_TRUE(mirror.Apply(store.TakeChanges(), tick).ok());
+    if (tick == 25) stream.Reset();
+    stream.Encode(mirror, mirror.ids(), std::nullopt, tick, payload);
+    if (tick < 10) continue;  // the decoder starts listening at tick 10
+    Status s = late.Apply(payload);
+    if (tick < 25) {
+      EXPECT_TRUE(Decoder::Ignored(s)) << s.ToString();
+      EXPECT_FALSE(late.has_baseline());
+      EXPECT_TRUE(late.entities().empty());
+    } else {
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      ASSERT_EQ(CompareWithMirror(late, mirror, mirror.ids()), "");
+    }
+  }
+}
+
+TEST(StreamTest, DecoderMatchesTheStreamsHeldState) {
+  // With a budget the decoder must equal what the stream thinks it holds.
+  Rng rng(11);
+  Config config;
+  config.max_bytes_per_tick = 60;
+  Mirror mirror(config);
+  GuestStore store;
+  RandomOptions options;
+  options.max_id = 200;
+  options.events = 10;
+  Client client;
+  for (uint64_t tick = 1; tick <= 300; ++tick) {
+    RandomTick(store, rng, options);
+    ASSERT_TRUE(mirror.Apply(store.TakeChanges(), tick).ok());
+    const std::vector<uint64_t> visible = RandomVisible(mirror, rng, 0.9);
+    client.stream.Encode(mirror, visible, Focus{0, 0, 50}, tick,
+                         client.payload);
+    ASSERT_TRUE(client.decoder.Apply(client.payload).ok());
+    ASSERT_EQ(CompareWithHeld(client.decoder, client.stream.held(), mirror), "")
+        << "tick " << tick;
+  }
+}
+
+}  // namespace
+}  // namespace tessera::replication
