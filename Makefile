@@ -81,11 +81,13 @@ fuzz-test: deps
 spec: build
 	$(BUILD)/tests/spec/spec_runner
 
-# Builds tessera and serves the example arena on http://127.0.0.1:4321
-# (WebSocket, admin API, metrics, the app's web/ folder), with its state in
-# examples/arena/.tessera/ (SQLite). Stop with Ctrl-C: shards are saved.
+# Builds tessera and the TypeScript SDK, and serves the example arena on
+# http://127.0.0.1:4321 (WebSocket, admin API, metrics, its demo page at /)
+# with the zone example beside it (its page at /zone/) and the SDK bundle at
+# /sdk/; state in examples/arena/.tessera/ (SQLite). Stop with Ctrl-C:
+# shards are saved.
 dev: build ts-build
-	$(TESSERA) dev examples/arena
+	$(TESSERA) dev examples/arena examples/zone --mount /sdk=$(TS_DIR)/dist
 
 # Runs the arena for 3 s of game time from the command line, printing each
 # tick's snapshot (no server).

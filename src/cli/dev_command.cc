@@ -1,4 +1,8 @@
-// `tessera dev [APP-DIR] [--host H] [--port P]`: the app in development.
+// `tessera dev [APP-DIR...] [--host H] [--port P] [--mount PREFIX=DIR]...`:
+// the app in development. With several app directories, the first one's
+// state and web/ folder are used and the others' kinds and web/ folders
+// (at /<dir name>/) join it; --mount serves more folders (the TypeScript
+// SDK bundle for the demo pages: --mount /sdk=clients/ts/dist).
 // Builds the app's source kinds, opens SQLite under APP-DIR/.tessera/,
 // and serves everything on one port (default 127.0.0.1:4321; TESSERA_HOST
 // and TESSERA_PORT too): the WebSocket endpoint /shard/<id>, the admin API,
@@ -12,6 +16,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "app/manifest.h"
 #include "cli/commands.h"
@@ -24,7 +29,8 @@ namespace tessera::cli {
 namespace {
 
 struct DevArgs {
-  std::string app_dir = "examples/arena";
+  std::vector<std::string> app_dirs = {"examples/arena"};
+  std::vector<std::string> mounts;
   std::string host;
   int64_t port = 0;
   bool host_set = false;
@@ -58,7 +64,18 @@ void PrintReady(const server::AppServer& app) {
 
 int Dev(const DevArgs& args) {
   server::AppServerOptions options;
-  options.app_dir = args.app_dir;
+  options.app_dir = args.app_dirs.front();
+  for (size_t i = 1; i < args.app_dirs.size(); ++i) {
+    options.more_app_dirs.emplace_back(args.app_dirs[i]);
+  }
+  for (const std::string& spec : args.mounts) {
+    Result<server::WebMount> mount = server::ParseWebMount(spec);
+    if (!mount.ok()) {
+      std::cerr << "error: " << mount.status().message() << "\n";
+      return 2;
+    }
+    options.mounts.push_back(std::move(mount).value());
+  }
   options.dev = true;
   options.host = server::Setting(
       args.host_set ? std::optional<std::string>(args.host) : std::nullopt,
@@ -96,9 +113,12 @@ void RegisterDevCommand(CLI::App& app, int* exit_code) {
       "dev",
       "Build and serve an app for development (WebSocket, admin API, dev "
       "join, web/ folder) until Ctrl-C");
-  dev->add_option("APP-DIR", args->app_dir,
-                  "App directory holding tessera.json")
-      ->capture_default_str();
+  dev->add_option("APP-DIR", args->app_dirs,
+                  "App directories holding tessera.json (the first keeps "
+                  "the state; default examples/arena)");
+  dev->add_option("--mount", args->mounts,
+                  "Serve a folder under a URL prefix, PREFIX=DIR "
+                  "(repeatable), e.g. /sdk=clients/ts/dist");
   dev->add_option("--host", args->host,
                   "Address to listen on (env TESSERA_HOST; default "
                   "127.0.0.1)");

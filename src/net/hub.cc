@@ -1,5 +1,6 @@
 #include "net/hub.h"
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
@@ -35,6 +36,9 @@ struct Hub::Impl {
   void FanOutFrame(const std::string& shard_id, uint64_t tick,
                    const std::shared_ptr<const std::string>& snapshot,
                    const std::shared_ptr<const Results>& results);
+  // Runs on the shard's strand: hands each session its subscriber's view.
+  void FanOutViews(const std::string& shard_id,
+                   const std::shared_ptr<const shard::ViewFrame>& frame);
   // Runs on the shard's strand: closes and forgets every session.
   void CloseForStop(const std::string& shard_id, int code,
                     const std::string& reason);
@@ -78,6 +82,71 @@ void Hub::Impl::FanOutFrame(const std::string& shard_id, uint64_t tick,
   }
   for (auto& [session, mine] : targets) {
     session->PostFrame(tick, snapshot, std::move(mine));
+  }
+}
+
+namespace {
+
+// The input results of one tick, grouped by subscriber.
+std::map<std::string_view, std::shared_ptr<Results>> GroupResults(
+    const Results* results) {
+  std::map<std::string_view, std::shared_ptr<Results>> by_subscriber;
+  if (results == nullptr) return by_subscriber;
+  for (const shard::InputResult& r : *results) {
+    if (r.subscriber.empty()) continue;  // the server side's inputs
+    auto& group = by_subscriber[r.subscriber];
+    if (group == nullptr) group = std::make_shared<Results>();
+    group->push_back(r);
+  }
+  return by_subscriber;
+}
+
+}  // namespace
+
+void Hub::Impl::FanOutViews(
+    const std::string& shard_id,
+    const std::shared_ptr<const shard::ViewFrame>& frame) {
+  std::map<std::string_view, std::shared_ptr<Results>> by_subscriber =
+      GroupResults(&frame->inputs);
+  struct Target {
+    SessionPtr session;
+    const shard::SubscriberView* view;
+    std::shared_ptr<const Results> results;
+  };
+  std::vector<Target> targets;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (shut_down) return;
+    auto it = shards.find(shard_id);
+    if (it == shards.end()) return;
+    targets.reserve(it->second->sessions);
+    for (const auto& [subscriber, sessions] : it->second->subscribers) {
+      auto group = by_subscriber.find(subscriber);
+      std::shared_ptr<const Results> mine;
+      if (group != by_subscriber.end()) mine = group->second;
+      // Views are sorted by subscriber.
+      auto view = std::lower_bound(
+          frame->views.begin(), frame->views.end(), subscriber,
+          [](const shard::SubscriberView& v, const std::string& s) {
+            return v.subscriber < s;
+          });
+      const shard::SubscriberView* found =
+          view != frame->views.end() && view->subscriber == subscriber
+              ? &*view
+              : nullptr;
+      for (const SessionPtr& s : sessions) targets.push_back({s, found, mine});
+    }
+  }
+  for (Target& t : targets) {
+    if (t.view == nullptr) {
+      t.session->PostView(frame->tick, frame->replication, nullptr, nullptr,
+                          false, std::move(t.results));
+    } else {
+      t.session->PostView(
+          frame->tick, frame->replication,
+          frame->replication ? frame->snapshot : t.view->snapshot,
+          t.view->entities, t.view->baseline, std::move(t.results));
+    }
   }
 }
 
@@ -190,6 +259,24 @@ void Hub::OnFrame(std::string_view shard_id, uint64_t tick,
               res = std::shared_ptr<const Results>(std::move(results))] {
                impl->FanOutFrame(id, tick, snap, res);
              });
+}
+
+void Hub::OnViews(std::string_view shard_id, const shard::ViewFrame& frame) {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (impl_->shut_down) return;
+    auto it = impl_->shards.find(shard_id);
+    if (it == impl_->shards.end() || it->second->sessions == 0) return;
+  }
+  // One copy of the frame's bookkeeping; the payloads are shared buffers.
+  auto shared = std::make_shared<const shard::ViewFrame>(frame);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->shut_down) return;
+  auto it = impl_->shards.find(shard_id);
+  if (it == impl_->shards.end()) return;
+  asio::post(it->second->strand,
+             [impl = impl_.get(), id = std::string(shard_id),
+              frame = std::move(shared)] { impl->FanOutViews(id, frame); });
 }
 
 void Hub::OnStopped(std::string_view shard_id, int code, std::string reason) {

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shard/shard_sink.h"
 #include "shard/shard_types.h"
 
 namespace boost::asio {
@@ -43,6 +44,18 @@ class HubSession {
   // session's strand.
   virtual void PostFrame(
       uint64_t tick, std::shared_ptr<const std::string> snapshot,
+      std::shared_ptr<const std::vector<shard::InputResult>> results) = 0;
+  // Queues this connection's part of a tick of a shard with interest or
+  // replication (see shard::SubscriberView): with `replication`, a FRAME
+  // carrying `entities` (skipped until the first `baseline`) and the
+  // shard's `snapshot` (nil when it is the same buffer as the last one
+  // sent); without, a FRAME with this subscriber's `snapshot`. Null
+  // payloads (the subscriber is not yet known to the shard): no FRAME,
+  // only the ACK/REJECTs. Any thread.
+  virtual void PostView(
+      uint64_t tick, bool replication,
+      std::shared_ptr<const std::string> snapshot,
+      std::shared_ptr<const std::string> entities, bool baseline,
       std::shared_ptr<const std::vector<shard::InputResult>> results) = 0;
   // Closes the connection with a WebSocket close `code` and `reason`. Any
   // thread; idempotent (the first close wins).
@@ -71,6 +84,8 @@ class Hub {
   void OnFrame(std::string_view shard_id, uint64_t tick,
                std::string_view snapshot,
                const std::vector<shard::InputResult>& inputs);
+  // As OnFrame, with each subscriber's own view (worker threads).
+  void OnViews(std::string_view shard_id, const shard::ViewFrame& frame);
   // Closes every session of the shard with `code`/`reason`, in order after
   // the frames already posted.
   void OnStopped(std::string_view shard_id, int code, std::string reason);

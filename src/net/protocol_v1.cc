@@ -62,6 +62,21 @@ class Body {
     return std::optional<uint64_t>(*v);
   }
 
+  // A bin or nil (nullopt).
+  Result<std::optional<std::string_view>> OptionalBin(const char* field) {
+    auto type = r_->PeekType();
+    if (!type.ok()) return type.status();
+    if (*type == Type::kNil) {
+      ++read_;
+      TESSERA_RETURN_IF_ERROR(r_->ReadNil());
+      return std::optional<std::string_view>();
+    }
+    TESSERA_RETURN_IF_ERROR(Want(Type::kBin, field, "binary (bin) or nil"));
+    auto v = r_->ReadBin();
+    if (!v.ok()) return v.status();
+    return std::optional<std::string_view>(*v);
+  }
+
   // Skips extension elements, then requires the end of the input.
   Status Finish() {
     for (; read_ < count_; ++read_) TESSERA_RETURN_IF_ERROR(r_->Skip());
@@ -185,10 +200,20 @@ Result<ServerMessage> DecodeFrame(Body* body) {
   if (!tick.ok()) return tick.status();
   auto last_seq = body->Uint("last_seq");
   if (!last_seq.ok()) return last_seq.status();
-  auto snapshot = body->Bin("snapshot");
+  auto snapshot = body->OptionalBin("snapshot");
   if (!snapshot.ok()) return snapshot.status();
+  Frame frame;
+  frame.tick = *tick;
+  frame.last_seq = *last_seq;
+  frame.snapshot_nil = !snapshot->has_value();
+  if (*snapshot) frame.snapshot = std::string(**snapshot);
+  if (body->HasMore()) {
+    auto entities = body->Bin("entities");
+    if (!entities.ok()) return entities.status();
+    frame.entities = std::string(*entities);
+  }
   TESSERA_RETURN_IF_ERROR(body->Finish());
-  return ServerMessage(Frame{*tick, *last_seq, std::string(*snapshot)});
+  return ServerMessage(std::move(frame));
 }
 
 // PING/PONG are the same in both directions.
@@ -327,6 +352,29 @@ std::string EncodeFrameHeader(uint64_t tick, uint64_t last_seq,
   w.Uint(tick);
   w.Uint(last_seq);
   w.BinHeader(snapshot_size);
+  return out;
+}
+
+std::string EncodeViewFrameHeader(uint64_t tick, uint64_t last_seq,
+                                  std::optional<size_t> snapshot_size) {
+  std::string out;
+  Writer w(&out);
+  w.ArrayHeader(5);
+  w.Uint(kFrame);
+  w.Uint(tick);
+  w.Uint(last_seq);
+  if (snapshot_size) {
+    w.BinHeader(*snapshot_size);
+  } else {
+    w.Nil();
+  }
+  return out;
+}
+
+std::string EncodeBinHeader(size_t size) {
+  std::string out;
+  Writer w(&out);
+  w.BinHeader(size);
   return out;
 }
 

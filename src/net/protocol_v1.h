@@ -61,6 +61,12 @@ std::string EncodePong(uint64_t nonce);
 // shared by every connection (written as two buffers).
 std::string EncodeFrameHeader(uint64_t tick, uint64_t last_seq,
                               size_t snapshot_size);
+// A replication FRAME [19, tick, last_seq, snapshot | nil, entities] is
+// ViewFrameHeader(...) + snapshot (when sized) + BinHeader(entities size)
+// + entities.
+std::string EncodeViewFrameHeader(uint64_t tick, uint64_t last_seq,
+                                  std::optional<size_t> snapshot_size);
+std::string EncodeBinHeader(size_t size);
 
 // Decoding server messages (test clients, tools).
 struct Welcome {
@@ -77,7 +83,9 @@ struct Reject {
 };
 struct Frame {
   uint64_t tick = 0, last_seq = 0;
-  std::string snapshot;
+  std::string snapshot;       // empty when nil
+  bool snapshot_nil = false;  // replication: the snapshot did not change
+  std::optional<std::string> entities;  // replication payload, if present
 };
 using ServerMessage = std::variant<Welcome, Ack, Reject, Frame, Ping, Pong>;
 Result<ServerMessage> DecodeServerMessage(std::span<const uint8_t> bytes);

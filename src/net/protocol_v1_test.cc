@@ -167,6 +167,35 @@ TEST(ProtocolV1, AcceptsAnyIntegerWidth) {
   EXPECT_EQ(ClientError(std::string("\xdc\x00\x02\x03\x07", 5)), "ok");
 }
 
+TEST(ProtocolV1, ReplicationFrameHasEntitiesAndAnOptionalSnapshot) {
+  std::string with =
+      EncodeViewFrameHeader(7, 3, 4) + "snap" + EncodeBinHeader(2) + "\x01\x02";
+  std::vector<uint8_t> bytes = Bytes(with);
+  auto m = DecodeServerMessage(bytes);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const auto& f = std::get<Frame>(*m);
+  EXPECT_EQ(f.tick, 7u);
+  EXPECT_EQ(f.last_seq, 3u);
+  EXPECT_EQ(f.snapshot, "snap");
+  EXPECT_FALSE(f.snapshot_nil);
+  ASSERT_TRUE(f.entities.has_value());
+  EXPECT_EQ(*f.entities, "\x01\x02");
+
+  std::string nil =
+      EncodeViewFrameHeader(8, 3, std::nullopt) + EncodeBinHeader(0);
+  bytes = Bytes(nil);
+  m = DecodeServerMessage(bytes);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_TRUE(std::get<Frame>(*m).snapshot_nil);
+  EXPECT_EQ(std::get<Frame>(*m).entities, std::string());
+  // A broadcast FRAME has no entities.
+  std::string plain = EncodeFrameHeader(1, 0, 1) + "s";
+  bytes = Bytes(plain);
+  m = DecodeServerMessage(bytes);
+  ASSERT_TRUE(m.ok());
+  EXPECT_FALSE(std::get<Frame>(*m).entities.has_value());
+}
+
 TEST(ProtocolV1, ToleratesExtraTrailingElements) {
   json extra = json::parse(R"(["ext", [1, {"a": null}], 2.5])");
   json hello = json::parse(R"([1, 1, "t"])");
@@ -174,7 +203,7 @@ TEST(ProtocolV1, ToleratesExtraTrailingElements) {
   EXPECT_EQ(ClientError(Pack(hello)), "ok");
   json input = json::array({2, 1, Bin("p"), nullptr, "more"});
   EXPECT_EQ(ClientError(Pack(input)), "ok");
-  json frame = json::array({19, 1, 0, Bin("s"), json::object()});
+  json frame = json::array({19, 1, 0, Bin("s"), Bin("e"), json::object()});
   EXPECT_EQ(ServerError(Pack(frame)), "ok");
   json welcome = json::parse(R"([16, "s", "u", 20, "json", 0, true])");
   EXPECT_EQ(ServerError(Pack(welcome)), "ok");
@@ -262,7 +291,9 @@ TEST(ProtocolV1, ServerElementErrors) {
   EXPECT_EQ(ServerError(Pack(json::array({18, 1, 2}))),
             "REJECT error must be a string");
   EXPECT_EQ(ServerError(Pack(json::array({19, 1, 2, "s"}))),
-            "FRAME snapshot must be binary (bin)");
+            "FRAME snapshot must be binary (bin) or nil");
+  EXPECT_EQ(ServerError(Pack(json::array({19, 1, 2, nullptr, 5}))),
+            "FRAME entities must be binary (bin)");
   EXPECT_EQ(ServerError(Pack(json::array({19, 1, "2", Bin("s")}))),
             "FRAME last_seq must be an unsigned integer");
 }

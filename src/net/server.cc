@@ -312,6 +312,15 @@ void Server::OnFrame(std::string_view shard_id, uint64_t tick,
   impl_->hub->OnFrame(shard_id, tick, snapshot, inputs);
 }
 
+void Server::OnViews(std::string_view shard_id, const shard::ViewFrame& frame) {
+  for (const shard::InputResult& r : frame.inputs) {
+    (r.accepted ? impl_->ctx.metrics.inputs_accepted
+                : impl_->ctx.metrics.inputs_refused_module)
+        ->Add();
+  }
+  impl_->hub->OnViews(shard_id, frame);
+}
+
 void Server::OnStopped(std::string_view shard_id, shard::StopReason reason,
                        std::string_view message) {
   std::string text = shard::StopReasonName(reason);

@@ -103,6 +103,8 @@ class Server final : public shard::ShardSink, public Connections {
   void OnFrame(std::string_view shard_id, uint64_t tick,
                std::string_view snapshot,
                const std::vector<shard::InputResult>& inputs) override;
+  void OnViews(std::string_view shard_id,
+               const shard::ViewFrame& frame) override;
   void OnStopped(std::string_view shard_id, shard::StopReason reason,
                  std::string_view message) override;
 

@@ -140,6 +140,20 @@ class WsSession final : public HubSession,
                });
   }
 
+  void PostView(
+      uint64_t tick, bool replication,
+      std::shared_ptr<const std::string> snapshot,
+      std::shared_ptr<const std::string> entities, bool baseline,
+      std::shared_ptr<const std::vector<shard::InputResult>> results) override {
+    asio::post(strand_, [self = shared_from_this(), tick, replication,
+                         snapshot = std::move(snapshot),
+                         entities = std::move(entities), baseline,
+                         results = std::move(results)]() mutable {
+      self->DeliverView(tick, replication, std::move(snapshot),
+                        std::move(entities), baseline, results.get());
+    });
+  }
+
   void PostClose(int code, std::string reason) override {
     asio::post(strand_,
                [self = shared_from_this(), code, reason = std::move(reason)] {
@@ -153,6 +167,8 @@ class WsSession final : public HubSession,
   struct Outgoing {
     std::string head;  // a whole message, or a FRAME's header
     std::shared_ptr<const std::string> body;  // a FRAME's shared snapshot
+    std::string mid;  // replication: the entities' bin header
+    std::shared_ptr<const std::string> body2;  // replication: entities
     bool is_frame = false;
     bool is_close = false;
     int close_code = 0;  // with is_close; the reason is in `head`
@@ -385,9 +401,10 @@ class WsSession final : public HubSession,
     ctx_.metrics.inputs_submitted->Add();
   }
 
-  void DeliverFrame(uint64_t tick, std::shared_ptr<const std::string> snapshot,
-                    const std::vector<shard::InputResult>* results) {
-    if (state_ != State::kJoined) return;
+  // This connection's ACK/REJECTs among a tick's results; updates
+  // last_applied_seq_.
+  std::vector<std::string> TakeReplies(
+      const std::vector<shard::InputResult>* results) {
     std::vector<std::string> replies;
     if (results != nullptr) {
       for (const shard::InputResult& r : *results) {
@@ -400,25 +417,74 @@ class WsSession final : public HubSession,
                                      : v1::EncodeReject(seq, r.rejection));
       }
     }
-    if (queued_frames_ >= ctx_.options.max_queued_frames) {
-      Close(kClosePolicyViolation,
-            "too slow: " + std::to_string(queued_frames_) + " frames queued",
-            true);
-      return;
+    return replies;
+  }
+
+  // Queues `frame` (unless it is empty) and then `replies`; false when the
+  // connection was closed for being too slow.
+  bool QueueFrame(Outgoing frame, std::vector<std::string> replies) {
+    if (frame.is_frame) {
+      if (queued_frames_ >= ctx_.options.max_queued_frames) {
+        Close(kClosePolicyViolation,
+              "too slow: " + std::to_string(queued_frames_) + " frames queued",
+              true);
+        return false;
+      }
+      queue_.push_back(std::move(frame));
+      ++queued_frames_;
     }
-    Outgoing frame;
-    frame.head =
-        v1::EncodeFrameHeader(tick, last_applied_seq_, snapshot->size());
-    frame.body = std::move(snapshot);
-    frame.is_frame = true;
-    queue_.push_back(std::move(frame));
-    ++queued_frames_;
     for (std::string& reply : replies) {
       Outgoing out;
       out.head = std::move(reply);
       queue_.push_back(std::move(out));
     }
     StartWrite();
+    return true;
+  }
+
+  void DeliverFrame(uint64_t tick, std::shared_ptr<const std::string> snapshot,
+                    const std::vector<shard::InputResult>* results) {
+    if (state_ != State::kJoined) return;
+    std::vector<std::string> replies = TakeReplies(results);
+    Outgoing frame;
+    frame.head =
+        v1::EncodeFrameHeader(tick, last_applied_seq_, snapshot->size());
+    frame.body = std::move(snapshot);
+    frame.is_frame = true;
+    QueueFrame(std::move(frame), std::move(replies));
+  }
+
+  // See HubSession::PostView.
+  void DeliverView(uint64_t tick, bool replication,
+                   std::shared_ptr<const std::string> snapshot,
+                   std::shared_ptr<const std::string> entities, bool baseline,
+                   const std::vector<shard::InputResult>* results) {
+    if (state_ != State::kJoined) return;
+    std::vector<std::string> replies = TakeReplies(results);
+    Outgoing frame;
+    if (!replication && snapshot != nullptr) {
+      frame.head =
+          v1::EncodeFrameHeader(tick, last_applied_seq_, snapshot->size());
+      frame.body = std::move(snapshot);
+      frame.is_frame = true;
+    } else if (replication && entities != nullptr &&
+               (baseline || got_baseline_)) {
+      got_baseline_ = true;
+      const bool send_snapshot =
+          snapshot != nullptr && snapshot != last_snapshot_;
+      frame.head = v1::EncodeViewFrameHeader(
+          tick, last_applied_seq_,
+          send_snapshot ? std::optional<size_t>(snapshot->size())
+                        : std::nullopt);
+      if (send_snapshot) {
+        frame.body = snapshot;
+        last_snapshot_ = std::move(snapshot);
+      }
+      frame.mid = v1::EncodeBinHeader(entities->size());
+      frame.body2 = std::move(entities);
+      frame.is_frame = true;
+    }
+    QueueFrame(std::move(frame), std::move(replies));
   }
 
   void ArmPingTimer() {
@@ -520,6 +586,9 @@ class WsSession final : public HubSession,
     write_buffers_[0] = asio::buffer(item.head);
     write_buffers_[1] =
         item.body ? asio::buffer(*item.body) : asio::const_buffer();
+    write_buffers_[2] = asio::buffer(item.mid);
+    write_buffers_[3] =
+        item.body2 ? asio::buffer(*item.body2) : asio::const_buffer();
     ws_.async_write(
         write_buffers_,
         beast::bind_front_handler(&WsSession::OnWrite, shared_from_this()));
@@ -593,8 +662,10 @@ class WsSession final : public HubSession,
   std::deque<Outgoing> queue_;
   bool writing_ = false;
   size_t queued_frames_ = 0;
-  std::array<asio::const_buffer, 2> write_buffers_;
-  std::optional<TokenBucket> bucket_;  // from the join on
+  std::array<asio::const_buffer, 4> write_buffers_;
+  bool got_baseline_ = false;  // replication: FRAMEs flow from a baseline on
+  std::shared_ptr<const std::string> last_snapshot_;  // replication
+  std::optional<TokenBucket> bucket_;                 // from the join on
   int strikes_ = 0;
   uint64_t last_received_seq_ = 0;
   uint64_t last_applied_seq_ = 0;

@@ -64,7 +64,13 @@ ApiHandler::ApiHandler(ApiOptions options, ShardDirectory* directory,
       metrics_(metrics),
       connections_(connections),
       host_metrics_(metrics, directory),
-      static_files_(options_.web_dir) {}
+      web_([this] {
+        std::vector<WebMount> mounts = options_.mounts;
+        if (!options_.web_dir.empty()) {
+          mounts.push_back(WebMount{"/", options_.web_dir});
+        }
+        return mounts;
+      }()) {}
 
 int64_t ApiHandler::UnixNow() const {
   if (options_.unix_now) return options_.unix_now();
@@ -98,7 +104,7 @@ HttpResponse ApiHandler::Handle(const HttpRequest& request) {
     return HandleApi(request, segments);
   }
   if (!get) return MethodNotAllowed(request.method, "GET");
-  return static_files_.Serve(target->path);
+  return web_.Serve(target->path);
 }
 
 HttpResponse ApiHandler::HandleMetrics() {

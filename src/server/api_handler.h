@@ -22,7 +22,7 @@
 //   Dev mode only, no token:
 //   POST /api/dev/join                  {shard, kind?, params?, subscriber?}
 //                                       -> {shardId, subscriberId, ticket}
-//   GET  /<anything else>               the app's web/ folder
+//   GET  /<anything else>               the app's web/ folder and mounts
 //
 // JSON values (params, inputs) are converted to the kind's codec. Every
 // error is {"code", "message"}; unknown routes 404, wrong methods 405.
@@ -47,7 +47,7 @@
 #include "net/http_types.h"
 #include "server/host_metrics.h"
 #include "server/shard_directory.h"
-#include "server/static_files.h"
+#include "server/web_mounts.h"
 
 namespace tessera::server {
 
@@ -55,7 +55,8 @@ struct ApiOptions {
   std::string admin_token;        // empty: the admin API refuses everyone
   std::string ticket_secret;      // signs tickets (tickets and dev join)
   bool dev_join = false;          // serve POST /api/dev/join
-  std::filesystem::path web_dir;  // empty or missing: no static files
+  std::filesystem::path web_dir;  // served at "/"; empty or missing: none
+  std::vector<WebMount> mounts;   // more folders under URL prefixes
   // Unix time in seconds (ticket expiry); null: the system clock.
   std::function<int64_t()> unix_now;
   int64_t max_ticket_ttl_secs = 7 * 24 * 3600;
@@ -102,7 +103,7 @@ class ApiHandler final : public net::HttpHandler {
   Metrics* const metrics_;
   net::Connections* connections_;
   HostMetrics host_metrics_;
-  StaticFiles static_files_;
+  WebMounts web_;
   std::atomic<uint64_t> next_server_seq_{1};
 };
 

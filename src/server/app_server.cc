@@ -73,6 +73,28 @@ Status AppServer::Init() {
   kinds_ = std::make_unique<shard::KindRegistry>();
   TESSERA_RETURN_IF_ERROR(LoadAppKinds(
       manifest_, options_.dev, state_dir / "cache", kinds_.get(), log_));
+  std::vector<WebMount> mounts = options_.mounts;
+  for (const fs::path& dir : options_.more_app_dirs) {
+    Result<app::Manifest> more = app::LoadManifest(dir);
+    if (!more.ok()) return more.status();
+    for (const app::ShardKindSpec& kind : more->kinds) {
+      if (manifest_.FindKind(kind.config.name) != nullptr) {
+        return InvalidArgument("shard kind \"" + kind.config.name + "\" of " +
+                               dir.string() +
+                               " is also a kind of another app served");
+      }
+    }
+    TESSERA_RETURN_IF_ERROR(LoadAppKinds(
+        *more, options_.dev, dir / ".tessera" / "cache", kinds_.get(), log_));
+    for (app::ShardKindSpec& kind : more->kinds) {
+      manifest_.kinds.push_back(std::move(kind));
+    }
+    const fs::path name =
+        fs::path(dir).lexically_normal().filename().empty()
+            ? fs::path(dir).lexically_normal().parent_path().filename()
+            : fs::path(dir).lexically_normal().filename();
+    mounts.push_back(WebMount{"/" + name.string(), dir / "web"});
+  }
   for (const app::ShardKindSpec& kind : manifest_.kinds) {
     const std::string& url = kind.config.on_stop;
     if (!url.empty() && !url.starts_with("http://")) {
@@ -130,6 +152,7 @@ Status AppServer::Init() {
   api.ticket_secret = options_.ticket_secret;
   api.dev_join = options_.dev;
   api.web_dir = options_.app_dir / "web";
+  api.mounts = std::move(mounts);
   api_ = std::make_unique<ApiHandler>(std::move(api), directory_.get(),
                                       &metrics_, nullptr);
   net::ServerOptions net_options;

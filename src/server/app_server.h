@@ -24,10 +24,12 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "app/manifest.h"
 #include "common/metrics.h"
 #include "common/status.h"
+#include "server/web_mounts.h"
 
 namespace tessera::net {
 class Server;
@@ -62,6 +64,12 @@ struct AppServerOptions {
   bool dev = false;           // build source kinds first; /api/dev/join
   int workers = -1;           // shard workers; -1 = one per core
   int io_threads = 0;         // network threads; 0 = a few per core count
+  // More apps served beside the first (dev): their kinds join the first's
+  // (names must stay unique), their web/ folders are served at
+  // "/<directory name>/"; state (store, secrets) stays with the first.
+  std::vector<std::filesystem::path> more_app_dirs;
+  // More static folders under URL prefixes (see web_mounts.h).
+  std::vector<WebMount> mounts;
 };
 
 class AppServer {
@@ -80,6 +88,7 @@ class AppServer {
 
   // The bound port.
   uint16_t port() const;
+  // The first app's manifest, with the kinds of every app served.
   const app::Manifest& manifest() const { return manifest_; }
   const AppServerOptions& options() const { return options_; }
 

@@ -25,6 +25,12 @@ void LifecycleSink::OnFrame(std::string_view shard_id, uint64_t tick,
   if (next != nullptr) next->OnFrame(shard_id, tick, snapshot, inputs);
 }
 
+void LifecycleSink::OnViews(std::string_view shard_id,
+                            const shard::ViewFrame& frame) {
+  shard::ShardSink* next = downstream_.load(std::memory_order_acquire);
+  if (next != nullptr) next->OnViews(shard_id, frame);
+}
+
 void LifecycleSink::OnStopped(std::string_view shard_id,
                               shard::StopReason reason,
                               std::string_view message) {

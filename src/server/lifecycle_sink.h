@@ -41,6 +41,8 @@ class LifecycleSink final : public shard::ShardSink {
   void OnFrame(std::string_view shard_id, uint64_t tick,
                std::string_view snapshot,
                const std::vector<shard::InputResult>& inputs) override;
+  void OnViews(std::string_view shard_id,
+               const shard::ViewFrame& frame) override;
   void OnStopped(std::string_view shard_id, shard::StopReason reason,
                  std::string_view message) override;
 

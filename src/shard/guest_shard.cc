@@ -178,6 +178,13 @@ Status GuestShard::ResolveExports() {
       {{abi::kExportSave, 0, false}, &fn_.save},
       {{abi::kExportOutputPtr, 0, true}, &fn_.output_ptr},
       {{abi::kExportOutputLen, 0, true}, &fn_.output_len},
+      {{abi::kExportInterestConfig, 0, false}, &fn_.hooks[0]},
+      {{abi::kExportEntities, 0, false}, &fn_.hooks[1]},
+      {{abi::kExportInterestAreas, 2, false}, &fn_.hooks[2]},
+      {{abi::kExportFilter, 2, false}, &fn_.hooks[3]},
+      {{abi::kExportSnapshotVisible, 2, false}, &fn_.hooks[4]},
+      {{abi::kExportReplicationConfig, 0, false}, &fn_.hooks[5]},
+      {{abi::kExportReplicated, 0, false}, &fn_.hooks[6]},
   };
   for (const Slot& slot : slots) {
     int index = info.FindFunc(slot.spec.name);
@@ -483,8 +490,8 @@ Result<std::optional<std::string>> GuestShard::Save() {
   }
 }
 
-StepResult GuestShard::Step(std::span<const PendingInput> inputs,
-                            int64_t dt_us) {
+StepResult GuestShard::Step(std::span<const PendingInput> inputs, int64_t dt_us,
+                            const std::function<void()>& after, bool snapshot) {
   StepResult step;
   if (!outcome_.running()) {
     step.outcome = outcome_;
@@ -501,10 +508,11 @@ StepResult GuestShard::Step(std::span<const PendingInput> inputs,
     step.inputs.push_back(std::move(r));
   }
   Tick(dt_us);
-  if (!failed()) {
-    Result<std::string> snapshot = Snapshot();
-    if (snapshot.ok()) step.snapshot = std::move(snapshot).value();
+  if (!failed() && snapshot) {
+    Result<std::string> bytes = Snapshot();
+    if (bytes.ok()) step.snapshot = std::move(bytes).value();
   }
+  if (!failed() && after) after();
   step.cpu_us = cpu->NowUs() - cpu_start;
   const int64_t budget_us = static_cast<int64_t>(kind_.tick_budget_ms) * 1000;
   if (!failed() && budget_us > 0 && step.cpu_us > budget_us) {

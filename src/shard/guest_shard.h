@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -75,6 +76,25 @@ struct TickOutcome {
   StopReason stop = StopReason::kNone;  // kNone, kFinished or kFailed
   std::string message;  // kFinished: the module's reason; kFailed: why
   bool running() const { return stop == StopReason::kNone; }
+};
+
+// The optional exports for interest management and replication
+// (docs/guest-abi.md, "Interest and replication").
+enum class Hook : uint8_t {
+  kInterestConfig,     // () -> i32
+  kEntities,           // () -> i32
+  kInterestAreas,      // (ptr, len) -> i32
+  kFilter,             // (ptr, len) -> i32
+  kSnapshotVisible,    // (ptr, len) -> i32
+  kReplicationConfig,  // () -> i32
+  kReplicated,         // () -> i32
+};
+inline constexpr size_t kHookCount = 7;
+
+// A hook's return code (abi::kOk or abi::kNoState) and output bytes.
+struct HookOutput {
+  int32_t code = 0;
+  std::string bytes;
 };
 
 // Everything one tick produced.
@@ -137,11 +157,29 @@ class GuestShard {
   // refused (the shard keeps running).
   Result<std::optional<std::string>> Save();
 
-  // One whole tick: each input in order, then Tick(dt_us), then Snapshot(),
-  // with the thread CPU time of all three checked against tick_budget_ms
-  // (over budget fails the shard: "tick budget: tick used 130 ms of CPU,
-  // budget 100 ms"). Stops early when a call fails the shard.
-  StepResult Step(std::span<const PendingInput> inputs, int64_t dt_us);
+  // One whole tick: each input in order, then Tick(dt_us), then Snapshot()
+  // (unless `snapshot` is false), then `after` (the per-subscriber views,
+  // which call hooks) while the shard runs, with the thread CPU time of all
+  // of it checked against tick_budget_ms (over budget fails the shard:
+  // "tick budget: tick used 130 ms of CPU, budget 100 ms"). Stops early
+  // when a call fails the shard.
+  StepResult Step(std::span<const PendingInput> inputs, int64_t dt_us,
+                  const std::function<void()>& after = nullptr,
+                  bool snapshot = true);
+
+  // Whether the module exports `hook` (with the right signature).
+  bool has_hook(Hook hook) const {
+    return fn_.hooks[static_cast<size_t>(hook)] >= 0;
+  }
+  // Calls an optional export; hooks without arguments ignore `arg`. Returns
+  // kOk or kNoState with the output. A kError return fails the shard
+  // ("error: tessera_entities failed: <text>"), as does any other code.
+  // Errors: the failure line when the call failed the shard (or had before);
+  // kFailedPrecondition when the module does not export the hook.
+  Result<HookOutput> CallHook(Hook hook, std::string_view arg = {});
+  // Fails the shard with an "abi: ..." line (a hook's output the host could
+  // not read) and returns that status.
+  Status FailAbi(std::string message);
 
   // kNone while running; kFinished or kFailed after.
   const TickOutcome& outcome() const { return outcome_; }
@@ -171,6 +209,7 @@ class GuestShard {
   struct Exports {
     int alloc = -1, init = -1, restore = -1, apply_input = -1, tick = -1,
         snapshot = -1, save = -1, output_ptr = -1, output_len = -1;
+    int hooks[kHookCount] = {-1, -1, -1, -1, -1, -1, -1};
   };
   // Log capture; heap-allocated so the instance's LogSink can point at it.
   struct LogState;

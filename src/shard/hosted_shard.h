@@ -21,6 +21,7 @@
 #include <mutex>
 #include <optional>
 #include <queue>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "shard/guest_shard.h"
 #include "shard/kind_registry.h"
 #include "shard/shard_host.h"
+#include "shard/shard_views.h"
 #include "shard/thread_annotations.h"
 #include "shard/tick_schedule.h"
 
@@ -50,6 +52,7 @@ class HostedShard {
 
   // Worker-owned.
   std::unique_ptr<GuestShard> guest;
+  std::unique_ptr<ShardViews> views;  // null: one broadcast snapshot
   std::optional<TickSchedule> schedule;
   int64_t last_save_us = 0;
   bool done = false;     // stopped; waiting for removal
@@ -61,6 +64,8 @@ class HostedShard {
   mutable std::mutex mu;
   std::deque<PendingInput> inputs GUARDED_BY(mu);
   std::map<std::string, int, std::less<>> subscribers GUARDED_BY(mu);
+  // Subscribers with a new connection since the last tick (baselines).
+  std::set<std::string, std::less<>> restart GUARDED_BY(mu);
   int64_t idle_since_us GUARDED_BY(mu) = 0;
   bool stop_requested GUARDED_BY(mu) = false;
   ShardInfo info GUARDED_BY(mu);

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <set>
 #include <thread>
 #include <utility>
 
 #include "shard/hosted_shard.h"
+#include "shard/shard_views.h"
 
 namespace tessera::shard {
 namespace {
@@ -110,6 +112,16 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
       restore ? GuestShard::Restore(kind->module, kind->config, id, params,
                                     *state, env)
               : GuestShard::Create(kind->module, kind->config, id, params, env);
+  // Interest and replication configs are read once, right after start.
+  std::unique_ptr<ShardViews> views;
+  if (guest.ok()) {
+    Result<std::unique_ptr<ShardViews>> made = ShardViews::Create(**guest);
+    if (made.ok()) {
+      views = std::move(made).value();
+    } else {
+      guest = made.status();
+    }
+  }
   const int64_t now = clock_->NowUs();
 
   std::lock_guard<std::mutex> lock(mu_);
@@ -139,6 +151,7 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
     result = error;
   } else {
     shard->guest = std::move(guest).value();
+    shard->views = std::move(views);
     shard->schedule.emplace(now, kind->config.tick_rate);
     shard->last_save_us = now;
     std::lock_guard<std::mutex> shard_lock(shard->mu);
@@ -269,6 +282,8 @@ Status ShardHost::AddSubscriber(std::string_view id,
   } else {
     ++it->second;
   }
+  // A new connection starts from a baseline (replication).
+  shard->restart.emplace(subscriber);
   return Status::Ok();
 }
 
@@ -373,15 +388,37 @@ bool ShardHost::Process(HostedShard& shard, int64_t now_us) {
 
 void ShardHost::RunTick(HostedShard& shard, int64_t now_us) {
   std::vector<PendingInput> inputs;
+  std::vector<std::string> subscribers;
+  std::set<std::string, std::less<>> restart;
   {
     std::lock_guard<std::mutex> lock(shard.mu);
     inputs.assign(std::make_move_iterator(shard.inputs.begin()),
                   std::make_move_iterator(shard.inputs.end()));
     shard.inputs.clear();
+    if (shard.views != nullptr) {
+      subscribers.reserve(shard.subscribers.size());
+      for (const auto& [sub, count] : shard.subscribers) {
+        subscribers.push_back(sub);
+      }
+      restart.swap(shard.restart);
+    } else {
+      shard.restart.clear();
+    }
   }
   shard.schedule->Take(now_us);
   const int64_t wall_start_us = clock_->NowUs();
-  StepResult step = shard.guest->Step(inputs, shard.schedule->period_us());
+  ViewFrame frame;
+  std::function<void()> views;
+  if (shard.views != nullptr) {
+    // Runs after tessera_tick: ticks() is the tick just run.
+    views = [&shard, &subscribers, &restart, &frame] {
+      (void)shard.views->Compute(*shard.guest, subscribers, restart,
+                                 shard.guest->ticks(), frame);
+    };
+  }
+  StepResult step = shard.guest->Step(
+      inputs, shard.schedule->period_us(), views,
+      shard.views == nullptr || shard.views->wants_snapshot());
   if (options_.on_tick) {
     options_.on_tick(shard.id, clock_->NowUs() - wall_start_us, step.cpu_us);
   }
@@ -392,7 +429,17 @@ void ShardHost::RunTick(HostedShard& shard, int64_t now_us) {
     shard.info.overruns = shard.schedule->overruns();
   }
   if (step.outcome.stop != StopReason::kFailed && sink_ != nullptr) {
-    sink_->OnFrame(shard.id, shard.guest->ticks(), step.snapshot, step.inputs);
+    if (shard.views != nullptr) {
+      frame.tick = shard.guest->ticks();
+      frame.inputs = std::move(step.inputs);
+      if (shard.views->replication()) {
+        frame.snapshot = shard.views->ShareSnapshot(std::move(step.snapshot));
+      }
+      sink_->OnViews(shard.id, frame);
+    } else {
+      sink_->OnFrame(shard.id, shard.guest->ticks(), step.snapshot,
+                     step.inputs);
+    }
   }
   if (!step.outcome.running()) {
     Finish(shard, step.outcome.stop, step.outcome.message, now_us);

@@ -12,6 +12,7 @@
 #define TESSERA_SHARD_SHARD_SINK_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,30 @@
 #include "shard/shard_types.h"
 
 namespace tessera::shard {
+
+// One subscriber's part of a tick of a shard with interest management or
+// replication (see docs/protocol.md, "Interest and replication").
+struct SubscriberView {
+  std::string subscriber;
+  // Interest only: this subscriber's snapshot (subscribers with equal
+  // visible sets may share one buffer). Null with replication.
+  std::shared_ptr<const std::string> snapshot;
+  // Replication: the entities payload for this subscriber's connections.
+  std::shared_ptr<const std::string> entities;
+  bool baseline = false;  // `entities` is a BASELINE
+};
+
+// A tick of a shard with interest management or replication.
+struct ViewFrame {
+  uint64_t tick = 0;
+  bool replication = false;
+  // Replication: the shard's snapshot; the very same pointer as the
+  // previous tick's when the bytes did not change (connections then send
+  // nil). Null without replication.
+  std::shared_ptr<const std::string> snapshot;
+  std::vector<SubscriberView> views;  // ascending by subscriber
+  std::vector<InputResult> inputs;    // as OnFrame's
+};
 
 class ShardSink {
  public:
@@ -30,6 +55,15 @@ class ShardSink {
   virtual void OnFrame(std::string_view shard_id, uint64_t tick,
                        std::string_view snapshot,
                        const std::vector<InputResult>& inputs) = 0;
+  // A tick of a shard with interest or replication: one view per current
+  // subscriber. The default forwards to OnFrame with the shard's snapshot
+  // (or nothing), for sinks that do not send per-subscriber frames.
+  virtual void OnViews(std::string_view shard_id, const ViewFrame& frame) {
+    OnFrame(
+        shard_id, frame.tick,
+        frame.snapshot ? std::string_view(*frame.snapshot) : std::string_view(),
+        frame.inputs);
+  }
   // The shard stopped; `message` is the failure line (kFailed), the
   // module's reason (kFinished, may be empty) or a short description.
   virtual void OnStopped(std::string_view shard_id, StopReason reason,

@@ -34,6 +34,9 @@ const char* GuestPath(std::string_view name) {
 #ifdef TESSERA_GUEST_LOGGER
       {"logger", TESSERA_GUEST_LOGGER},
 #endif
+#ifdef TESSERA_GUEST_ZONE_MINI
+      {"zone_mini", TESSERA_GUEST_ZONE_MINI},
+#endif
   };
   auto it = kPaths.find(name);
   return it == kPaths.end() ? nullptr : it->second;

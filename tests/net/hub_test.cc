@@ -20,12 +20,28 @@ class FakeSession final : public HubSession {
     uint64_t tick;
     std::shared_ptr<const std::string> snapshot;
     std::vector<uint64_t> seqs;  // of the results handed to this session
+    // PostView only:
+    bool view = false;
+    std::shared_ptr<const std::string> entities;
+    bool baseline = false;
   };
   void PostFrame(
       uint64_t tick, std::shared_ptr<const std::string> snapshot,
       std::shared_ptr<const std::vector<shard::InputResult>> results) override {
     std::lock_guard<std::mutex> lock(mu);
-    Frame f{tick, std::move(snapshot), {}};
+    Frame f{tick, std::move(snapshot), {}, false, nullptr, false};
+    if (results != nullptr) {
+      for (const auto& r : *results) f.seqs.push_back(r.seq);
+    }
+    frames.push_back(std::move(f));
+  }
+  void PostView(
+      uint64_t tick, bool /*replication*/,
+      std::shared_ptr<const std::string> snapshot,
+      std::shared_ptr<const std::string> entities, bool baseline,
+      std::shared_ptr<const std::vector<shard::InputResult>> results) override {
+    std::lock_guard<std::mutex> lock(mu);
+    Frame f{tick, std::move(snapshot), {}, true, std::move(entities), baseline};
     if (results != nullptr) {
       for (const auto& r : *results) f.seqs.push_back(r.seq);
     }
@@ -86,6 +102,63 @@ TEST_F(HubTest, FanOutSharesOneSnapshotAndRoutesResultsBySubscriber) {
   EXPECT_THAT(a1->frames[0].seqs, ElementsAre(1u, 3u));
   EXPECT_THAT(a2->frames[0].seqs, ElementsAre(1u, 3u));
   EXPECT_THAT(b->frames[0].seqs, ElementsAre(2u));
+}
+
+TEST_F(HubTest, ViewsGoToTheirSubscribersAndUnknownOnesGetOnlyResults) {
+  auto a1 = std::make_shared<FakeSession>();
+  auto a2 = std::make_shared<FakeSession>();
+  auto b = std::make_shared<FakeSession>();
+  auto newcomer = std::make_shared<FakeSession>();
+  ASSERT_TRUE(hub_.Add("s", "alice", a1));
+  ASSERT_TRUE(hub_.Add("s", "alice", a2));
+  ASSERT_TRUE(hub_.Add("s", "bob", b));
+  ASSERT_TRUE(hub_.Add("s", "zed", newcomer));
+
+  shard::ViewFrame frame;
+  frame.tick = 9;
+  frame.replication = true;
+  frame.snapshot = std::make_shared<const std::string>("world");
+  auto alice_bytes = std::make_shared<const std::string>("A");
+  auto bob_bytes = std::make_shared<const std::string>("B");
+  frame.views.push_back({"alice", nullptr, alice_bytes, true});
+  frame.views.push_back({"bob", nullptr, bob_bytes, false});
+  frame.inputs = {Result("alice", 4), Result("zed", 5), Result("", 6)};
+  hub_.OnViews("s", frame);
+  Run();
+  ASSERT_EQ(a1->frames.size(), 1u);
+  ASSERT_EQ(a2->frames.size(), 1u);
+  ASSERT_EQ(b->frames.size(), 1u);
+  ASSERT_EQ(newcomer->frames.size(), 1u);
+  // Both of alice's connections share her payload; the snapshot is shared.
+  EXPECT_TRUE(a1->frames[0].view);
+  EXPECT_EQ(a1->frames[0].entities.get(), alice_bytes.get());
+  EXPECT_EQ(a2->frames[0].entities.get(), alice_bytes.get());
+  EXPECT_TRUE(a1->frames[0].baseline);
+  EXPECT_EQ(b->frames[0].entities.get(), bob_bytes.get());
+  EXPECT_FALSE(b->frames[0].baseline);
+  EXPECT_EQ(b->frames[0].snapshot.get(), frame.snapshot.get());
+  EXPECT_THAT(a1->frames[0].seqs, ElementsAre(4u));
+  // zed has no view yet: no payload, but its input result arrives.
+  EXPECT_EQ(newcomer->frames[0].entities, nullptr);
+  EXPECT_EQ(newcomer->frames[0].snapshot, nullptr);
+  EXPECT_THAT(newcomer->frames[0].seqs, ElementsAre(5u));
+}
+
+TEST_F(HubTest, InterestViewsCarryEachSubscribersSnapshot) {
+  auto a = std::make_shared<FakeSession>();
+  auto b = std::make_shared<FakeSession>();
+  ASSERT_TRUE(hub_.Add("s", "alice", a));
+  ASSERT_TRUE(hub_.Add("s", "bob", b));
+  shard::ViewFrame frame;
+  frame.tick = 3;
+  auto shared = std::make_shared<const std::string>("same");
+  frame.views.push_back({"alice", shared, nullptr, false});
+  frame.views.push_back({"bob", shared, nullptr, false});
+  hub_.OnViews("s", frame);
+  Run();
+  ASSERT_EQ(a->frames.size(), 1u);
+  EXPECT_EQ(a->frames[0].snapshot.get(), shared.get());
+  EXPECT_EQ(b->frames[0].snapshot.get(), shared.get());
 }
 
 TEST_F(HubTest, FramesKeepTheirOrder) {

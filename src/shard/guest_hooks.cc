@@ -1,0 +1,78 @@
+// GuestShard's optional interest and replication exports (see
+// guest_shard.h, Hook). Kept apart from the core ABI calls.
+#include <string>
+
+#include "shard/guest_shard.h"
+#include "tessera/abi.h"
+
+namespace tessera::shard {
+namespace {
+
+constexpr const char* kHookNames[kHookCount] = {
+    abi::kExportInterestConfig,  abi::kExportEntities,
+    abi::kExportInterestAreas,   abi::kExportFilter,
+    abi::kExportSnapshotVisible, abi::kExportReplicationConfig,
+    abi::kExportReplicated,
+};
+
+bool TakesArgument(Hook hook) {
+  return hook == Hook::kInterestAreas || hook == Hook::kFilter ||
+         hook == Hook::kSnapshotVisible;
+}
+
+// Error text from a guest, cut to one reasonable line.
+std::string Cut(std::string_view text) {
+  constexpr size_t kMax = GuestShard::kMaxLogLineBytes;
+  return std::string(text.substr(0, kMax));
+}
+
+}  // namespace
+
+Status GuestShard::FailAbi(std::string message) {
+  return Fail(StatusCode::kFailedPrecondition, "abi: " + message);
+}
+
+Result<HookOutput> GuestShard::CallHook(Hook hook, std::string_view arg) {
+  if (!instance_) return StoppedStatus();
+  const size_t slot = static_cast<size_t>(hook);
+  const char* name = kHookNames[slot];
+  if (fn_.hooks[slot] < 0) {
+    return Status(StatusCode::kFailedPrecondition,
+                  std::string("the module does not export ") + name);
+  }
+  Result<uint32_t> code = 0u;
+  if (TakesArgument(hook)) {
+    Result<GuestBytes> in = Pass(arg, name);
+    if (!in.ok()) return in.status();
+    const uint64_t args[] = {in->ptr, in->len};
+    code = GuardedCall(fn_.hooks[slot], args, name);
+  } else {
+    code = GuardedCall(fn_.hooks[slot], {}, name);
+  }
+  if (!code.ok()) return code.status();
+  switch (*code) {
+    case abi::kOk:
+    case abi::kNoState: {
+      HookOutput out;
+      out.code = static_cast<int32_t>(*code);
+      if (*code == abi::kOk) {
+        Result<std::string> bytes = ReadOutput(name);
+        if (!bytes.ok()) return bytes.status();
+        out.bytes = std::move(bytes).value();
+      }
+      return out;
+    }
+    case abi::kError: {
+      Result<std::string> text = ReadOutput(name);
+      if (!text.ok()) return text.status();
+      return Fail(StatusCode::kFailedPrecondition,
+                  std::string("error: ") + name + " failed: " + Cut(*text));
+    }
+    default:
+      return Fail(StatusCode::kFailedPrecondition,
+                  std::string("abi: ") + name + " returned unknown code " +
+                      std::to_string(*code));
+  }
+}
+
+}  // namespace tessera::shard

@@ -1,0 +1,237 @@
+#include "shard/shard_views.h"
+
+#include <utility>
+
+#include "interest/group.h"
+#include "replication/config.h"
+#include "tessera/abi.h"
+
+namespace tessera::shard {
+
+Status ShardViews::Abi(GuestShard& guest, const Status& status) {
+  return guest.FailAbi(status.message());
+}
+
+Result<std::unique_ptr<ShardViews>> ShardViews::Create(GuestShard& guest) {
+  std::unique_ptr<ShardViews> views(new ShardViews());
+  if (guest.has_hook(Hook::kInterestConfig)) {
+    Result<HookOutput> out = guest.CallHook(Hook::kInterestConfig);
+    if (!out.ok()) return out.status();
+    if (out->code == abi::kOk) {
+      Result<GuestInterestConfig> config = ParseInterestConfig(out->bytes);
+      if (!config.ok()) return Abi(guest, config.status());
+      if (!guest.has_hook(Hook::kInterestAreas)) {
+        return guest.FailAbi(
+            "interest is on (tessera_interest_config) but the module "
+            "exports no tessera_interest_areas");
+      }
+      interest::Config grid;
+      grid.cell_size = static_cast<float>(config->cell_size);
+      grid.margin = static_cast<float>(config->margin);
+      Result<interest::InterestManager> manager =
+          interest::InterestManager::Create(grid);
+      if (!manager.ok()) return Abi(guest, manager.status());
+      views->manager_.emplace(std::move(manager).value());
+      views->shared_snapshots_ = config->shared_snapshots;
+    }
+  }
+  if (guest.has_hook(Hook::kReplicationConfig)) {
+    Result<HookOutput> out = guest.CallHook(Hook::kReplicationConfig);
+    if (!out.ok()) return out.status();
+    if (out->code == abi::kOk) {
+      if (!guest.has_hook(Hook::kReplicated)) {
+        return guest.FailAbi(
+            "replication is on (tessera_replication_config) but the module "
+            "exports no tessera_replicated");
+      }
+      Result<replication::Config> config = replication::ParseConfig(out->bytes);
+      if (!config.ok()) {
+        return guest.FailAbi("tessera_replication_config output: " +
+                             config.status().message());
+      }
+      views->mirror_.emplace(*config);
+    }
+  }
+  if (!views->interest() && !views->replication()) {
+    return std::unique_ptr<ShardViews>();
+  }
+  if (views->interest() && !views->replication() &&
+      !guest.has_hook(Hook::kEntities)) {
+    return guest.FailAbi(
+        "interest is on but the module exports no tessera_entities (and "
+        "has no replicated store to take positions from)");
+  }
+  views->wants_snapshot_ =
+      views->replication() || !guest.has_hook(Hook::kSnapshotVisible);
+  return views;
+}
+
+std::shared_ptr<const std::string> ShardViews::ShareSnapshot(
+    std::string bytes) {
+  if (!replication()) {
+    if (bytes.empty()) return nullptr;
+    return std::make_shared<const std::string>(std::move(bytes));
+  }
+  if (last_snapshot_ == nullptr || *last_snapshot_ != bytes) {
+    last_snapshot_ = std::make_shared<const std::string>(std::move(bytes));
+  }
+  return last_snapshot_;
+}
+
+Status ShardViews::Compute(GuestShard& guest,
+                           std::span<const std::string> subscribers,
+                           const std::set<std::string, std::less<>>& restart,
+                           uint64_t tick, ViewFrame& frame) {
+  frame.tick = tick;
+  frame.replication = replication();
+  if (replication()) {
+    // Every tick, subscribers or not: the guest's change log must drain.
+    Result<HookOutput> out = guest.CallHook(Hook::kReplicated);
+    if (!out.ok()) return out.status();
+    Status applied = mirror_->Apply(out->bytes, tick);
+    if (!applied.ok()) {
+      return guest.FailAbi("tessera_replicated output: " + applied.message());
+    }
+  }
+  // Areas: for interest, and to rank updates under the budget.
+  areas_.assign(subscribers.size(), std::nullopt);
+  if (!subscribers.empty() && guest.has_hook(Hook::kInterestAreas)) {
+    Result<HookOutput> out =
+        guest.CallHook(Hook::kInterestAreas, EncodeSubscriberList(subscribers));
+    if (!out.ok()) return out.status();
+    Status parsed = ParseAreas(out->bytes, subscribers.size(), areas_);
+    if (!parsed.ok()) return Abi(guest, parsed);
+  }
+  if (interest()) TESSERA_RETURN_IF_ERROR(ComputeInterest(guest, subscribers));
+  if (replication()) return EncodeEntities(subscribers, restart, tick, frame);
+  return SnapshotsVisible(guest, subscribers, frame);
+}
+
+Status ShardViews::ComputeInterest(GuestShard& guest,
+                                   std::span<const std::string> subscribers) {
+  entities_.clear();
+  if (guest.has_hook(Hook::kEntities)) {
+    Result<HookOutput> out = guest.CallHook(Hook::kEntities);
+    if (!out.ok()) return out.status();
+    Status parsed = ParseEntities(out->bytes, guest_entities_);
+    if (!parsed.ok()) return Abi(guest, parsed);
+    entities_.reserve(guest_entities_.size());
+    for (const GuestEntity& e : guest_entities_) {
+      entities_.push_back({e.id, e.generation, e.x, e.y});
+    }
+  } else {
+    const replication::Mirror& m = *mirror_;
+    entities_.reserve(m.size());
+    for (size_t i = 0; i < m.size(); ++i) {
+      const replication::MirrorEntity& e = m.entity_at(i);
+      const replication::GroundPoint g = m.Ground(e);
+      entities_.push_back({e.id, static_cast<uint32_t>(e.incarnation),
+                           static_cast<float>(g.x), static_cast<float>(g.y)});
+    }
+  }
+  subscribers_.resize(subscribers.size());
+  for (size_t i = 0; i < subscribers.size(); ++i) {
+    subscribers_[i].id = subscribers[i];
+    subscribers_[i].area.reset();
+    if (areas_[i]) {
+      subscribers_[i].area =
+          interest::Area{areas_[i]->x, areas_[i]->y, areas_[i]->radius};
+    }
+  }
+  interest::Filter filter = [&](std::span<const interest::Subscriber> subs,
+                                interest::FilterBatch& batch) -> Status {
+    std::vector<std::span<const uint64_t>> candidates(subs.size());
+    for (size_t i = 0; i < subs.size(); ++i)
+      candidates[i] = batch.candidates(i);
+    Result<HookOutput> out = guest.CallHook(
+        Hook::kFilter, EncodeFilterRequest(subscribers, candidates));
+    if (!out.ok()) return out.status();
+    std::span<uint8_t> bits = batch.all_keep_bits();
+    if (out->bytes.size() != bits.size()) {
+      return guest.FailAbi("tessera_filter output: expected " +
+                           std::to_string(bits.size()) + " bytes, got " +
+                           std::to_string(out->bytes.size()));
+    }
+    std::copy(out->bytes.begin(), out->bytes.end(), bits.begin());
+    return Status::Ok();
+  };
+  const bool filtered = guest.has_hook(Hook::kFilter) && !subscribers.empty();
+  Status updated = manager_->Update(entities_, subscribers_,
+                                    filtered ? &filter : nullptr, views_);
+  if (!updated.ok()) {
+    if (guest.failed()) return updated;  // the filter call failed it
+    return Abi(guest, updated);
+  }
+  return Status::Ok();
+}
+
+Status ShardViews::EncodeEntities(
+    std::span<const std::string> subscribers,
+    const std::set<std::string, std::less<>>& restart, uint64_t tick,
+    ViewFrame& frame) {
+  // Forget the streams of subscribers who left (both lists ascending).
+  for (auto it = streams_.begin(); it != streams_.end();) {
+    if (!std::binary_search(subscribers.begin(), subscribers.end(),
+                            it->first)) {
+      it = streams_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  frame.views.clear();
+  frame.views.reserve(subscribers.size());
+  for (size_t i = 0; i < subscribers.size(); ++i) {
+    auto [it, fresh] = streams_.try_emplace(subscribers[i]);
+    replication::SubscriberStream& stream = it->second;
+    if (!fresh && restart.contains(subscribers[i])) stream.Reset();
+    std::optional<replication::Focus> focus;
+    if (areas_[i]) {
+      focus = replication::Focus{areas_[i]->x, areas_[i]->y, areas_[i]->radius};
+    }
+    std::span<const uint64_t> visible =
+        interest() ? std::span<const uint64_t>(views_[i].visible)
+                   : mirror_->ids();
+    stream.Encode(*mirror_, visible, focus, tick, payload_);
+    SubscriberView view;
+    view.subscriber = subscribers[i];
+    view.entities = std::make_shared<const std::string>(payload_);
+    view.baseline = stream.last().baseline;
+    frame.views.push_back(std::move(view));
+  }
+  return Status::Ok();
+}
+
+Status ShardViews::SnapshotsVisible(GuestShard& guest,
+                                    std::span<const std::string> subscribers,
+                                    ViewFrame& frame) {
+  frame.views.clear();
+  frame.views.resize(subscribers.size());
+  for (size_t i = 0; i < subscribers.size(); ++i) {
+    frame.views[i].subscriber = subscribers[i];
+  }
+  if (!guest.has_hook(Hook::kSnapshotVisible)) {
+    // Interest only ranks nothing here: everyone gets the shard snapshot.
+    for (SubscriberView& v : frame.views) v.snapshot = frame.snapshot;
+    return Status::Ok();
+  }
+  std::vector<std::vector<size_t>> groups;
+  if (shared_snapshots_) {
+    groups = interest::GroupByVisible(views_);
+  } else {
+    groups.resize(subscribers.size());
+    for (size_t i = 0; i < subscribers.size(); ++i) groups[i] = {i};
+  }
+  for (const std::vector<size_t>& group : groups) {
+    const size_t first = group.front();
+    const interest::View& v = views_[first];
+    Result<HookOutput> out = guest.CallHook(
+        Hook::kSnapshotVisible,
+        EncodeViewRequest(subscribers[first], v.visible, v.entered, v.left));
+    if (!out.ok()) return out.status();
+    auto shared = std::make_shared<const std::string>(std::move(out->bytes));
+    for (size_t i : group) frame.views[i].snapshot = shared;
+  }
+  return Status::Ok();
+}
+
+}  // namespace tessera::shard

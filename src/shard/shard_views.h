@@ -1,0 +1,95 @@
+// ShardViews: what each subscriber of one shard receives per tick when the
+// module turns on interest management and/or replication (docs/guest-abi.md
+// and docs/protocol.md, "Interest and replication").
+//
+//   after tessera_tick:  tessera_replicated  -> replication::Mirror
+//                        tessera_entities (or the mirror's ground plane)
+//                        tessera_interest_areas (one call, all subscribers)
+//                        interest grid + tessera_filter (one call per tick)
+//   then per subscriber: replication: SubscriberStream::Encode -> entities
+//                        interest only: tessera_snapshot_visible, once per
+//                        group of equal visible sets when shared
+//
+// Every guest output is checked; a layout the host cannot read fails the
+// shard with an "abi: ..." line. Owned by the shard's worker: not
+// thread-safe.
+#ifndef TESSERA_SHARD_SHARD_VIEWS_H_
+#define TESSERA_SHARD_SHARD_VIEWS_H_
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "interest/interest.h"
+#include "replication/mirror.h"
+#include "replication/subscriber_stream.h"
+#include "shard/guest_shard.h"
+#include "shard/shard_sink.h"
+#include "shard/view_abi.h"
+
+namespace tessera::shard {
+
+class ShardViews {
+ public:
+  // Reads the module's interest and replication configs (right after init
+  // or restore). nullptr when it turns on neither. Errors: the failure
+  // line when a config call failed the shard or its output is unreadable.
+  static Result<std::unique_ptr<ShardViews>> Create(GuestShard& guest);
+
+  bool replication() const { return mirror_.has_value(); }
+  bool interest() const { return manager_.has_value(); }
+  // Whether the tick needs the shard's (broadcast) snapshot: with
+  // replication, or with interest but no tessera_snapshot_visible.
+  bool wants_snapshot() const { return wants_snapshot_; }
+
+  // The tick's work after tessera_tick (and tessera_snapshot): fills
+  // frame.views (one per subscriber, in the given order: ascending) and
+  // frame.replication. `restart` lists subscribers with a new connection:
+  // their next payload is a BASELINE. Errors: the failure line (the shard
+  // has failed).
+  Status Compute(GuestShard& guest, std::span<const std::string> subscribers,
+                 const std::set<std::string, std::less<>>& restart,
+                 uint64_t tick, ViewFrame& frame);
+
+  // With replication: the snapshot as a shared buffer, the previous one
+  // when the bytes are equal (connections then send nil). Without: a new
+  // buffer (or null for an empty string).
+  std::shared_ptr<const std::string> ShareSnapshot(std::string bytes);
+
+ private:
+  ShardViews() = default;
+
+  Status ComputeInterest(GuestShard& guest,
+                         std::span<const std::string> subscribers);
+  Status EncodeEntities(std::span<const std::string> subscribers,
+                        const std::set<std::string, std::less<>>& restart,
+                        uint64_t tick, ViewFrame& frame);
+  Status SnapshotsVisible(GuestShard& guest,
+                          std::span<const std::string> subscribers,
+                          ViewFrame& frame);
+  // Fails the guest with "abi: <status message>".
+  static Status Abi(GuestShard& guest, const Status& status);
+
+  std::optional<interest::InterestManager> manager_;
+  bool shared_snapshots_ = false;
+  std::optional<replication::Mirror> mirror_;
+  bool wants_snapshot_ = true;
+  std::map<std::string, replication::SubscriberStream, std::less<>> streams_;
+  std::shared_ptr<const std::string> last_snapshot_;
+  // Scratch, reused between ticks.
+  std::vector<GuestEntity> guest_entities_;
+  std::vector<interest::EntityPos> entities_;
+  std::vector<std::optional<GuestArea>> areas_;
+  std::vector<interest::Subscriber> subscribers_;
+  std::vector<interest::View> views_;
+  std::string payload_;
+};
+
+}  // namespace tessera::shard
+
+#endif  // TESSERA_SHARD_SHARD_VIEWS_H_

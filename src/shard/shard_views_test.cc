@@ -1,0 +1,256 @@
+// Interest management and replication through the whole host: the
+// zone_mini test guest (tests/guests/zone_mini) on a manual ShardHost,
+// frames decoded the way a client would.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "replication/decoder.h"
+#include "shard/clock.h"
+#include "shard/shard_host.h"
+#include "shard/test_guests.h"
+
+namespace tessera::shard {
+namespace {
+
+using ::tessera::shard::testing::FromMsgpack;
+using ::tessera::shard::testing::Msgpack;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using json = nlohmann::json;
+
+constexpr int64_t kTick = 50'000;  // 20 Hz
+
+class ViewSink final : public ShardSink {
+ public:
+  void OnFrame(std::string_view, uint64_t, std::string_view,
+               const std::vector<InputResult>& inputs) override {
+    std::lock_guard<std::mutex> lock(mu);
+    ++broadcasts;
+    Record(inputs);
+  }
+  void OnViews(std::string_view, const ViewFrame& frame) override {
+    std::lock_guard<std::mutex> lock(mu);
+    frames.push_back(frame);
+    Record(frame.inputs);
+  }
+  void OnStopped(std::string_view, StopReason, std::string_view m) override {
+    std::lock_guard<std::mutex> lock(mu);
+    stopped = std::string(m);
+  }
+  void Record(const std::vector<InputResult>& inputs) {
+    for (const InputResult& r : inputs) {
+      if (!r.accepted) rejections.push_back(r.rejection);
+    }
+  }
+  // The last frame's view of `subscriber`, or nullptr.
+  const SubscriberView* Last(const std::string& subscriber) {
+    if (frames.empty()) return nullptr;
+    for (const SubscriberView& v : frames.back().views) {
+      if (v.subscriber == subscriber) return &v;
+    }
+    return nullptr;
+  }
+
+  std::mutex mu;
+  std::vector<ViewFrame> frames;
+  size_t broadcasts = 0;
+  std::vector<std::string> rejections;
+  std::string stopped;
+};
+
+class ShardViewsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (testing::GuestPath("zone_mini") == nullptr) {
+      GTEST_SKIP() << "test guest zone_mini was not built";
+    }
+    KindConfig kind;
+    kind.name = "zone";
+    auto module = testing::LoadGuest("zone_mini", kind.memory_mb);
+    ASSERT_TRUE(module.ok()) << module.status().ToString();
+    ASSERT_TRUE(kinds_.Add(kind, *module).ok());
+    HostOptions options;
+    options.workers = 0;
+    options.clock = &clock_;
+    host_ = std::make_unique<ShardHost>(&kinds_, &sink_, nullptr, options);
+  }
+
+  void Start(const json& params) {
+    ASSERT_TRUE(host_->Create("zone", "z", Msgpack(params)).ok());
+  }
+  void Join(const std::string& sub) {
+    ASSERT_TRUE(host_->AddSubscriber("z", sub).ok());
+    Input(sub, {{"join", json::object()}});
+  }
+  void Input(const std::string& sub, const json& input) {
+    ASSERT_TRUE(host_->SubmitInput("z", sub, ++seq_, Msgpack(input)).ok());
+  }
+  void Step() {
+    now_ += kTick;
+    clock_.Set(now_);
+    host_->StepForTest(now_);
+  }
+  // The snapshot_visible of `sub` in the last frame.
+  json Visible(const std::string& sub) {
+    const SubscriberView* v = sink_.Last(sub);
+    if (v == nullptr || v->snapshot == nullptr) return nullptr;
+    return FromMsgpack(*v->snapshot);
+  }
+  // Feeds `sub`'s payload of the last frame to `decoder`.
+  void Decode(const std::string& sub, replication::Decoder& decoder) {
+    const SubscriberView* v = sink_.Last(sub);
+    ASSERT_NE(v, nullptr) << "no view for " << sub;
+    ASSERT_NE(v->entities, nullptr);
+    Status s = decoder.Apply(*v->entities);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  static std::vector<uint64_t> Ids(const replication::Decoder& d) {
+    std::vector<uint64_t> ids;
+    for (const auto& e : d.entities()) ids.push_back(e.id);
+    return ids;
+  }
+
+  FakeClock clock_{0};
+  KindRegistry kinds_;
+  ViewSink sink_;
+  std::unique_ptr<ShardHost> host_;
+  int64_t now_ = 0;
+  uint64_t seq_ = 0;
+};
+
+TEST_F(ShardViewsTest, EachSubscriberSeesWhatIsNearAndWhatItMaySee) {
+  Start({{"mode", "interest"}});
+  Join("alice");
+  Join("scout-bob");
+  Step();
+  ASSERT_FALSE(sink_.frames.empty());
+  EXPECT_EQ(sink_.broadcasts, 0u);
+  // Players 1000 (alice) and 1001 (bob) at (0, 0), radius 200: rock, tree
+  // and the stealthed unit are in range, the far one is not; only the
+  // scout may see the stealthed unit.
+  EXPECT_EQ(Visible("alice")["visible"], json({1, 2, 1000, 1001}));
+  EXPECT_EQ(Visible("scout-bob")["visible"], json({1, 2, 3, 1000, 1001}));
+  EXPECT_EQ(Visible("alice")["entered"], json({1, 2, 1000, 1001}));
+
+  // Alice walks to the far unit: what she leaves and meets is listed once.
+  Input("alice", {{"move_to", {{"x", 1000}, {"y", 990}}}});
+  Step();
+  EXPECT_EQ(Visible("alice")["visible"], json({4, 1000}));
+  EXPECT_EQ(Visible("alice")["entered"], json({4}));
+  EXPECT_EQ(Visible("alice")["left"], json({1, 2, 1001}));
+  Step();
+  EXPECT_EQ(Visible("alice")["entered"], json::array());
+  EXPECT_EQ(Visible("alice")["left"], json::array());
+  // A subscriber unknown to the module (no player yet) sees nothing.
+  ASSERT_TRUE(host_->AddSubscriber("z", "carol").ok());
+  Step();
+  EXPECT_EQ(Visible("carol")["visible"], json::array());
+}
+
+// Two subscribers at the same place: equal visible sets. Returns whether
+// their snapshots are one shared buffer.
+bool SameBuffer(ShardViewsTest& t, ViewSink& sink) {
+  const SubscriberView* a = sink.Last("a");
+  const SubscriberView* b = sink.Last("b");
+  EXPECT_NE(a, nullptr);
+  EXPECT_NE(b, nullptr);
+  if (a == nullptr || b == nullptr) return false;
+  EXPECT_EQ(FromMsgpack(*a->snapshot)["visible"],
+            FromMsgpack(*b->snapshot)["visible"]);
+  (void)t;
+  return a->snapshot.get() == b->snapshot.get();
+}
+
+TEST_F(ShardViewsTest, SnapshotsAreNotSharedUnlessTurnedOn) {
+  Start({{"mode", "interest"}, {"shared", false}});
+  Join("a");
+  Join("b");
+  Step();
+  EXPECT_FALSE(SameBuffer(*this, sink_));
+}
+
+TEST_F(ShardViewsTest, SharedSnapshotsAreEncodedOncePerVisibleSet) {
+  Start({{"mode", "interest"}, {"shared", true}});
+  Join("a");
+  Join("b");
+  Join("scout-c");  // sees the stealthed unit too: another set
+  Step();
+  EXPECT_TRUE(SameBuffer(*this, sink_));
+  EXPECT_NE(sink_.Last("scout-c")->snapshot.get(),
+            sink_.Last("a")->snapshot.get());
+}
+
+TEST_F(ShardViewsTest, ReplicationReconstructsEachSubscribersWorld) {
+  Start({{"mode", "replicate"}, {"movers", 3}});
+  Join("alice");
+  Join("scout-bob");
+  replication::Decoder alice, bob;
+  Step();
+  ASSERT_TRUE(sink_.frames.back().replication);
+  ASSERT_TRUE(sink_.Last("alice")->baseline);
+  Decode("alice", alice);
+  Decode("scout-bob", bob);
+  // Movers 10, 11, 12 start at (0, 20), (0, 40), (0, 60), moving +1 in x.
+  EXPECT_THAT(Ids(alice), ElementsAre(1, 2, 10, 11, 12, 1000, 1001));
+  EXPECT_THAT(Ids(bob), ElementsAre(1, 2, 3, 10, 11, 12, 1000, 1001));
+  const auto* rock = alice.Find(1);
+  ASSERT_NE(rock, nullptr);
+  ASSERT_EQ(rock->components.size(), 1u);
+  EXPECT_EQ(rock->components[0].bytes, "rock");
+  const double x0 = alice.Coordinate(*alice.Find(10), 0);
+  for (int i = 0; i < 5; ++i) {
+    Step();
+    ASSERT_FALSE(sink_.Last("alice")->baseline);
+    Decode("alice", alice);
+    Decode("scout-bob", bob);
+  }
+  EXPECT_NEAR(alice.Coordinate(*alice.Find(10), 0), x0 + 5, 0.005);
+  EXPECT_NEAR(bob.Coordinate(*bob.Find(12), 0), x0 + 5, 0.005);
+  EXPECT_NEAR(alice.Coordinate(*alice.Find(11), 1), 40, 0.005);
+
+  // A component change, a removal, and an id removed and reused in one tick.
+  Input("alice",
+        {{"set_component", {{"id", 2}, {"component", 7}, {"value", "tall"}}}});
+  Input("alice", {{"remove", {{"id", 10}}}});
+  Input("alice", {{"reuse", {{"id", 1}, {"x", 5}, {"y", 5}}}});
+  Step();
+  EXPECT_THAT(sink_.rejections, IsEmpty());
+  Decode("alice", alice);
+  EXPECT_THAT(alice.left(), ElementsAre(1, 10));
+  EXPECT_THAT(alice.entered(), ElementsAre(1));
+  EXPECT_EQ(alice.Find(10), nullptr);
+  ASSERT_EQ(alice.Find(2)->components.size(), 2u);
+  EXPECT_EQ(alice.Find(2)->components[1].bytes, "tall");
+  EXPECT_NEAR(alice.Coordinate(*alice.Find(1), 0), 5, 0.005);
+
+  // The shard snapshot is passed along only when it changed.
+  const auto& frames = sink_.frames;
+  EXPECT_EQ(frames[frames.size() - 2].snapshot.get(),
+            frames[frames.size() - 3].snapshot.get());
+  EXPECT_NE(frames.back().snapshot.get(),
+            frames[frames.size() - 2].snapshot.get());
+}
+
+TEST_F(ShardViewsTest, ANewConnectionGetsABaseline) {
+  Start({{"mode", "replicate_all"}});
+  Join("alice");
+  Step();
+  Step();
+  ASSERT_FALSE(sink_.Last("alice")->baseline);
+  // A second tab of the same subscriber: both get a full frame next.
+  ASSERT_TRUE(host_->AddSubscriber("z", "alice").ok());
+  Step();
+  ASSERT_TRUE(sink_.Last("alice")->baseline);
+  replication::Decoder late;
+  Decode("alice", late);
+  // Without interest every subscriber holds every entity.
+  EXPECT_THAT(Ids(late), ElementsAre(1, 2, 3, 4, 1000));
+}
+
+}  // namespace
+}  // namespace tessera::shard
