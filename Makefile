@@ -8,7 +8,8 @@ CMAKE_GEN  := -G Ninja
 TESSERA    := $(BUILD)/src/cli/tessera
 # Unit tests run again under ASan+UBSan (label `unit`).
 ASAN_TARGETS ?= wasm_test shard_test store_test net_proto_test net_test \
-                app_test server_test sdk_codec_test interest_test replication_test
+                app_test server_test sdk_codec_test interest_test replication_test \
+                loadtest_test
 FUZZ_SECS  ?= 75
 
 .PHONY: all deps build test unit-test asan-test fuzz-test dev run-arena bench spec clean format \

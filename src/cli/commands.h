@@ -17,6 +17,8 @@ void RegisterDevCommand(CLI::App& app, int* exit_code);
 void RegisterServeCommand(CLI::App& app, int* exit_code);
 // `tessera ticket --shard ID --subscriber ID [--ttl SECS] [--claims JSON]`
 void RegisterTicketCommand(CLI::App& app, int* exit_code);
+// `tessera bench shard|merge|plot ...` (load tests, src/loadtest)
+void RegisterBenchCommands(CLI::App& app, int* exit_code);
 
 }  // namespace tessera::cli
 

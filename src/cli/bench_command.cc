@@ -1,0 +1,301 @@
+// `tessera bench`: load tests of a running server.
+//
+//   tessera bench shard (--join URL | --shard ID) [--url URL] [--bots N]
+//       [--duration S] [--rate R] [--input JSON]... [--report FILE] ...
+//   tessera bench merge A.json B.json ... [--out MERGED.json]
+//   tessera bench plot REPORT.json [--out CHART.svg]
+//
+// `shard` prints a progress line on stderr every second and a summary on
+// stdout; exit code 0 when at least one bot joined, 1 when none did or the
+// run could not start, 2 for a usage error. The pieces are in
+// src/loadtest/.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "loadtest/driver.h"
+#include "loadtest/plot.h"
+#include "loadtest/report.h"
+#include "server/dev_secrets.h"
+#include "server/env_config.h"
+
+namespace tessera::cli {
+namespace {
+
+using json = nlohmann::json;
+
+struct ShardArgs {
+  loadtest::LoadTestOptions options;
+  std::string join;
+  std::string shard;     // --shard: mint tickets for this running shard
+  std::string shard_id;  // --shard-id: what join requests ask for
+  std::string params;
+  std::string app_dir;
+  std::string report_path;
+  bool quiet = false;
+};
+
+constexpr char kShardHelp[] =
+    "Load-test shards: many bots (asynchronous state machines on a few "
+    "threads) join, send inputs at a fixed rate and time each input until "
+    "its ACK or REJECT.\n\n"
+    "Tickets come from a join endpoint (--join: each bot POSTs {shard, "
+    "kind?, params?, subscriber: \"bot-<n>\"} and gets {shardId, "
+    "subscriberId, ticket}; the dev server's is /api/dev/join) or are "
+    "minted here for a running shard (--shard ID) with the secret in "
+    "TESSERA_SHARD_TICKET_SECRET. `tessera dev APP` keeps its secret in "
+    "APP/.tessera/dev-secrets.json (\"ticketSecret\"):\n"
+    "  export TESSERA_SHARD_TICKET_SECRET=$(sed -n "
+    "'s/.*\"ticketSecret\": *\"\\([^\"]*\\)\".*/\\1/p' "
+    "examples/arena/.tessera/dev-secrets.json)\n"
+    "or pass --app APP to read it from there.\n\n"
+    "Input templates (--input, repeatable, sent in turn) are JSON whose "
+    "strings may hold \"$rand:A:B\" (a real number in [A, B)), "
+    "\"$int:A:B\" (an integer in [A, B]), \"$bot\" (the bot's number) and "
+    "\"$sid\" (its subscriber id); a string that is only $rand, $int or "
+    "$bot becomes a number. Example:\n"
+    "  tessera bench shard --join /api/dev/join --kind arena --bots 200 "
+    "--input '{\"move_to\":{\"x\":\"$rand:10:700\",\"y\":\"$rand:10:400\"}}'";
+
+int RunShard(ShardArgs& a) {
+  loadtest::LoadTestOptions& o = a.options;
+  if (a.join.empty() == a.shard.empty()) {
+    std::cerr << "error: give exactly one of --join URL (join requests) and "
+                 "--shard ID (tickets minted here)\n";
+    return 2;
+  }
+  if (!a.join.empty()) {
+    o.join = a.join;
+    o.shard = a.shard_id;
+  } else {
+    o.shard = a.shard;
+    if (auto secret = server::EnvString(server::kEnvTicketSecret)) {
+      o.ticket_secret = *secret;
+    } else if (!a.app_dir.empty()) {
+      Result<server::DevSecrets> secrets = server::ReadDevSecrets(a.app_dir);
+      if (!secrets.ok()) {
+        std::cerr << "error: " << secrets.status().message() << "\n";
+        return 1;
+      }
+      o.ticket_secret = secrets->ticket_secret;
+    } else {
+      std::cerr << "error: --shard mints tickets and needs the server's "
+                   "ticket secret in TESSERA_SHARD_TICKET_SECRET (for "
+                   "`tessera dev APP`: \"ticketSecret\" in "
+                   "APP/.tessera/dev-secrets.json, or pass --app APP)\n";
+      return 2;
+    }
+  }
+  if (!a.params.empty()) {
+    o.params = json::parse(a.params, nullptr, /*allow_exceptions=*/false);
+    if (o.params.is_discarded()) {
+      std::cerr << "error: --params is not valid JSON\n";
+      return 2;
+    }
+  }
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  loadtest::ProgressFn progress;
+  if (!a.quiet) {
+    progress = [&o, tty](const loadtest::SeriesPoint& second,
+                         const loadtest::Counts& totals) {
+      const std::string line =
+          loadtest::FormatProgressLine(second, totals, o.bots);
+      if (tty) {
+        std::cerr << "\r" << line << "\x1b[K" << std::flush;
+      } else {
+        std::cerr << line << "\n" << std::flush;
+      }
+    };
+  }
+  Result<loadtest::Report> report = loadtest::RunLoadTest(o, progress);
+  if (tty && !a.quiet) std::cerr << "\n";
+  if (!report.ok()) {
+    std::cerr << "error: " << report.status().message() << "\n";
+    return report.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  std::cout << loadtest::FormatSummary(*report) << std::flush;
+  if (!a.report_path.empty()) {
+    std::ofstream out(a.report_path);
+    out << loadtest::ReportToJson(*report).dump(1) << "\n";
+    if (!out.good()) {
+      std::cerr << "error: cannot write " << a.report_path << "\n";
+      return 1;
+    }
+  }
+  return report->counts.bots_connected > 0 ? 0 : 1;
+}
+
+Result<loadtest::Report> LoadReport(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return IoError("cannot open " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const json value = json::parse(text.str(), nullptr, false);
+  if (value.is_discarded()) return InvalidArgument(path + " is not JSON");
+  Result<loadtest::Report> report = loadtest::ReportFromJson(value);
+  if (!report.ok())
+    return InvalidArgument(path + ": " + report.status().message());
+  return report;
+}
+
+int Merge(const std::vector<std::string>& paths, const std::string& out_path) {
+  std::vector<loadtest::Report> reports;
+  for (const std::string& path : paths) {
+    Result<loadtest::Report> report = LoadReport(path);
+    if (!report.ok()) {
+      std::cerr << "error: " << report.status().message() << "\n";
+      return 1;
+    }
+    reports.push_back(std::move(report.value()));
+  }
+  Result<loadtest::Report> merged = loadtest::MergeReports(reports);
+  if (!merged.ok()) {
+    std::cerr << "error: " << merged.status().message() << "\n";
+    return 1;
+  }
+  std::cout << loadtest::FormatSummary(*merged);
+  if (!out_path.empty()) {
+    std::ofstream out(out_path);
+    out << loadtest::ReportToJson(*merged).dump(1) << "\n";
+    if (!out.good()) {
+      std::cerr << "error: cannot write " << out_path << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
+
+int Plot(const std::string& path, std::string out_path,
+         const std::string& title) {
+  Result<loadtest::Report> report = LoadReport(path);
+  if (!report.ok()) {
+    std::cerr << "error: " << report.status().message() << "\n";
+    return 1;
+  }
+  if (out_path.empty()) {
+    const size_t dot = path.rfind('.');
+    out_path = (dot == std::string::npos ? path : path.substr(0, dot)) + ".svg";
+  }
+  std::ofstream out(out_path);
+  out << loadtest::PlotReport(*report, {.title = title});
+  if (!out.good()) {
+    std::cerr << "error: cannot write " << out_path << "\n";
+    return 1;
+  }
+  std::cout << "wrote " << out_path << "\n";
+  return 0;
+}
+
+void RegisterShard(CLI::App& bench, int* exit_code) {
+  auto a = std::make_shared<ShardArgs>();
+  loadtest::LoadTestOptions& o = a->options;
+  CLI::App* cmd = bench.add_subcommand("shard", kShardHelp);
+  cmd->add_option("--join", a->join,
+                  "Join endpoint: a URL, or a path on --url (e.g. "
+                  "/api/dev/join)");
+  cmd->add_option("--shard", a->shard,
+                  "A running shard to join with tickets minted here (secret "
+                  "in TESSERA_SHARD_TICKET_SECRET)");
+  cmd->add_option("--url", o.url,
+                  "The server; https:// connects to wss:// with TLS")
+      ->capture_default_str();
+  cmd->add_option("--shard-id", a->shard_id,
+                  "The shard the join requests ask for")
+      ->default_val("bench")
+      ->capture_default_str();
+  cmd->add_option("--shards", o.shards,
+                  "Spread the bots over K shards: bot n uses \"<id>-<n % K>\"")
+      ->capture_default_str();
+  cmd->add_option("--kind", o.kind, "The kind the join requests ask for");
+  cmd->add_option("--params", a->params,
+                  "The params (JSON) the join requests carry");
+  cmd->add_option("--app", a->app_dir,
+                  "With --shard: read the ticket secret of `tessera dev "
+                  "APP` when TESSERA_SHARD_TICKET_SECRET is unset");
+  cmd->add_option("--bots", o.bots, "Number of bots")->capture_default_str();
+  cmd->add_option("--bot-offset", o.bot_offset,
+                  "Number of the first bot (for runs on several machines)")
+      ->capture_default_str();
+  cmd->add_option("--duration", o.duration_secs,
+                  "Seconds of load, from the first connection")
+      ->capture_default_str();
+  cmd->add_option("--rate", o.rate, "Inputs per second per bot")
+      ->capture_default_str();
+  cmd->add_option("--ramp", o.ramp_secs, "Seconds over which the bots connect")
+      ->capture_default_str();
+  cmd->add_option("--threads", o.threads, "IO threads")->capture_default_str();
+  cmd->add_option("--input", o.inputs,
+                  "Input template (JSON; repeatable, sent in turn)");
+  cmd->add_option("--net-delay", o.net_delay_ms,
+                  "Delay each direction of every shard connection by MS "
+                  "(an in-process TCP proxy)")
+      ->capture_default_str();
+  cmd->add_option("--net-jitter", o.net_jitter_ms,
+                  "Vary that delay by up to +- MS (order is kept)")
+      ->capture_default_str();
+  cmd->add_option("--server-pid", o.server_pid,
+                  "Report this process's CPU time and peak RSS (/proc)");
+  cmd->add_option("--report", a->report_path, "Write every figure as JSON");
+  cmd->add_option("--drain", o.drain_secs,
+                  "Most seconds to wait for the last answers")
+      ->capture_default_str();
+  cmd->add_option("--connect-timeout", o.connect_timeout_secs,
+                  "Seconds a bot may take from start to WELCOME")
+      ->capture_default_str();
+  cmd->add_flag("--insecure", o.insecure,
+                "TLS without certificate verification");
+  cmd->add_flag("-q,--quiet", a->quiet, "No progress line");
+  cmd->callback([a, exit_code] { *exit_code = RunShard(*a); });
+}
+
+}  // namespace
+
+void RegisterBenchCommands(CLI::App& app, int* exit_code) {
+  CLI::App* bench = app.add_subcommand(
+      "bench",
+      "Load tests: drive bots against a server, merge and plot "
+      "their reports");
+  bench->require_subcommand(1);
+  RegisterShard(*bench, exit_code);
+
+  auto merge_paths = std::make_shared<std::vector<std::string>>();
+  auto merge_out = std::make_shared<std::string>();
+  CLI::App* merge = bench->add_subcommand(
+      "merge",
+      "Combine the reports of runs made at the same time on several "
+      "machines (counts and latency histograms add; series add per second)");
+  merge->add_option("REPORT", *merge_paths, "Report files (JSON)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  merge->add_option("--out", *merge_out, "Write the merged report here");
+  merge->callback([merge_paths, merge_out, exit_code] {
+    *exit_code = Merge(*merge_paths, *merge_out);
+  });
+
+  auto plot_path = std::make_shared<std::string>();
+  auto plot_out = std::make_shared<std::string>();
+  auto plot_title = std::make_shared<std::string>();
+  CLI::App* plot = bench->add_subcommand(
+      "plot",
+      "Draw a report's round trip (p50, p99) and inputs per second over "
+      "time as an SVG chart");
+  plot->add_option("REPORT", *plot_path, "Report file (JSON)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  plot->add_option("--out", *plot_out,
+                   "The SVG file (default: the report's name with .svg)");
+  plot->add_option("--title", *plot_title, "Chart title");
+  plot->callback([plot_path, plot_out, plot_title, exit_code] {
+    *exit_code = Plot(*plot_path, *plot_out, *plot_title);
+  });
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,349 @@
+#include "loadtest/driver.h"
+
+#include <sys/resource.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cinttypes>
+#include <condition_variable>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "loadtest/bot.h"
+#include "loadtest/delay_proxy.h"
+#include "loadtest/proc_stats.h"
+#include "loadtest/run_stats.h"
+
+namespace tessera::loadtest {
+namespace {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+Clock::duration Secs(double secs) {
+  return std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(secs));
+}
+
+Status CheckOptions(const LoadTestOptions& o) {
+  if (o.bots < 1) return InvalidArgument("--bots must be at least 1");
+  if (o.bot_offset < 0) return InvalidArgument("--bot-offset must be >= 0");
+  if (o.threads < 1 || o.threads > 256) {
+    return InvalidArgument("--threads must be 1..256");
+  }
+  if (!(o.duration_secs > 0)) return InvalidArgument("--duration must be > 0");
+  if (!(o.rate >= 0) || o.rate > 1000) {
+    return InvalidArgument("--rate must be 0..1000 inputs per second");
+  }
+  if (!(o.ramp_secs >= 0) || o.ramp_secs > o.duration_secs) {
+    return InvalidArgument("--ramp must be between 0 and --duration");
+  }
+  if (!(o.net_delay_ms >= 0) || !(o.net_jitter_ms >= 0) ||
+      o.net_jitter_ms > o.net_delay_ms) {
+    return InvalidArgument(
+        "--net-delay must be >= 0 and --net-jitter between 0 and "
+        "--net-delay");
+  }
+  if (o.shards < 1) return InvalidArgument("--shards must be at least 1");
+  if (o.shard.empty()) return InvalidArgument("the shard id is empty");
+  if (o.rate > 0 && o.inputs.empty()) {
+    return InvalidArgument(
+        "--rate is above 0 but no --input template was given (add "
+        "--input JSON, or --rate 0 to only connect)");
+  }
+  if (o.join.empty() && o.ticket_secret.empty()) {
+    return InvalidArgument(
+        "without --join the bots mint their tickets: the ticket secret is "
+        "missing (TESSERA_SHARD_TICKET_SECRET)");
+  }
+  return Status::Ok();
+}
+
+Result<tcp::endpoint> Resolve(const Url& url) {
+  asio::io_context ioc;
+  tcp::resolver resolver(ioc);
+  boost::system::error_code ec;
+  auto results = resolver.resolve(url.host, std::to_string(url.port), ec);
+  if (ec || results.empty()) {
+    return IoError("cannot resolve " + url.host + ": " + ec.message());
+  }
+  // Prefer IPv4 ("localhost" may list ::1 first, where the dev server
+  // does not listen by default).
+  for (const auto& entry : results) {
+    if (entry.endpoint().address().is_v4()) return entry.endpoint();
+  }
+  return results.begin()->endpoint();
+}
+
+std::unique_ptr<asio::ssl::context> MakeTls(bool insecure) {
+  auto tls =
+      std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+  boost::system::error_code ignored;
+  tls->set_default_verify_paths(ignored);
+  tls->set_verify_mode(insecure ? asio::ssl::verify_none
+                                : asio::ssl::verify_peer);
+  return tls;
+}
+
+// Everything a run needs before the first bot starts.
+struct Setup {
+  BotPlan plan;
+  std::unique_ptr<asio::ssl::context> tls;
+  tcp::endpoint shard_target;
+};
+
+Result<Setup> Prepare(const LoadTestOptions& o) {
+  TESSERA_RETURN_IF_ERROR(CheckOptions(o));
+  Setup setup;
+  BotPlan& plan = setup.plan;
+  for (const std::string& text : o.inputs) {
+    Result<InputTemplate> tpl = InputTemplate::Parse(text);
+    if (!tpl.ok()) return tpl.status();
+    plan.inputs.push_back(std::move(tpl.value()));
+  }
+  Result<Url> base = ParseUrl(o.url);
+  if (!base.ok()) return InvalidArgument("--url: " + base.status().message());
+  plan.shard_url = *base;
+  if (plan.shard_url.scheme == "http") plan.shard_url.scheme = "ws";
+  if (plan.shard_url.scheme == "https") plan.shard_url.scheme = "wss";
+  Result<tcp::endpoint> shard_target = Resolve(plan.shard_url);
+  if (!shard_target.ok()) return shard_target.status();
+  setup.shard_target = plan.shard_endpoint = *shard_target;
+
+  const bool need_tls = plan.shard_url.tls();
+  plan.join.shard = o.shard;
+  plan.join.shards = o.shards;
+  plan.join.kind = o.kind;
+  plan.join.params = o.params;
+  plan.ticket_secret = o.ticket_secret;
+  plan.ticket_ttl_secs = static_cast<int64_t>(o.duration_secs + o.drain_secs +
+                                              o.connect_timeout_secs) +
+                         600;
+  plan.join_by_request = !o.join.empty();
+  bool join_tls = false;
+  if (plan.join_by_request) {
+    Result<Url> join = ResolveUrl(*base, o.join);
+    if (!join.ok())
+      return InvalidArgument("--join: " + join.status().message());
+    if (join->scheme != "http" && join->scheme != "https") {
+      return InvalidArgument("--join must be an http:// or https:// URL");
+    }
+    plan.join_url = *join;
+    Result<tcp::endpoint> join_target = Resolve(plan.join_url);
+    if (!join_target.ok()) return join_target.status();
+    plan.join_endpoint = *join_target;
+    join_tls = join->tls();
+  }
+  if (need_tls || join_tls) setup.tls = MakeTls(o.insecure);
+  plan.shard_tls = need_tls ? setup.tls.get() : nullptr;
+  plan.join_tls = join_tls ? setup.tls.get() : nullptr;
+  plan.rate = o.rate;
+  plan.connect_timeout = std::chrono::milliseconds(
+      static_cast<int64_t>(o.connect_timeout_secs * 1000));
+  return setup;
+}
+
+// Counts down from n; Wait returns when it reaches zero or times out.
+class Countdown {
+ public:
+  explicit Countdown(int n) : left_(n) {}
+  void Done() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--left_ == 0) cv_.notify_all();
+  }
+  bool Wait(Clock::duration timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, timeout, [this] { return left_ <= 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int left_;
+};
+
+void RaiseFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 &&
+      limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+}  // namespace
+
+Result<Report> RunLoadTest(const LoadTestOptions& o,
+                           const ProgressFn& progress) {
+  Result<Setup> prepared = Prepare(o);
+  if (!prepared.ok()) return prepared.status();
+  Setup& setup = *prepared;
+  RaiseFileLimit();
+
+  const int threads = o.threads;
+  std::vector<std::unique_ptr<asio::io_context>> iocs;
+  std::vector<asio::io_context*> ioc_ptrs;
+  using Guard = asio::executor_work_guard<asio::io_context::executor_type>;
+  std::vector<Guard> guards;
+  for (int t = 0; t < threads; ++t) {
+    iocs.push_back(std::make_unique<asio::io_context>(1));
+    ioc_ptrs.push_back(iocs.back().get());
+    guards.push_back(asio::make_work_guard(*iocs.back()));
+  }
+  std::unique_ptr<DelayProxy> proxy;
+  if (o.net_delay_ms > 0 || o.net_jitter_ms > 0) {
+    DelayProxyOptions proxy_options;
+    proxy_options.target = setup.shard_target;
+    proxy_options.delay =
+        std::chrono::microseconds(static_cast<int64_t>(o.net_delay_ms * 1000));
+    proxy_options.jitter =
+        std::chrono::microseconds(static_cast<int64_t>(o.net_jitter_ms * 1000));
+    Result<std::unique_ptr<DelayProxy>> started =
+        DelayProxy::Start(ioc_ptrs, proxy_options);
+    if (!started.ok()) return started.status();
+    proxy = std::move(*started);
+    setup.plan.shard_endpoint = proxy->endpoint();
+  }
+
+  // Each io thread ends once its bots are done (after `guards` go).
+  Countdown runners_done(threads);
+  std::vector<std::thread> runners;
+  for (int t = 0; t < threads; ++t) {
+    runners.emplace_back([ioc = iocs[t].get(), &runners_done] {
+      ioc->run();
+      runners_done.Done();
+    });
+  }
+
+  RunStats stats(threads);
+  Report report;
+  const std::optional<double> server_cpu0 =
+      o.server_pid > 0 ? ProcessCpuSeconds(o.server_pid) : std::nullopt;
+  const double client_cpu0 = SelfCpuSeconds();
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point inputs_until = start + Secs(o.duration_secs);
+
+  std::vector<std::shared_ptr<Bot>> bots;
+  bots.reserve(static_cast<size_t>(o.bots));
+  for (int64_t i = 0; i < o.bots; ++i) {
+    const int t = static_cast<int>(i % threads);
+    bots.push_back(std::make_shared<Bot>(*iocs[t], setup.plan, o.bot_offset + i,
+                                         stats.shard(t)));
+    const Clock::time_point at =
+        start + Secs(o.ramp_secs * static_cast<double>(i) /
+                     static_cast<double>(o.bots));
+    asio::post(*iocs[t], [bot = bots.back(), ioc = iocs[t].get(), at,
+                          inputs_until] {
+      auto timer = std::make_shared<asio::steady_timer>(*ioc, at);
+      timer->async_wait([bot, timer, inputs_until](boost::system::error_code) {
+        bot->Start(inputs_until);
+      });
+    });
+  }
+
+  // One series point per second until `until`, or earlier once `done`.
+  int64_t second = 0;
+  auto sample_until = [&](Clock::time_point until,
+                          const std::function<bool()>& done) {
+    for (;;) {
+      const Clock::time_point next = start + std::chrono::seconds(second + 1);
+      if (done && done()) return;
+      if (next > until) {
+        // Poll for `done` till `until`; the partial second is kept.
+        while (Clock::now() < until && !(done && done())) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        return;
+      }
+      while (Clock::now() < next) {
+        if (done && done()) return;
+        std::this_thread::sleep_for(std::min<Clock::duration>(
+            next - Clock::now(), std::chrono::milliseconds(done ? 20 : 250)));
+      }
+      report.series.push_back(stats.TakeSecond(second++));
+      if (progress) progress(report.series.back(), stats.Totals());
+    }
+  };
+  sample_until(inputs_until, nullptr);
+  // The answers to the last inputs.
+  sample_until(inputs_until + Secs(o.drain_secs),
+               [&stats] { return stats.in_flight() == 0; });
+  report.elapsed_secs =
+      std::chrono::duration<double>(Clock::now() - start).count();
+  if (o.server_pid > 0) {
+    const std::optional<double> cpu1 = ProcessCpuSeconds(o.server_pid);
+    const std::optional<uint64_t> rss = PeakRssKib(o.server_pid);
+    if (server_cpu0 && cpu1) {
+      report.server =
+          ServerUsage{o.server_pid, *cpu1 - *server_cpu0, rss.value_or(0)};
+    }
+  }
+
+  for (size_t i = 0; i < bots.size(); ++i) {
+    asio::post(*iocs[i % threads], [bot = bots[i]] { bot->Close(); });
+  }
+  // The close handshakes go through the proxy too.
+  if (proxy) proxy->StopAccepting();
+  guards.clear();
+  // Bounded: a server that never answers the close must not hang us.
+  if (!runners_done.Wait(std::chrono::seconds(3))) {
+    if (proxy) proxy->Stop();
+    if (!runners_done.Wait(std::chrono::milliseconds(500))) {
+      for (auto& ioc : iocs) ioc->stop();
+    }
+  }
+  for (std::thread& runner : runners) runner.join();
+  report.client_cpu_seconds = SelfCpuSeconds() - client_cpu0;
+  SeriesPoint last = stats.TakeSecond(second);
+  if (last.sent + last.acked + last.refused + last.frames + last.errors > 0) {
+    report.series.push_back(std::move(last));
+  }
+  report.counts = stats.Totals();
+  for (auto& bot : bots) bot->Detach();
+  bots.clear();
+  proxy.reset();
+
+  RunSettings& s = report.settings;
+  s.url = o.url;
+  s.join = setup.plan.join_by_request ? setup.plan.join_url.ToString() : "";
+  s.shard = o.shard;
+  s.bots = o.bots;
+  s.bot_offset = o.bot_offset;
+  s.rate = o.rate;
+  s.duration_secs = o.duration_secs;
+  s.ramp_secs = o.ramp_secs;
+  s.threads = o.threads;
+  s.net_delay_ms = o.net_delay_ms;
+  s.net_jitter_ms = o.net_jitter_ms;
+  s.inputs = o.inputs;
+  return report;
+}
+
+std::string FormatProgressLine(const SeriesPoint& second, const Counts& totals,
+                               int64_t bots) {
+  char rtt[32] = "-";
+  if (second.rtt_us.count() > 0) {
+    std::snprintf(rtt, sizeof rtt, "%.1f ms",
+                  second.rtt_us.Percentile(99) / 1000.0);
+  }
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "[%4" PRId64 "s] %" PRIu64 "/%" PRId64
+                " bots connected | %" PRIu64 " inputs/s, %" PRIu64
+                " acked/s | p99 %s | %" PRIu64 " errors, %" PRIu64
+                " connect failures",
+                second.t + 1, second.connected, bots, second.sent, second.acked,
+                rtt, totals.errors, totals.connect_failures);
+  return line;
+}
+
+}  // namespace tessera::loadtest

@@ -1,0 +1,160 @@
+#include "loadtest/report.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+namespace tessera::loadtest {
+namespace {
+
+// A report of `bots` bots whose round trips are drawn around `median_us`;
+// `all` collects every sample.
+Report MakeReport(int64_t bots, double median_us, uint64_t seed,
+                  std::vector<uint64_t>* all) {
+  Report r;
+  r.settings.url = "http://127.0.0.1:4321";
+  r.settings.bots = bots;
+  r.settings.rate = 10;
+  r.settings.duration_secs = 3;
+  r.settings.threads = 2;
+  r.elapsed_secs = 3.2;
+  std::mt19937_64 rng(seed);
+  std::lognormal_distribution<double> rtt(std::log(median_us), 0.5);
+  Counts& c = r.counts;
+  c.bots_connected = static_cast<uint64_t>(bots) - 1;
+  c.connect_failures = 1;
+  c.connect_failure_reasons["connect: Connection refused"] = 1;
+  c.disconnects["4006"] = 2;
+  for (int64_t t = 0; t < 3; ++t) {
+    SeriesPoint p;
+    p.t = t;
+    p.connected = c.bots_connected;
+    for (int i = 0; i < 300; ++i) {
+      const uint64_t v = static_cast<uint64_t>(rtt(rng));
+      all->push_back(v);
+      p.rtt_us.Record(v);
+      c.rtt_us.Record(v);
+      ++p.sent;
+      ++p.acked;
+    }
+    p.bytes = 1000;
+    p.frames = 20;
+    r.series.push_back(p);
+  }
+  c.inputs_sent = 905;
+  c.inputs_acked = 900;
+  c.inputs_refused = 3;
+  c.refusals["outside the arena"] = 3;
+  c.in_flight_at_end = 2;
+  c.frames = 60;
+  c.bytes = 3000;
+  c.bot_seconds = 3.0 * static_cast<double>(bots);
+  r.server = ServerUsage{1234, 0.5, 40000};
+  r.client_cpu_seconds = 0.25;
+  return r;
+}
+
+uint64_t Exact(std::vector<uint64_t> v, double p) {
+  std::sort(v.begin(), v.end());
+  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * v.size()));
+  return v[std::max<size_t>(rank, 1) - 1];
+}
+
+TEST(ReportTest, JsonRoundTripKeepsEveryFigure) {
+  std::vector<uint64_t> all;
+  Report r = MakeReport(5, 20000, 1, &all);
+  r.settings.inputs = {R"({"move_to":{"x":"$rand:1:2"}})"};
+  const nlohmann::json j = ReportToJson(r);
+  EXPECT_EQ(j["format"], "tessera-bench-report");
+  EXPECT_EQ(j["inputs"]["sent"], 905);
+  EXPECT_EQ(j["bots"]["connect_failure_reasons"]["connect: Connection refused"],
+            1);
+  EXPECT_EQ(j["series"].size(), 3u);
+  EXPECT_GT(j["rtt_ms"]["p99"].get<double>(), j["rtt_ms"]["p50"].get<double>());
+  EXPECT_EQ(j["server"]["peak_rss_kib"], 40000);
+
+  Result<Report> back = ReportFromJson(nlohmann::json::parse(j.dump()));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(ReportToJson(*back), j);
+}
+
+TEST(ReportTest, MalformedReportsAreRefused) {
+  EXPECT_FALSE(ReportFromJson(nlohmann::json::object()).ok());
+  std::vector<uint64_t> all;
+  nlohmann::json j = ReportToJson(MakeReport(2, 1000, 2, &all));
+  j["inputs"]["acked"] = "many";
+  Result<Report> r = ReportFromJson(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("inputs.acked"), std::string::npos)
+      << r.status().message();
+  j = ReportToJson(MakeReport(2, 1000, 2, &all));
+  j.erase("series");
+  EXPECT_FALSE(ReportFromJson(j).ok());
+}
+
+TEST(ReportTest, MergeAddsCountsAndMergesDistributions) {
+  std::vector<uint64_t> all;
+  Report a = MakeReport(5, 10000, 1, &all);
+  Report b = MakeReport(7, 40000, 2, &all);
+  SeriesPoint late;
+  late.t = 3;
+  late.connected = 6;
+  late.sent = 1;
+  b.series.push_back(late);
+  b.server->cpu_seconds = 0.8;
+  Result<Report> merged = MergeReports({a, b});
+  ASSERT_TRUE(merged.ok());
+  const Counts& c = merged->counts;
+  EXPECT_EQ(merged->machines, 2);
+  EXPECT_EQ(merged->settings.bots, 12);
+  EXPECT_EQ(c.bots_connected, 10u);
+  EXPECT_EQ(c.connect_failures, 2u);
+  EXPECT_EQ(c.connect_failure_reasons.at("connect: Connection refused"), 2u);
+  EXPECT_EQ(c.disconnects.at("4006"), 4u);
+  EXPECT_EQ(c.inputs_sent, 1810u);
+  EXPECT_EQ(c.inputs_acked, 1800u);
+  EXPECT_EQ(c.refusals.at("outside the arena"), 6u);
+  EXPECT_EQ(c.in_flight_at_end, 4u);
+  EXPECT_DOUBLE_EQ(c.bot_seconds, 36.0);
+  EXPECT_DOUBLE_EQ(merged->server->cpu_seconds, 0.8);  // the same server
+  EXPECT_DOUBLE_EQ(merged->client_cpu_seconds, 0.5);
+  // Percentiles of the merge are those of the union of the samples.
+  ASSERT_EQ(c.rtt_us.count(), all.size());
+  for (double p : {50.0, 90.0, 99.0}) {
+    const double exact = static_cast<double>(Exact(all, p));
+    EXPECT_NEAR(static_cast<double>(c.rtt_us.Percentile(p)), exact,
+                exact / 128 + 1)
+        << p;
+  }
+  // Series add second by second.
+  ASSERT_EQ(merged->series.size(), 4u);
+  EXPECT_EQ(merged->series[0].sent, 600u);
+  EXPECT_EQ(merged->series[0].connected, 10u);
+  EXPECT_EQ(merged->series[0].rtt_us.count(), 600u);
+  EXPECT_EQ(merged->series[3].sent, 1u);
+  // Merging survives the JSON form.
+  Result<Report> a2 = ReportFromJson(ReportToJson(a));
+  Result<Report> b2 = ReportFromJson(ReportToJson(b));
+  ASSERT_TRUE(a2.ok() && b2.ok());
+  Result<Report> merged2 = MergeReports({*a2, *b2});
+  ASSERT_TRUE(merged2.ok());
+  EXPECT_EQ(ReportToJson(*merged2), ReportToJson(*merged));
+
+  EXPECT_FALSE(MergeReports({}).ok());
+}
+
+TEST(ReportTest, SummaryNamesTheFigures) {
+  std::vector<uint64_t> all;
+  const std::string text = FormatSummary(MakeReport(5, 20000, 1, &all));
+  EXPECT_NE(text.find("4 connected, 1 failed"), std::string::npos) << text;
+  EXPECT_NE(text.find("905 sent"), std::string::npos) << text;
+  EXPECT_NE(text.find("p99"), std::string::npos);
+  EXPECT_NE(text.find("4006 shard_stopped"), std::string::npos) << text;
+  EXPECT_NE(text.find("outside the arena"), std::string::npos);
+  EXPECT_NE(text.find("peak RSS"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera::loadtest

@@ -1,0 +1,107 @@
+#include <gtest/gtest.h>
+
+#include "loadtest/join.h"
+#include "loadtest/url.h"
+#include "net/ticket.h"
+
+namespace tessera::loadtest {
+namespace {
+
+TEST(UrlTest, ParsesOriginsAndPaths) {
+  Result<Url> u = ParseUrl("http://localhost:4321");
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u->scheme, "http");
+  EXPECT_EQ(u->host, "localhost");
+  EXPECT_EQ(u->port, 4321);
+  EXPECT_EQ(u->path, "/");
+  EXPECT_FALSE(u->tls());
+  EXPECT_EQ(u->HostHeader(), "localhost:4321");
+
+  u = ParseUrl("HTTPS://example.com/api/join?x=1");
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u->scheme, "https");
+  EXPECT_EQ(u->port, 443);
+  EXPECT_EQ(u->path, "/api/join?x=1");
+  EXPECT_TRUE(u->tls());
+  EXPECT_EQ(u->HostHeader(), "example.com");
+  EXPECT_EQ(u->ToString(), "https://example.com/api/join?x=1");
+
+  u = ParseUrl("ws://[::1]:9000/shard/a");
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u->host, "::1");
+  EXPECT_EQ(u->port, 9000);
+  EXPECT_EQ(u->HostHeader(), "[::1]:9000");
+  EXPECT_TRUE(ParseUrl("wss://h").ok() && ParseUrl("wss://h")->tls());
+}
+
+TEST(UrlTest, RefusesBadUrls) {
+  EXPECT_FALSE(ParseUrl("localhost:4321").ok());
+  EXPECT_FALSE(ParseUrl("ftp://h").ok());
+  EXPECT_FALSE(ParseUrl("http://:80").ok());
+  EXPECT_FALSE(ParseUrl("http://h:0").ok());
+  EXPECT_FALSE(ParseUrl("http://h:70000").ok());
+  EXPECT_FALSE(ParseUrl("http://h:12ab").ok());
+  EXPECT_FALSE(ParseUrl("http://u:p@h").ok());
+}
+
+TEST(UrlTest, ResolvesPathsAgainstTheBase) {
+  const Url base = ParseUrl("http://127.0.0.1:4321").value();
+  Result<Url> join = ResolveUrl(base, "/api/dev/join");
+  ASSERT_TRUE(join.ok());
+  EXPECT_EQ(join->ToString(), "http://127.0.0.1:4321/api/dev/join");
+  join = ResolveUrl(base, "https://app.example/join");
+  ASSERT_TRUE(join.ok());
+  EXPECT_EQ(join->host, "app.example");
+  EXPECT_FALSE(ResolveUrl(base, "api/dev/join").ok());
+  EXPECT_EQ(PercentEncode("a/b c~"), "a%2Fb%20c~");
+}
+
+TEST(JoinTest, RequestBodies) {
+  JoinSpec spec;
+  spec.shard = "arena-1";
+  EXPECT_EQ(JoinRequestBody(spec, 3),
+            R"({"shard":"arena-1","subscriber":"bot-3"})");
+  spec.kind = "arena";
+  spec.params = {{"width", 800}};
+  spec.shards = 4;
+  EXPECT_EQ(BotShardId(spec, 6), "arena-1-2");
+  const nlohmann::json body = nlohmann::json::parse(JoinRequestBody(spec, 6));
+  EXPECT_EQ(body, nlohmann::json::parse(
+                      R"({"shard":"arena-1-2","kind":"arena",)"
+                      R"("params":{"width":800},"subscriber":"bot-6"})"));
+}
+
+TEST(JoinTest, Replies) {
+  Result<JoinReply> ok = ParseJoinReply(
+      200, R"({"shardId":"s","subscriberId":"bot-1","ticket":"v1.x.y"})");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->shard_id, "s");
+  EXPECT_EQ(ok->subscriber_id, "bot-1");
+  EXPECT_EQ(ok->ticket, "v1.x.y");
+
+  Result<JoinReply> refused = ParseJoinReply(
+      404, R"({"code":"unknown_kind","message":"no kind \"x\""})");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), "HTTP 404: no kind \"x\"");
+  EXPECT_EQ(ParseJoinReply(502, "Bad Gateway").status().message(),
+            "HTTP 502: Bad Gateway");
+  EXPECT_FALSE(ParseJoinReply(200, R"({"shardId":"s"})").ok());
+  EXPECT_FALSE(ParseJoinReply(200, "not json").ok());
+}
+
+TEST(JoinTest, MintedTicketsVerify) {
+  const std::string ticket = MintBotTicket("secret", "arena-1", "bot-9", 60);
+  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  net::TicketCheck check = net::VerifyTicket("secret", ticket, "arena-1", now);
+  EXPECT_EQ(check.error, net::TicketError::kNone) << check.message;
+  EXPECT_EQ(check.ticket.subscriber_id, "bot-9");
+  EXPECT_EQ(net::VerifyTicket("other", ticket, "arena-1", now).error,
+            net::TicketError::kInvalid);
+  EXPECT_EQ(net::VerifyTicket("secret", ticket, "arena-1", now + 61).error,
+            net::TicketError::kExpired);
+}
+
+}  // namespace
+}  // namespace tessera::loadtest
