@@ -44,6 +44,7 @@ void Panel(SvgDocument& svg, double left, double top, double width,
     }
   }
   if (y_max <= 0) y_max = 1;
+  y_max *= 1.15;  // headroom for the legend
   const double y_step = NiceStep(y_max, 5);
   y_max = std::ceil(y_max / y_step) * y_step;
   const double x_step = NiceStep(t_max, 10);
@@ -72,16 +73,6 @@ void Panel(SvgDocument& svg, double left, double top, double width,
   svg.Text(left + width / 2, top + height + 34, "seconds since the start",
            {.size = 12, .anchor = SvgDocument::Anchor::kMiddle});
 
-  double legend_x = left + width - 10;
-  for (auto it = series.rbegin(); it != series.rend(); ++it) {
-    const Series& s = *it;
-    const double text_width = 7.0 * static_cast<double>(s.label.size());
-    svg.Text(legend_x, top + 18, s.label,
-             {.size = 12, .anchor = SvgDocument::Anchor::kEnd});
-    legend_x -= text_width + 6;
-    svg.Line(legend_x - 22, top + 14, legend_x, top + 14, s.stroke);
-    legend_x -= 40;
-  }
   // Polylines broken where a value is missing.
   for (const Series& s : series) {
     Points run;
@@ -98,6 +89,21 @@ void Panel(SvgDocument& svg, double left, double top, double width,
       svg.Line(run[0].first - 2, run[0].second, run[0].first + 2, run[0].second,
                s.stroke);
     }
+  }
+  // The legend, top right: a sample of each line, then its label.
+  double legend_width = 8;
+  for (const Series& s : series) {
+    legend_width += 30 + 7.0 * static_cast<double>(s.label.size()) + 14;
+  }
+  const SvgDocument::Stroke frame{"#ccc", 1, ""};
+  double legend_x = left + width - 10 - legend_width;
+  svg.Rect(legend_x, top + 6, legend_width, 22, "#fff", &frame);
+  legend_x += 8;
+  for (const Series& s : series) {
+    svg.Line(legend_x, top + 17, legend_x + 24, top + 17, s.stroke);
+    legend_x += 30;
+    svg.Text(legend_x, top + 21, s.label, {.size = 12});
+    legend_x += 7.0 * static_cast<double>(s.label.size()) + 14;
   }
 }
 
@@ -131,6 +137,21 @@ std::string PlotReport(const Report& report, const PlotOptions& options) {
            options.title.empty() ? DefaultTitle(report) : options.title,
            {.size = 16, .anchor = SvgDocument::Anchor::kMiddle, .bold = true});
 
+  const Counts& c = report.counts;
+  char subtitle[256];
+  std::snprintf(subtitle, sizeof subtitle,
+                "%llu of %lld bots connected; %llu inputs acked, %llu "
+                "refused; round trip p50 %.1f ms, p99 %.1f ms",
+                static_cast<unsigned long long>(c.bots_connected),
+                static_cast<long long>(report.settings.bots),
+                static_cast<unsigned long long>(c.inputs_acked),
+                static_cast<unsigned long long>(c.inputs_refused),
+                c.rtt_us.Percentile(50) / 1000.0,
+                c.rtt_us.Percentile(99) / 1000.0);
+  svg.Text(
+      options.width / 2, 46, subtitle,
+      {.size = 12, .anchor = SvgDocument::Anchor::kMiddle, .color = "#555"});
+
   double t_max = 1;
   for (const SeriesPoint& p : report.series) {
     t_max = std::max(t_max, static_cast<double>(p.t + 1));
@@ -153,7 +174,7 @@ std::string PlotReport(const Report& report, const PlotOptions& options) {
     acked.values.emplace_back(t, static_cast<double>(p.acked));
     sent.values.emplace_back(t, static_cast<double>(p.sent));
   }
-  const double left = 80, right = 30, top = 70, gap = 80, bottom = 60;
+  const double left = 80, right = 30, top = 90, gap = 80, bottom = 60;
   const double width = options.width - left - right;
   const double height = (options.height - top - gap - bottom) / 2;
   Panel(svg, left, top, width, height, t_max, "Input round trip",
