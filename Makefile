@@ -8,7 +8,8 @@ CMAKE_GEN  := -G Ninja
 TESSERA    := $(BUILD)/src/cli/tessera
 # Unit tests run again under ASan+UBSan (label `unit`).
 ASAN_TARGETS ?= wasm_test shard_test store_test net_proto_test net_test \
-                app_test server_test sdk_codec_test interest_test replication_test \
+                app_test server_test sdk_codec_test sdk_interest_test \
+                interest_test replication_test \
                 loadtest_test
 FUZZ_SECS  ?= 75
 
@@ -100,6 +101,8 @@ run-arena: build
 bench: build
 	$(TESSERA) shards build examples/arena
 	$(BUILD)/bench/runtime_bench
+	$(BUILD)/bench/interest/interest_bench
+	$(BUILD)/bench/replication/replication_bench
 	$(BUILD)/bench/net/net_bench
 
 format:
