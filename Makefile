@@ -14,7 +14,7 @@ ASAN_TARGETS ?= wasm_test shard_test store_test net_proto_test net_test \
 FUZZ_SECS  ?= 75
 
 .PHONY: all deps build test unit-test asan-test fuzz-test dev run-arena bench spec clean format \
-        ts-deps ts-build ts-test
+        ts-deps ts-build ts-test compare
 
 all: build
 
@@ -104,6 +104,25 @@ bench: build
 	$(BUILD)/bench/interest/interest_bench
 	$(BUILD)/bench/replication/replication_bench
 	$(BUILD)/bench/net/net_bench
+
+# Side by side with Colyseus (bench/compare/README.md): the arena on tessera
+# and as a Colyseus room under the same bots, N = 100, 500 and 1000, one
+# server after the other; writes bench/compare/RESULTS.md and results.json
+# (about 5 minutes; not part of `make test`). COMPARE_ARGS passes harness
+# options (`node bench/compare/harness/run.mjs --help`; `--quick` is the
+# 5-bot smoke run). The default raises the priority of the servers and bots
+# above the machine's other work (needs root or CAP_SYS_NICE).
+COMPARE_DIR  := bench/compare
+COMPARE_ARGS ?= --priority -10
+
+compare: build ts-build
+	@for d in colyseus harness; do \
+	  if [ ! -f $(COMPARE_DIR)/$$d/node_modules/.package-lock.json ] || \
+	      [ $(COMPARE_DIR)/$$d/package-lock.json -nt $(COMPARE_DIR)/$$d/node_modules/.package-lock.json ]; then \
+	    echo "npm ci in $(COMPARE_DIR)/$$d"; (cd $(COMPARE_DIR)/$$d && npm ci --no-audit --no-fund) || exit 1; \
+	  fi; \
+	done
+	TESSERA_BIN=$(abspath $(TESSERA)) node $(COMPARE_DIR)/harness/run.mjs $(COMPARE_ARGS)
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

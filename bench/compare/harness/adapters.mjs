@@ -1,0 +1,144 @@
+// The two thin adapters: how one bot joins, sends a move_to and hears its
+// ACK/REJECT, with tessera's own client (@tessera/client, clients/ts) and
+// with Colyseus's (colyseus.js). Everything else, the bot logic, is shared
+// (bots.mjs).
+//
+// An adapter's connect(id, hooks) resolves once the bot is in the game
+// (tessera: WELCOME; Colyseus: the room joined) with
+//   { send(x, y) -> key, close() }
+// and calls hooks.onAck(key), hooks.onReject(key, error),
+// hooks.onClose(code, reason), hooks.onRecv(bytes), hooks.onSend(bytes).
+//
+// Bytes: both clients run on the `ws` package in Node 20. The adapters
+// listen to the underlying `ws` socket's "message" event (a second
+// listener beside the client's own) and count each message's payload
+// length, and wrap its send() for the upload side: WebSocket message
+// payloads, without the 2-10 byte frame headers, TCP or IP.
+//
+// State decoding (config.state): "decode" hands every message to the client
+// library, which decodes each state message (tessera: every FRAME's
+// MessagePack snapshot; Colyseus: every schema patch) as a game would.
+// "skip" receives and counts the state messages like the others but drops
+// them before the client library sees them (tessera: FRAME, type 19;
+// Colyseus: ROOM_STATE_PATCH, code 15), for both servers alike: decoding
+// every player's state in every bot costs the harness O(N^2) CPU per second,
+// more than this machine has at N >= 500, and the servers do the same work
+// either way. Joins, inputs, ACK/REJECTs and pings always go through the
+// client libraries.
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const TS_CLIENT_DIR = path.resolve(here, "../../../clients/ts");
+
+function byteLength(data) {
+  if (data == null) return 0;
+  if (typeof data === "string") return Buffer.byteLength(data);
+  if (Array.isArray(data)) return data.reduce((n, d) => n + byteLength(d), 0);
+  return data.byteLength ?? data.length ?? 0;
+}
+
+// Counts a `ws` socket's message payloads both ways.
+function observe(ws, hooks) {
+  ws.on("message", (data) => hooks.onRecv(byteLength(data)));
+  const send = ws.send;
+  ws.send = function (data, ...rest) {
+    hooks.onSend(byteLength(data));
+    return send.call(this, data, ...rest);
+  };
+}
+
+// tessera: POST /api/dev/join for a ticket, then connectShard.
+// A protocol v1 FRAME: a MessagePack fixarray whose first element is 19.
+function isTesseraFrame(data) {
+  const b = data instanceof ArrayBuffer ? new Uint8Array(data, 0, Math.min(2, data.byteLength)) : data;
+  return b.length >= 2 && (b[0] & 0xf0) === 0x90 && b[1] === 19;
+}
+
+export async function tesseraAdapter({ url, shard, width, height, state }) {
+  const skipState = state === "skip";
+  const client = await import(pathToFileURL(path.join(TS_CLIENT_DIR, "dist/node.js")).href);
+  const WS = createRequire(path.join(TS_CLIENT_DIR, "package.json"))("ws");
+  return {
+    name: "tessera",
+    async connect(id, hooks) {
+      const res = await fetch(`${url}/api/dev/join`, {
+        method: "POST",
+        body: JSON.stringify({ shard, kind: "arena", params: { width, height }, subscriber: id }),
+      });
+      const join = await res.json();
+      if (!res.ok) throw new Error(`dev join: ${join.message ?? res.status}`);
+      // The client's WebSocket option: `ws`, observed.
+      class CountingWebSocket extends WS {
+        constructor(u, protocols) {
+          super(u, protocols);
+          observe(this, hooks);
+        }
+        get onmessage() {
+          return super.onmessage;
+        }
+        set onmessage(fn) {
+          super.onmessage = skipState && typeof fn === "function" ? (ev) => isTesseraFrame(ev.data) || fn(ev) : fn;
+        }
+      }
+      const conn = client.connectShard(join.shardId, {
+        subscriberId: join.subscriberId,
+        ticket: join.ticket,
+        url,
+        WebSocket: CountingWebSocket,
+        reconnect: false, // a drop is a result to report, not to hide
+      });
+      conn.on("ack", (seq) => hooks.onAck(seq));
+      conn.on("reject", (r) => hooks.onReject(r.seq, r.error));
+      conn.on("close", (c) => hooks.onClose(c.code, c.reason));
+      conn.on("error", () => {}); // the close reports it
+      await conn.ready;
+      return {
+        send: (x, y) => conn.send({ move_to: { x, y } }),
+        close: () => conn.close(),
+      };
+    },
+  };
+}
+
+const ROOM_STATE_PATCH = 15; // colyseus.js Protocol.ROOM_STATE_PATCH
+
+// Colyseus: joinById on the one arena room; the room answers "ack"/"reject"
+// messages carrying the seq the bot put in its "move_to".
+export async function colyseusAdapter({ url, roomId, state }) {
+  const skipState = state === "skip";
+  const { Client } = await import("colyseus.js");
+  return {
+    name: "colyseus",
+    async connect(id, hooks) {
+      const client = new Client(url);
+      const room = await client.joinById(roomId, { name: id });
+      const ws = room.connection.transport.ws;
+      observe(ws, hooks);
+      if (skipState) {
+        const deliver = ws.onmessage;
+        ws.onmessage = (ev) => (ev.data.byteLength > 0 && new Uint8Array(ev.data, 0, 1)[0] === ROOM_STATE_PATCH) || deliver(ev);
+      }
+      room.onMessage("ack", (m) => hooks.onAck(m.seq));
+      room.onMessage("reject", (m) => hooks.onReject(m.seq, m.error));
+      room.onLeave((code) => hooks.onClose(code, ""));
+      room.onError(() => {});
+      let seq = 0;
+      return {
+        send: (x, y) => {
+          const s = ++seq;
+          room.send("move_to", { seq: s, x, y });
+          return s;
+        },
+        close: () => room.leave(true).catch(() => {}),
+      };
+    },
+  };
+}
+
+export async function makeAdapter(config) {
+  if (config.server === "tessera") return tesseraAdapter(config);
+  if (config.server === "colyseus") return colyseusAdapter(config);
+  throw new Error(`unknown server ${config.server}`);
+}
