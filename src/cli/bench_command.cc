@@ -44,9 +44,8 @@ struct ShardArgs {
 };
 
 constexpr char kShardHelp[] =
-    "Load-test shards: many bots (asynchronous state machines on a few "
-    "threads) join, send inputs at a fixed rate and time each input until "
-    "its ACK or REJECT.\n\n"
+    "\nMany bots (asynchronous state machines on a few threads) join, send "
+    "inputs at a fixed rate and time each input until its ACK or REJECT.\n\n"
     "Tickets come from a join endpoint (--join: each bot POSTs {shard, "
     "kind?, params?, subscriber: \"bot-<n>\"} and gets {shardId, "
     "subscriberId, ticket}; the dev server's is /api/dev/join) or are "
@@ -197,7 +196,11 @@ int Plot(const std::string& path, std::string out_path,
 void RegisterShard(CLI::App& bench, int* exit_code) {
   auto a = std::make_shared<ShardArgs>();
   loadtest::LoadTestOptions& o = a->options;
-  CLI::App* cmd = bench.add_subcommand("shard", kShardHelp);
+  CLI::App* cmd = bench.add_subcommand(
+      "shard",
+      "Drive bots against shards: join, send inputs at a rate, time each "
+      "input to its ACK; live progress, summary and --report JSON");
+  cmd->footer(kShardHelp);
   cmd->add_option("--join", a->join,
                   "Join endpoint: a URL, or a path on --url (e.g. "
                   "/api/dev/join)");
@@ -252,6 +255,8 @@ void RegisterShard(CLI::App& bench, int* exit_code) {
       ->capture_default_str();
   cmd->add_flag("--insecure", o.insecure,
                 "TLS without certificate verification");
+  cmd->add_option("--ca-file", o.ca_file,
+                  "Also trust the certificates in this PEM file (TLS)");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress line");
   cmd->callback([a, exit_code] { *exit_code = RunShard(*a); });
 }

@@ -84,13 +84,17 @@ Result<tcp::endpoint> Resolve(const Url& url) {
   return results.begin()->endpoint();
 }
 
-std::unique_ptr<asio::ssl::context> MakeTls(bool insecure) {
+Result<std::unique_ptr<asio::ssl::context>> MakeTls(const LoadTestOptions& o) {
   auto tls =
       std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
-  boost::system::error_code ignored;
-  tls->set_default_verify_paths(ignored);
-  tls->set_verify_mode(insecure ? asio::ssl::verify_none
-                                : asio::ssl::verify_peer);
+  boost::system::error_code ec;
+  tls->set_default_verify_paths(ec);
+  if (!o.ca_file.empty()) {
+    tls->load_verify_file(o.ca_file, ec);
+    if (ec) return IoError("--ca-file " + o.ca_file + ": " + ec.message());
+  }
+  tls->set_verify_mode(o.insecure ? asio::ssl::verify_none
+                                  : asio::ssl::verify_peer);
   return tls;
 }
 
@@ -143,7 +147,11 @@ Result<Setup> Prepare(const LoadTestOptions& o) {
     plan.join_endpoint = *join_target;
     join_tls = join->tls();
   }
-  if (need_tls || join_tls) setup.tls = MakeTls(o.insecure);
+  if (need_tls || join_tls) {
+    Result<std::unique_ptr<asio::ssl::context>> tls = MakeTls(o);
+    if (!tls.ok()) return tls.status();
+    setup.tls = std::move(tls.value());
+  }
   plan.shard_tls = need_tls ? setup.tls.get() : nullptr;
   plan.join_tls = join_tls ? setup.tls.get() : nullptr;
   plan.rate = o.rate;

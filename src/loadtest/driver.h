@@ -45,6 +45,7 @@ struct LoadTestOptions {
   double drain_secs = 5;  // most time to wait for the last answers
   double connect_timeout_secs = 10;
   bool insecure = false;  // TLS without certificate checks
+  std::string ca_file;    // PEM certificates to trust besides the system's
 };
 
 // Called once a second with that second's figures and the totals so far.
@@ -52,7 +53,8 @@ using ProgressFn =
     std::function<void(const SeriesPoint& second, const Counts& totals)>;
 
 // Errors: kInvalidArgument for bad options (with the reason), kIo when the
-// server's address does not resolve or the proxy cannot start. A run in
+// server's address does not resolve, the CA file cannot be read or the
+// proxy cannot start. A run in
 // which bots fail is not an error: the report counts the failures.
 Result<Report> RunLoadTest(const LoadTestOptions& options,
                            const ProgressFn& progress);

@@ -140,8 +140,10 @@ class WsClientImpl final
     ws_.async_read(buffer_, [self = this->shared_from_this()](
                                 beast::error_code ec, size_t) {
       if (ec) {
-        if (ec == websocket::error::closed) {
-          const auto& reason = self->ws_.reason();
+        // The peer's close frame counts even when the connection then
+        // failed before the close handshake completed.
+        const auto& reason = self->ws_.reason();
+        if (ec == websocket::error::closed || reason.code != 0) {
           return self->End(reason.code, std::string(reason.reason.data(),
                                                     reason.reason.size()));
         }

@@ -1,0 +1,70 @@
+// A stand-in shard server for the load-test driver's unit tests: speaks
+// just enough HTTP/1.1, WebSocket (RFC 6455, server side) and protocol v1
+// to be joined and played by bots, optionally over TLS with a self-signed
+// certificate for "localhost" made at start. Without Beast, and without
+// the real server.
+//
+//   POST /join      {shard, subscriber, ...} -> {shardId, subscriberId,
+//                   ticket} (the ticket is signed with `secret`)
+//   GET /shard/<id> WebSocket: HELLO (ticket checked: close 4001 or 4003)
+//                   -> WELCOME; each INPUT -> a FRAME, then ACK (or REJECT
+//                   "nope" for every `reject_every`th); PING answered.
+//
+// Threading: one thread accepts, one thread per connection; Stop (or the
+// destructor) ends them all.
+#ifndef TESSERA_LOADTEST_FAKE_SHARD_SERVER_H_
+#define TESSERA_LOADTEST_FAKE_SHARD_SERVER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace tessera::loadtest::testing {
+
+struct FakeServerOptions {
+  bool tls = false;
+  std::string secret = "fake-secret";
+  int reject_every = 0;  // 0: never
+  // Close every WebSocket with this code after this many inputs (0: never).
+  int close_after_inputs = 0;
+  int close_code = 4006;
+};
+
+class FakeShardServer {
+ public:
+  explicit FakeShardServer(FakeServerOptions options);
+  ~FakeShardServer();
+
+  uint16_t port() const { return port_; }
+  // The certificate (PEM) of the TLS server, to trust it.
+  const std::string& certificate_pem() const { return certificate_pem_; }
+  uint64_t inputs() const { return inputs_.load(); }
+  uint64_t sessions() const { return sessions_.load(); }
+  void Stop();
+
+ private:
+  struct Tls;
+  void AcceptLoop();
+  void Serve(int fd);
+
+  const FakeServerOptions options_;
+  std::unique_ptr<Tls> tls_;
+  std::string certificate_pem_;
+  int listen_fd_ = -1;
+  uint16_t port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> inputs_{0};
+  std::atomic<uint64_t> sessions_{0};
+  std::thread acceptor_;
+  std::mutex mu_;
+  std::vector<int> fds_;              // guarded by mu_
+  std::vector<std::thread> workers_;  // guarded by mu_
+};
+
+}  // namespace tessera::loadtest::testing
+
+#endif  // TESSERA_LOADTEST_FAKE_SHARD_SERVER_H_
