@@ -1,14 +1,15 @@
 #include "loadtest/delay_proxy.h"
 
 #include <algorithm>
-#include <array>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
+#include <cstring>
 #include <deque>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace tessera::loadtest {
 
@@ -46,8 +47,15 @@ class DelayProxy::Link : public std::enable_shared_from_this<Link> {
   }
 
  private:
+  static constexpr size_t kReadBytes = 64 * 1024;
+  // Smaller reads are copied out, so the read buffer can be reused.
+  static constexpr size_t kCopyBelow = 4 * 1024;
+  // The most chunks written at once (one gather write).
+  static constexpr size_t kMaxGather = 32;
+
   struct Chunk {
-    std::string bytes;
+    std::unique_ptr<char[]> data;
+    size_t size = 0;
     Clock::time_point release;
   };
   struct Pipe {
@@ -56,8 +64,9 @@ class DelayProxy::Link : public std::enable_shared_from_this<Link> {
     tcp::socket& from;
     tcp::socket& to;
     asio::steady_timer timer;
-    std::array<char, 16 * 1024> buffer;
+    std::unique_ptr<char[]> reading;  // the buffer of the pending read
     std::deque<Chunk> queue;
+    size_t in_write = 0;  // chunks at the queue's front being written
     Clock::time_point last_release;
     bool writing = false;
     bool eof = false;
@@ -78,23 +87,34 @@ class DelayProxy::Link : public std::enable_shared_from_this<Link> {
   }
 
   void Read(Pipe& pipe) {
+    if (!pipe.reading) pipe.reading.reset(new char[kReadBytes]);
     pipe.from.async_read_some(
-        asio::buffer(pipe.buffer), [self = shared_from_this(), &pipe](
-                                       boost::system::error_code ec, size_t n) {
+        asio::buffer(pipe.reading.get(), kReadBytes),
+        [self = shared_from_this(), &pipe](boost::system::error_code ec,
+                                           size_t n) {
           if (ec) {
             pipe.eof = true;
             if (!pipe.writing) self->Flush(pipe);
             return;
           }
-          pipe.queue.push_back({std::string(pipe.buffer.data(), n),
-                                self->ReleaseTime(pipe, Clock::now())});
+          Chunk chunk;
+          chunk.size = n;
+          chunk.release = self->ReleaseTime(pipe, Clock::now());
+          if (n < kCopyBelow) {
+            chunk.data.reset(new char[n]);
+            std::memcpy(chunk.data.get(), pipe.reading.get(), n);
+          } else {
+            chunk.data = std::move(pipe.reading);
+          }
+          pipe.queue.push_back(std::move(chunk));
           if (!pipe.writing) self->Flush(pipe);
           self->Read(pipe);
         });
   }
 
-  // Writes the queue's chunks, each at its release time; passes the end of
-  // stream on once the queue is empty.
+  // Writes the queue's chunks, each at its release time (those due
+  // together in one write); passes the end of stream on once the queue is
+  // empty.
   void Flush(Pipe& pipe) {
     if (aborted_) return;
     if (pipe.queue.empty()) {
@@ -113,10 +133,22 @@ class DelayProxy::Link : public std::enable_shared_from_this<Link> {
     pipe.timer.async_wait([self = shared_from_this(),
                            &pipe](boost::system::error_code ec) {
       if (ec || self->aborted_) return;
-      asio::async_write(pipe.to, asio::buffer(pipe.queue.front().bytes),
+      const Clock::time_point now = Clock::now();
+      std::vector<asio::const_buffer> buffers;
+      for (const Chunk& chunk : pipe.queue) {
+        if (buffers.size() == kMaxGather ||
+            (!buffers.empty() && chunk.release > now)) {
+          break;
+        }
+        buffers.emplace_back(chunk.data.get(), chunk.size);
+      }
+      pipe.in_write = buffers.size();
+      asio::async_write(pipe.to, buffers,
                         [self, &pipe](boost::system::error_code ec, size_t) {
                           if (ec) return self->Abort();
-                          pipe.queue.pop_front();
+                          for (; pipe.in_write > 0; --pipe.in_write) {
+                            pipe.queue.pop_front();
+                          }
                           self->Flush(pipe);
                         });
     });

@@ -156,7 +156,7 @@ TEST_F(BenchE2eTest, DevJoinRunReportsEveryFigure) {
   ExpectCountsAddUp(j, 5);
   EXPECT_EQ(j["settings"]["join"], Origin() + "/api/dev/join");
   // 5 bots x 5 inputs/s x 3 s, give or take the random start offsets.
-  EXPECT_GE(j["inputs"]["sent"].get<int64_t>(), 50);
+  EXPECT_GE(j["inputs"]["sent"].get<int64_t>(), 30);
   EXPECT_LE(j["inputs"]["sent"].get<int64_t>(), 80);
   ASSERT_TRUE(j["server"].is_object());
   EXPECT_GT(j["server"]["cpu_seconds"].get<double>(), 0);
