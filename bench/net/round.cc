@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "bench/net/bot.h"
-#include "bench/net/cpu_time.h"
+#include "loadtest/proc_stats.h"
 #include "tests/net/test_client.h"
 
 namespace tessera::bench {
@@ -73,7 +73,7 @@ class Countdown {
 };
 
 std::optional<double> ServerCpu(pid_t pid) {
-  return pid > 0 ? ProcessCpuSeconds(pid) : std::nullopt;
+  return pid > 0 ? loadtest::ProcessCpuSeconds(pid) : std::nullopt;
 }
 
 std::optional<double> Diff(std::optional<double> a, std::optional<double> b) {
@@ -150,7 +150,7 @@ Result<RoundResult> RunRound(const RoundConfig& config) {
 
     phase = kLoad;
     start = Clock::now();
-    const double client0 = SelfCpuSeconds();
+    const double client0 = loadtest::SelfCpuSeconds();
     const auto until =
         start + std::chrono::duration_cast<Clock::duration>(
                     std::chrono::duration<double>(config.load_secs));
@@ -162,7 +162,7 @@ Result<RoundResult> RunRound(const RoundConfig& config) {
     const auto cpu2 = ServerCpu(config.server_pid);
     result.load_secs = SecondsSince(start);
     result.server_cpu_load = Diff(cpu1, cpu2);
-    result.client_cpu_load = SelfCpuSeconds() - client0;
+    result.client_cpu_load = loadtest::SelfCpuSeconds() - client0;
 
     phase = kDrain;  // the last inputs' answers
     in_flight.WaitForNone(std::chrono::milliseconds(
