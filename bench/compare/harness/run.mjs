@@ -283,7 +283,10 @@ async function runOne(o, serverName, n) {
       });
     }
     for (let w = 0; w < nWorkers; w++) {
-      const child = fork(path.join(here, "worker.mjs"), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+      // COMPARE_WORKER_NODE_ARGS: node flags for the bot processes (e.g.
+      // "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the harness).
+      const execArgv = process.env.COMPARE_WORKER_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
+      const child = fork(path.join(here, "worker.mjs"), [], { execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
       setPriority(child.pid, o.priority);
       workers.push(child);
     }
@@ -404,7 +407,12 @@ async function runOne(o, serverName, n) {
     );
     return result;
   } finally {
+    // The bots close their connections and exit; stragglers are killed.
+    const exits = workers.map((w) =>
+      w.exitCode !== null || w.signalCode !== null ? null : new Promise((r) => w.once("exit", r)),
+    );
     for (const w of workers) if (w.connected) w.send({ type: "exit" });
+    await Promise.race([Promise.all(exits), sleep(5000)]);
     await Promise.all(workers.map((w) => stopProcess(w, "SIGTERM", 5000).catch(() => {})));
     await server.stop();
   }

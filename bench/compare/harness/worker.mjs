@@ -12,7 +12,7 @@
 //
 // The bot logic: each bot joins at its time (the controller ramps the joins
 // over a few seconds), then sends move_to R times a second, evenly spaced
-// from a random phase, to points from its own seeded random sequence (the
+// from a random phase on a fixed timeline, to points from its own seeded random sequence (the
 // same sequence against both servers): inside the arena, except a fraction
 // `rejectFraction` just outside it (refused with "outside the arena").
 // For every input sent inside the window it records the time from send to
@@ -97,7 +97,7 @@ class Bot {
       onClose: (code) => {
         if (!this.open) return;
         this.open = false;
-        clearInterval(this.timer);
+        clearTimeout(this.timer);
         if (!stats.closing) {
           stats.closes++;
           stats.closeCodes[code] = (stats.closeCodes[code] ?? 0) + 1;
@@ -115,19 +115,29 @@ class Bot {
     });
     this.open = true;
     stats.joinMs.push(performance.now() - t0);
-    const period = 1000 / this.cfg.rate;
-    setTimeout(() => {
+    this.period = 1000 / this.cfg.rate;
+    this.nextAt = performance.now() + this.random() * this.period;
+    this.schedule();
+  }
+
+  // Sends on a fixed timeline, nextAt = join + phase + k * period, so that
+  // late timers do not shift a bot's phase (with setInterval, timers that
+  // fire late after a burst of incoming messages are rescheduled from that
+  // moment, and the bots drift into step with the server's broadcasts). A
+  // bot more than a period late skips the missed sends.
+  schedule() {
+    if (!this.open || !sending) return;
+    this.timer = setTimeout(() => {
       if (!this.open || !sending) return;
       this.tick();
-      this.timer = setInterval(() => this.tick(), period);
-    }, this.random() * period);
+      const now = performance.now();
+      this.nextAt += this.period;
+      if (this.nextAt < now) this.nextAt += Math.ceil((now - this.nextAt) / this.period) * this.period;
+      this.schedule();
+    }, Math.max(0, this.nextAt - performance.now()));
   }
 
   tick() {
-    if (!this.open || !sending) {
-      clearInterval(this.timer);
-      return;
-    }
     const [x, y] = this.nextPoint();
     const t = performance.now();
     const key = this.handle.send(x, y);
@@ -214,7 +224,7 @@ process.on("message", (m) => {
   } else if (m.type === "exit") {
     stats.closing = true;
     for (const b of bots) {
-      clearInterval(b.timer);
+      clearTimeout(b.timer);
       try {
         b.handle?.close();
       } catch {
