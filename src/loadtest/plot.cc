@@ -25,7 +25,7 @@ std::string Label(double v) {
   char buffer[32];
   if (std::fabs(v) >= 1e6) {
     std::snprintf(buffer, sizeof buffer, "%gM", v / 1e6);
-  } else if (std::fabs(v) >= 1e4) {
+  } else if (std::fabs(v) >= 1e3) {
     std::snprintf(buffer, sizeof buffer, "%gk", v / 1e3);
   } else {
     std::snprintf(buffer, sizeof buffer, "%g", v);
