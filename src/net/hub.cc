@@ -42,6 +42,23 @@ struct Hub::Impl {
   // Runs on the shard's strand: closes and forgets every session.
   void CloseForStop(const std::string& shard_id, int code,
                     const std::string& reason);
+  // Posts `job` to the shard's strand; false (nothing posted) after
+  // Shutdown, for an unknown shard, or with `need_sessions` and none.
+  template <class Job>
+  bool PostToShard(std::string_view shard_id, bool need_sessions, Job job) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (shut_down) return false;
+    auto it = shards.find(shard_id);
+    if (it == shards.end()) return false;
+    if (need_sessions && it->second->sessions == 0) return false;
+    asio::post(it->second->strand, std::move(job));
+    return true;
+  }
+  bool HasSessions(std::string_view shard_id) const {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = shards.find(shard_id);
+    return !shut_down && it != shards.end() && it->second->sessions > 0;
+  }
   // Sessions matching (shard, subscriber or all when null).
   std::vector<SessionPtr> Collect(std::string_view shard_id,
                                   const std::string_view* subscriber) const;
@@ -53,37 +70,6 @@ struct Hub::Impl {
       GUARDED_BY(mu);
   size_t session_count GUARDED_BY(mu) = 0;
 };
-
-void Hub::Impl::FanOutFrame(const std::string& shard_id, uint64_t tick,
-                            const std::shared_ptr<const std::string>& snapshot,
-                            const std::shared_ptr<const Results>& results) {
-  // Group the results by subscriber first (outside the lock).
-  std::map<std::string_view, std::shared_ptr<Results>> by_subscriber;
-  if (results != nullptr) {
-    for (const shard::InputResult& r : *results) {
-      auto& group = by_subscriber[r.subscriber];
-      if (group == nullptr) group = std::make_shared<Results>();
-      group->push_back(r);
-    }
-  }
-  std::vector<std::pair<SessionPtr, std::shared_ptr<const Results>>> targets;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (shut_down) return;
-    auto it = shards.find(shard_id);
-    if (it == shards.end()) return;
-    targets.reserve(it->second->sessions);
-    for (const auto& [subscriber, sessions] : it->second->subscribers) {
-      auto group = by_subscriber.find(subscriber);
-      std::shared_ptr<const Results> mine;
-      if (group != by_subscriber.end()) mine = group->second;
-      for (const SessionPtr& s : sessions) targets.emplace_back(s, mine);
-    }
-  }
-  for (auto& [session, mine] : targets) {
-    session->PostFrame(tick, snapshot, std::move(mine));
-  }
-}
 
 namespace {
 
@@ -102,6 +88,31 @@ std::map<std::string_view, std::shared_ptr<Results>> GroupResults(
 }
 
 }  // namespace
+
+void Hub::Impl::FanOutFrame(const std::string& shard_id, uint64_t tick,
+                            const std::shared_ptr<const std::string>& snapshot,
+                            const std::shared_ptr<const Results>& results) {
+  // Group the results by subscriber first (outside the lock).
+  std::map<std::string_view, std::shared_ptr<Results>> by_subscriber =
+      GroupResults(results.get());
+  std::vector<std::pair<SessionPtr, std::shared_ptr<const Results>>> targets;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (shut_down) return;
+    auto it = shards.find(shard_id);
+    if (it == shards.end()) return;
+    targets.reserve(it->second->sessions);
+    for (const auto& [subscriber, sessions] : it->second->subscribers) {
+      auto group = by_subscriber.find(subscriber);
+      std::shared_ptr<const Results> mine;
+      if (group != by_subscriber.end()) mine = group->second;
+      for (const SessionPtr& s : sessions) targets.emplace_back(s, mine);
+    }
+  }
+  for (auto& [session, mine] : targets) {
+    session->PostFrame(tick, snapshot, std::move(mine));
+  }
+}
 
 void Hub::Impl::FanOutViews(
     const std::string& shard_id,
@@ -235,57 +246,28 @@ void Hub::Remove(std::string_view shard_id, std::string_view subscriber,
 void Hub::OnFrame(std::string_view shard_id, uint64_t tick,
                   std::string_view snapshot,
                   const std::vector<shard::InputResult>& inputs) {
-  {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    if (impl_->shut_down) return;
-    auto it = impl_->shards.find(shard_id);
-    if (it == impl_->shards.end() || it->second->sessions == 0) return;
-  }
+  if (!impl_->HasSessions(shard_id)) return;  // spare the copies
   // The one copy of the snapshot, shared by every connection's write.
   auto shared_snapshot = std::make_shared<const std::string>(snapshot);
-  std::shared_ptr<Results> results;
-  for (const shard::InputResult& r : inputs) {
-    if (r.subscriber.empty()) continue;  // the server side's inputs
-    if (results == nullptr) results = std::make_shared<Results>();
-    results->push_back(r);
-  }
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  if (impl_->shut_down) return;
-  auto it = impl_->shards.find(shard_id);
-  if (it == impl_->shards.end()) return;
-  asio::post(it->second->strand,
-             [impl = impl_.get(), id = std::string(shard_id), tick,
-              snap = std::move(shared_snapshot),
-              res = std::shared_ptr<const Results>(std::move(results))] {
-               impl->FanOutFrame(id, tick, snap, res);
-             });
+  auto results = std::make_shared<const Results>(inputs);
+  impl_->PostToShard(
+      shard_id, /*need_sessions=*/false,
+      [impl = impl_.get(), id = std::string(shard_id), tick,
+       snap = std::move(shared_snapshot),
+       res = std::move(results)] { impl->FanOutFrame(id, tick, snap, res); });
 }
 
-void Hub::OnViews(std::string_view shard_id, const shard::ViewFrame& frame) {
-  {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    if (impl_->shut_down) return;
-    auto it = impl_->shards.find(shard_id);
-    if (it == impl_->shards.end() || it->second->sessions == 0) return;
-  }
-  // One copy of the frame's bookkeeping; the payloads are shared buffers.
-  auto shared = std::make_shared<const shard::ViewFrame>(frame);
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  if (impl_->shut_down) return;
-  auto it = impl_->shards.find(shard_id);
-  if (it == impl_->shards.end()) return;
-  asio::post(it->second->strand,
-             [impl = impl_.get(), id = std::string(shard_id),
-              frame = std::move(shared)] { impl->FanOutViews(id, frame); });
+void Hub::OnViews(std::string_view shard_id,
+                  std::shared_ptr<const shard::ViewFrame> frame) {
+  impl_->PostToShard(
+      shard_id, /*need_sessions=*/true,
+      [impl = impl_.get(), id = std::string(shard_id),
+       frame = std::move(frame)] { impl->FanOutViews(id, frame); });
 }
 
 void Hub::OnStopped(std::string_view shard_id, int code, std::string reason) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  if (impl_->shut_down) return;
-  auto it = impl_->shards.find(shard_id);
-  if (it == impl_->shards.end()) return;
-  asio::post(
-      it->second->strand,
+  impl_->PostToShard(
+      shard_id, /*need_sessions=*/false,
       [impl = impl_.get(), id = std::string(shard_id), code,
        reason = std::move(reason)] { impl->CloseForStop(id, code, reason); });
 }

@@ -85,7 +85,8 @@ class Hub {
                std::string_view snapshot,
                const std::vector<shard::InputResult>& inputs);
   // As OnFrame, with each subscriber's own view (worker threads).
-  void OnViews(std::string_view shard_id, const shard::ViewFrame& frame);
+  void OnViews(std::string_view shard_id,
+               std::shared_ptr<const shard::ViewFrame> frame);
   // Closes every session of the shard with `code`/`reason`, in order after
   // the frames already posted.
   void OnStopped(std::string_view shard_id, int code, std::string reason);

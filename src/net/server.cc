@@ -312,13 +312,14 @@ void Server::OnFrame(std::string_view shard_id, uint64_t tick,
   impl_->hub->OnFrame(shard_id, tick, snapshot, inputs);
 }
 
-void Server::OnViews(std::string_view shard_id, const shard::ViewFrame& frame) {
-  for (const shard::InputResult& r : frame.inputs) {
+void Server::OnViews(std::string_view shard_id,
+                     std::shared_ptr<const shard::ViewFrame> frame) {
+  for (const shard::InputResult& r : frame->inputs) {
     (r.accepted ? impl_->ctx.metrics.inputs_accepted
                 : impl_->ctx.metrics.inputs_refused_module)
         ->Add();
   }
-  impl_->hub->OnViews(shard_id, frame);
+  impl_->hub->OnViews(shard_id, std::move(frame));
 }
 
 void Server::OnStopped(std::string_view shard_id, shard::StopReason reason,

@@ -26,9 +26,9 @@ void LifecycleSink::OnFrame(std::string_view shard_id, uint64_t tick,
 }
 
 void LifecycleSink::OnViews(std::string_view shard_id,
-                            const shard::ViewFrame& frame) {
+                            std::shared_ptr<const shard::ViewFrame> frame) {
   shard::ShardSink* next = downstream_.load(std::memory_order_acquire);
-  if (next != nullptr) next->OnViews(shard_id, frame);
+  if (next != nullptr) next->OnViews(shard_id, std::move(frame));
 }
 
 void LifecycleSink::OnStopped(std::string_view shard_id,

@@ -42,7 +42,7 @@ class LifecycleSink final : public shard::ShardSink {
                std::string_view snapshot,
                const std::vector<shard::InputResult>& inputs) override;
   void OnViews(std::string_view shard_id,
-               const shard::ViewFrame& frame) override;
+               std::shared_ptr<const shard::ViewFrame> frame) override;
   void OnStopped(std::string_view shard_id, shard::StopReason reason,
                  std::string_view message) override;
 

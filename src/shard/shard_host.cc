@@ -407,13 +407,13 @@ void ShardHost::RunTick(HostedShard& shard, int64_t now_us) {
   }
   shard.schedule->Take(now_us);
   const int64_t wall_start_us = clock_->NowUs();
-  ViewFrame frame;
+  auto frame = std::make_shared<ViewFrame>();
   std::function<void()> views;
   if (shard.views != nullptr) {
     // Runs after tessera_tick: ticks() is the tick just run.
     views = [&shard, &subscribers, &restart, &frame] {
       (void)shard.views->Compute(*shard.guest, subscribers, restart,
-                                 shard.guest->ticks(), frame);
+                                 shard.guest->ticks(), *frame);
     };
   }
   StepResult step = shard.guest->Step(
@@ -430,12 +430,12 @@ void ShardHost::RunTick(HostedShard& shard, int64_t now_us) {
   }
   if (step.outcome.stop != StopReason::kFailed && sink_ != nullptr) {
     if (shard.views != nullptr) {
-      frame.tick = shard.guest->ticks();
-      frame.inputs = std::move(step.inputs);
+      frame->tick = shard.guest->ticks();
+      frame->inputs = std::move(step.inputs);
       if (shard.views->replication()) {
-        frame.snapshot = shard.views->ShareSnapshot(std::move(step.snapshot));
+        frame->snapshot = shard.views->ShareSnapshot(std::move(step.snapshot));
       }
-      sink_->OnViews(shard.id, frame);
+      sink_->OnViews(shard.id, std::move(frame));
     } else {
       sink_->OnFrame(shard.id, shard.guest->ticks(), step.snapshot,
                      step.inputs);

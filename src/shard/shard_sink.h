@@ -58,11 +58,13 @@ class ShardSink {
   // A tick of a shard with interest or replication: one view per current
   // subscriber. The default forwards to OnFrame with the shard's snapshot
   // (or nothing), for sinks that do not send per-subscriber frames.
-  virtual void OnViews(std::string_view shard_id, const ViewFrame& frame) {
-    OnFrame(
-        shard_id, frame.tick,
-        frame.snapshot ? std::string_view(*frame.snapshot) : std::string_view(),
-        frame.inputs);
+  // The frame is shared, not copied, on its way to the connections.
+  virtual void OnViews(std::string_view shard_id,
+                       std::shared_ptr<const ViewFrame> frame) {
+    OnFrame(shard_id, frame->tick,
+            frame->snapshot ? std::string_view(*frame->snapshot)
+                            : std::string_view(),
+            frame->inputs);
   }
   // The shard stopped; `message` is the failure line (kFailed), the
   // module's reason (kFinished, may be empty) or a short description.

@@ -33,10 +33,11 @@ class ViewSink final : public ShardSink {
     ++broadcasts;
     Record(inputs);
   }
-  void OnViews(std::string_view, const ViewFrame& frame) override {
+  void OnViews(std::string_view,
+               std::shared_ptr<const ViewFrame> frame) override {
     std::lock_guard<std::mutex> lock(mu);
-    frames.push_back(frame);
-    Record(frame.inputs);
+    Record(frame->inputs);
+    frames.push_back(*frame);
   }
   void OnStopped(std::string_view, StopReason, std::string_view m) override {
     std::lock_guard<std::mutex> lock(mu);

@@ -123,7 +123,7 @@ TEST_F(HubTest, ViewsGoToTheirSubscribersAndUnknownOnesGetOnlyResults) {
   frame.views.push_back({"alice", nullptr, alice_bytes, true});
   frame.views.push_back({"bob", nullptr, bob_bytes, false});
   frame.inputs = {Result("alice", 4), Result("zed", 5), Result("", 6)};
-  hub_.OnViews("s", frame);
+  hub_.OnViews("s", std::make_shared<const shard::ViewFrame>(frame));
   Run();
   ASSERT_EQ(a1->frames.size(), 1u);
   ASSERT_EQ(a2->frames.size(), 1u);
@@ -154,7 +154,7 @@ TEST_F(HubTest, InterestViewsCarryEachSubscribersSnapshot) {
   auto shared = std::make_shared<const std::string>("same");
   frame.views.push_back({"alice", shared, nullptr, false});
   frame.views.push_back({"bob", shared, nullptr, false});
-  hub_.OnViews("s", frame);
+  hub_.OnViews("s", std::make_shared<const shard::ViewFrame>(frame));
   Run();
   ASSERT_EQ(a->frames.size(), 1u);
   EXPECT_EQ(a->frames[0].snapshot.get(), shared.get());
