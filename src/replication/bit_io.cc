@@ -44,6 +44,13 @@ bool ByteReader::U64(uint64_t* v) {
   return true;
 }
 
+bool ByteReader::F32(float* v) {
+  uint32_t bits = 0;
+  if (!U32(&bits)) return false;
+  *v = std::bit_cast<float>(bits);
+  return true;
+}
+
 bool ByteReader::F64(double* v) {
   uint64_t bits = 0;
   if (!U64(&bits)) return false;

@@ -52,6 +52,7 @@ class ByteReader {
   bool U8(uint8_t* v);
   bool U32(uint32_t* v);
   bool U64(uint64_t* v);
+  bool F32(float* v);
   bool F64(double* v);
   // A varint of at most 10 bytes whose value fits 64 bits.
   bool Varint(uint64_t* v);

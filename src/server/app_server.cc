@@ -89,11 +89,9 @@ Status AppServer::Init() {
     for (app::ShardKindSpec& kind : more->kinds) {
       manifest_.kinds.push_back(std::move(kind));
     }
-    const fs::path name =
-        fs::path(dir).lexically_normal().filename().empty()
-            ? fs::path(dir).lexically_normal().parent_path().filename()
-            : fs::path(dir).lexically_normal().filename();
-    mounts.push_back(WebMount{"/" + name.string(), dir / "web"});
+    fs::path name = dir.lexically_normal();  // "apps/zone/" -> "zone"
+    if (name.filename().empty()) name = name.parent_path();
+    mounts.push_back(WebMount{"/" + name.filename().string(), dir / "web"});
   }
   for (const app::ShardKindSpec& kind : manifest_.kinds) {
     const std::string& url = kind.config.on_stop;

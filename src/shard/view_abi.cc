@@ -2,43 +2,23 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
+
+#include "replication/bit_io.h"
 
 namespace tessera::shard {
 namespace {
 
-// Little-endian reads with bounds checks.
-class LeReader {
- public:
-  explicit LeReader(std::string_view bytes) : bytes_(bytes) {}
-  template <class T>
-  bool Read(T& v) {
-    if (bytes_.size() - pos_ < sizeof(T)) return false;
-    std::memcpy(&v, bytes_.data() + pos_, sizeof(T));  // wasm32 and x86: LE
-    pos_ += sizeof(T);
-    return true;
-  }
-  size_t remaining() const { return bytes_.size() - pos_; }
-
- private:
-  std::string_view bytes_;
-  size_t pos_ = 0;
-};
-
-template <class T>
-void Put(std::string& out, T v) {
-  char buf[sizeof(T)];
-  std::memcpy(buf, &v, sizeof(T));
-  out.append(buf, sizeof(T));
-}
+using replication::ByteReader;
+using replication::PutU32;
+using replication::PutU64;
 
 void PutIds(std::string& out, std::span<const uint64_t> ids) {
-  Put<uint32_t>(out, static_cast<uint32_t>(ids.size()));
-  for (uint64_t id : ids) Put<uint64_t>(out, id);
+  PutU32(out, static_cast<uint32_t>(ids.size()));
+  for (uint64_t id : ids) PutU64(out, id);
 }
 
 void PutStr(std::string& out, std::string_view s) {
-  Put<uint32_t>(out, static_cast<uint32_t>(s.size()));
+  PutU32(out, static_cast<uint32_t>(s.size()));
   out.append(s);
 }
 
@@ -54,12 +34,12 @@ Result<GuestInterestConfig> ParseInterestConfig(std::string_view bytes) {
     return Malformed(what,
                      "expected 17 bytes, got " + std::to_string(bytes.size()));
   }
-  LeReader r(bytes);
+  ByteReader r(bytes);
   GuestInterestConfig c;
   uint8_t flags = 0;
-  r.Read(c.cell_size);
-  r.Read(c.margin);
-  r.Read(flags);
+  r.F64(&c.cell_size);
+  r.F64(&c.margin);
+  r.U8(&flags);
   if (!std::isfinite(c.cell_size) || c.cell_size <= 0) {
     return Malformed(what, "cell_size must be a finite number above 0");
   }
@@ -74,9 +54,9 @@ Result<GuestInterestConfig> ParseInterestConfig(std::string_view bytes) {
 Status ParseEntities(std::string_view bytes, std::vector<GuestEntity>& out) {
   const char* what = "tessera_entities output";
   out.clear();
-  LeReader r(bytes);
+  ByteReader r(bytes);
   uint32_t count = 0;
-  if (!r.Read(count)) return Malformed(what, "shorter than its count");
+  if (!r.U32(&count)) return Malformed(what, "shorter than its count");
   if (r.remaining() != size_t{count} * 20) {
     return Malformed(what, std::to_string(count) + " entities need " +
                                std::to_string(size_t{count} * 20) +
@@ -85,10 +65,10 @@ Status ParseEntities(std::string_view bytes, std::vector<GuestEntity>& out) {
   }
   out.resize(count);
   for (GuestEntity& e : out) {
-    r.Read(e.id);
-    r.Read(e.generation);
-    r.Read(e.x);
-    r.Read(e.y);
+    r.U64(&e.id);
+    r.U32(&e.generation);
+    r.F32(&e.x);
+    r.F32(&e.y);
     if (e.id > kMaxEntityId) {
       return Malformed(what,
                        "entity id " + std::to_string(e.id) + " exceeds 2^53-1");
@@ -112,7 +92,7 @@ Status ParseEntities(std::string_view bytes, std::vector<GuestEntity>& out) {
 
 std::string EncodeSubscriberList(std::span<const std::string> subscribers) {
   std::string out;
-  Put<uint32_t>(out, static_cast<uint32_t>(subscribers.size()));
+  PutU32(out, static_cast<uint32_t>(subscribers.size()));
   for (const std::string& s : subscribers) PutStr(out, s);
   return out;
 }
@@ -126,14 +106,14 @@ Status ParseAreas(std::string_view bytes, size_t count,
                                std::to_string(bytes.size()));
   }
   out.assign(count, std::nullopt);
-  LeReader r(bytes);
+  ByteReader r(bytes);
   for (size_t i = 0; i < count; ++i) {
     uint8_t has = 0;
     GuestArea a;
-    r.Read(has);
-    r.Read(a.x);
-    r.Read(a.y);
-    r.Read(a.radius);
+    r.U8(&has);
+    r.F32(&a.x);
+    r.F32(&a.y);
+    r.F32(&a.radius);
     if (has > 1) return Malformed(what, "has_area must be 0 or 1");
     if (has == 0) continue;
     if (!std::isfinite(a.x) || !std::isfinite(a.y) ||
@@ -150,7 +130,7 @@ std::string EncodeFilterRequest(
     std::span<const std::string> subscribers,
     std::span<const std::span<const uint64_t>> candidates) {
   std::string out;
-  Put<uint32_t>(out, static_cast<uint32_t>(subscribers.size()));
+  PutU32(out, static_cast<uint32_t>(subscribers.size()));
   for (size_t i = 0; i < subscribers.size(); ++i) {
     PutStr(out, subscribers[i]);
     PutIds(out, candidates[i]);

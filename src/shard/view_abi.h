@@ -13,11 +13,12 @@
 #include <vector>
 
 #include "common/status.h"
+#include "replication/change_list.h"
 
 namespace tessera::shard {
 
 // Ids crossing the ABI must be below 2^53 (JavaScript reads them exactly).
-inline constexpr uint64_t kMaxEntityId = (uint64_t{1} << 53) - 1;
+using replication::kMaxEntityId;
 
 struct GuestInterestConfig {
   double cell_size = 0;
