@@ -1,5 +1,6 @@
 #include "shard/shard_views.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "interest/group.h"
@@ -63,6 +64,10 @@ Result<std::unique_ptr<ShardViews>> ShardViews::Create(GuestShard& guest) {
   }
   views->wants_snapshot_ =
       views->replication() || !guest.has_hook(Hook::kSnapshotVisible);
+  views->share_streams_ =
+      views->replication() && !views->interest() &&
+      (views->mirror_->config().max_bytes_per_tick == 0 ||
+       !guest.has_hook(Hook::kInterestAreas));
   return views;
 }
 
@@ -178,9 +183,18 @@ Status ShardViews::EncodeEntities(
       ++it;
     }
   }
+  std::shared_ptr<const std::string> shared =
+      EncodeShared(subscribers, restart, tick);
   frame.views.clear();
   frame.views.reserve(subscribers.size());
   for (size_t i = 0; i < subscribers.size(); ++i) {
+    SubscriberView view;
+    view.subscriber = subscribers[i];
+    if (shared != nullptr && shared_members_.contains(subscribers[i])) {
+      view.entities = shared;
+      frame.views.push_back(std::move(view));
+      continue;
+    }
     auto [it, fresh] = streams_.try_emplace(subscribers[i]);
     replication::SubscriberStream& stream = it->second;
     if (!fresh && restart.contains(subscribers[i])) stream.Reset();
@@ -192,13 +206,41 @@ Status ShardViews::EncodeEntities(
         interest() ? std::span<const uint64_t>(views_[i].visible)
                    : mirror_->ids();
     stream.Encode(*mirror_, visible, focus, tick, payload_);
-    SubscriberView view;
-    view.subscriber = subscribers[i];
     view.entities = std::make_shared<const std::string>(payload_);
     view.baseline = stream.last().baseline;
     frame.views.push_back(std::move(view));
+    if (share_streams_) MaybeJoinShared(it);
   }
   return Status::Ok();
+}
+
+std::shared_ptr<const std::string> ShardViews::EncodeShared(
+    std::span<const std::string> subscribers,
+    const std::set<std::string, std::less<>>& restart, uint64_t tick) {
+  std::erase_if(shared_members_, [&](const std::string& name) {
+    return restart.contains(name) ||
+           !std::binary_search(subscribers.begin(), subscribers.end(), name);
+  });
+  if (shared_members_.empty()) {
+    shared_.reset();
+    return nullptr;
+  }
+  // Focus-free: sharing is on only when no budget ranks by distance.
+  shared_->Encode(*mirror_, mirror_->ids(), std::nullopt, tick, payload_);
+  return std::make_shared<const std::string>(payload_);
+}
+
+void ShardViews::MaybeJoinShared(Streams::iterator it) {
+  // Nothing deferred: the client holds exactly the mirror's state, and so
+  // does the group when its own encode deferred nothing this tick.
+  if (it->second.last().deferred != 0) return;
+  if (!shared_) {
+    shared_.emplace(std::move(it->second));
+  } else if (shared_->last().deferred != 0) {
+    return;  // (the group always encoded this tick: it has members)
+  }
+  shared_members_.insert(it->first);
+  streams_.erase(it);
 }
 
 Status ShardViews::SnapshotsVisible(GuestShard& guest,

@@ -7,8 +7,18 @@
 //                        tessera_interest_areas (one call, all subscribers)
 //                        interest grid + tessera_filter (one call per tick)
 //   then per subscriber: replication: SubscriberStream::Encode -> entities
+//                        (once for all in the shared group, see below)
 //                        interest only: tessera_snapshot_visible, once per
 //                        group of equal visible sets when shared
+//
+// Replication without interest: every subscriber sees every entity, so all
+// clients that hold the same state need the same payload. A subscriber
+// starts with its own stream (its BASELINE, and any catching up); once a
+// tick leaves it holding exactly the mirror's state (nothing deferred), it
+// joins the shared group, whose one stream is encoded once per tick and
+// whose payload buffer every member's view points to. When a budget binds
+// and the module gives interest areas (nearest first), payloads differ per
+// subscriber and nobody shares.
 //
 // Every guest output is checked; a layout the host cannot read fails the
 // shard with an "abi: ..." line. Owned by the shard's worker: not
@@ -69,6 +79,16 @@ class ShardViews {
   Status EncodeEntities(std::span<const std::string> subscribers,
                         const std::set<std::string, std::less<>>& restart,
                         uint64_t tick, ViewFrame& frame);
+  // The shared group's payload for this tick (null without members), after
+  // dropping members who left or reconnect.
+  std::shared_ptr<const std::string> EncodeShared(
+      std::span<const std::string> subscribers,
+      const std::set<std::string, std::less<>>& restart, uint64_t tick);
+  // After a subscriber's own stream encoded this tick: moves it into the shared
+  // group when it holds what the group holds.
+  using Streams =
+      std::map<std::string, replication::SubscriberStream, std::less<>>;
+  void MaybeJoinShared(Streams::iterator it);
   Status SnapshotsVisible(GuestShard& guest,
                           std::span<const std::string> subscribers,
                           ViewFrame& frame);
@@ -79,7 +99,11 @@ class ShardViews {
   bool shared_snapshots_ = false;
   std::optional<replication::Mirror> mirror_;
   bool wants_snapshot_ = true;
-  std::map<std::string, replication::SubscriberStream, std::less<>> streams_;
+  Streams streams_;  // subscribers outside the shared group
+  // The shared group (see above): on when replication may share.
+  bool share_streams_ = false;
+  std::optional<replication::SubscriberStream> shared_;
+  std::set<std::string, std::less<>> shared_members_;
   std::shared_ptr<const std::string> last_snapshot_;
   // Scratch, reused between ticks.
   std::vector<GuestEntity> guest_entities_;

@@ -253,5 +253,79 @@ TEST_F(ShardViewsTest, ANewConnectionGetsABaseline) {
   EXPECT_THAT(Ids(late), ElementsAre(1, 2, 3, 4, 1000));
 }
 
+// Without interest every client holding the mirror's state gets the same
+// bytes: one payload buffer per tick for them all, and each client still
+// rebuilds the exact world from it.
+TEST_F(ShardViewsTest, SubscribersInStepShareOnePayload) {
+  Start({{"mode", "replicate_all"}, {"movers", 2}});
+  Join("alice");
+  Join("bob");
+  replication::Decoder alice, bob, carol;
+  Step();
+  ASSERT_TRUE(sink_.Last("alice")->baseline);
+  ASSERT_TRUE(sink_.Last("bob")->baseline);
+  Decode("alice", alice);
+  Decode("bob", bob);
+  const double x0 = alice.Coordinate(*alice.Find(10), 0);
+  Step();
+  ASSERT_FALSE(sink_.Last("alice")->baseline);
+  EXPECT_EQ(sink_.Last("alice")->entities.get(),
+            sink_.Last("bob")->entities.get());
+  Decode("alice", alice);
+  Decode("bob", bob);
+
+  // A late joiner gets its own BASELINE, then joins the group.
+  Join("carol");
+  Step();
+  ASSERT_TRUE(sink_.Last("carol")->baseline);
+  EXPECT_NE(sink_.Last("carol")->entities.get(),
+            sink_.Last("alice")->entities.get());
+  Decode("alice", alice);
+  Decode("bob", bob);
+  Decode("carol", carol);
+  Step();
+  EXPECT_EQ(sink_.Last("carol")->entities.get(),
+            sink_.Last("alice")->entities.get());
+  Decode("alice", alice);
+  Decode("bob", bob);
+  Decode("carol", carol);
+
+  // A member reconnecting leaves the group for a BASELINE of its own.
+  ASSERT_TRUE(host_->AddSubscriber("z", "bob").ok());
+  Input("alice", {{"remove", {{"id", 11}}}});
+  Step();
+  ASSERT_TRUE(sink_.Last("bob")->baseline);
+  EXPECT_NE(sink_.Last("bob")->entities.get(),
+            sink_.Last("alice")->entities.get());
+  replication::Decoder bob2;
+  Decode("alice", alice);
+  Decode("bob", bob2);
+  Decode("carol", carol);
+  Step();
+  EXPECT_EQ(sink_.Last("bob")->entities.get(),
+            sink_.Last("alice")->entities.get());
+  Decode("alice", alice);
+  Decode("bob", bob2);
+  Decode("carol", carol);
+
+  // Everyone holds the same world: the movers moved 6 ticks, 11 is gone.
+  for (const replication::Decoder* d : {&alice, &bob2, &carol}) {
+    EXPECT_THAT(Ids(*d), ElementsAre(1, 2, 3, 4, 10, 1000, 1001, 1002));
+    EXPECT_NEAR(d->Coordinate(*d->Find(10), 0), x0 + 5, 0.005);
+  }
+}
+
+// With a budget ranked by each subscriber's own area, nothing is shared.
+TEST_F(ShardViewsTest, BudgetedPayloadsAreNotShared) {
+  Start({{"mode", "replicate_all"}, {"movers", 2}, {"budget", 400}});
+  Join("alice");
+  Join("bob");
+  Step();
+  Step();
+  ASSERT_FALSE(sink_.Last("alice")->baseline);
+  EXPECT_NE(sink_.Last("alice")->entities.get(),
+            sink_.Last("bob")->entities.get());
+}
+
 }  // namespace
 }  // namespace tessera::shard

@@ -1,8 +1,19 @@
 // The arena: players move to points inside a rectangle. Each subscriber's
-// first accepted move_to adds their player; the snapshot lists every player.
-#include <algorithm>
+// first accepted move_to adds their player.
+//
+// Two ways to send the players, chosen by the create params:
+// - by default the snapshot lists every player, every tick;
+// - with "replicate": true the players are replicated entities instead
+//   (docs/protocol.md, "Interest and replication"): entity id = join order
+//   from 1, position (x, y, 0) to "precision" units (default 0.1), and
+//   component 1 = the subscriber id (MessagePack string). The snapshot is
+//   then an empty player list, unchanged, so frames carry it as nil and
+//   each client gets only the players that moved.
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -11,8 +22,13 @@
 struct Params {
   float width = 800;
   float height = 500;
+  bool replicate = false;
+  double precision = 0.1;
 };
-TESSERA_FIELDS(Params, width, height);
+TESSERA_FIELDS(Params, width, height, replicate, precision);
+
+// The replicated component holding the player's subscriber id.
+constexpr std::uint8_t kIdComponent = 1;
 
 struct MoveTo {
   float x = 0;
@@ -41,6 +57,9 @@ class Arena {
     if (!(params.width > 0 && params.height > 0)) {
       return tessera::Error("width and height must be positive");
     }
+    if (!(params.precision > 0 && params.precision <= 1)) {
+      return tessera::Error("precision must be in (0, 1]");
+    }
     return Arena(params);
   }
 
@@ -49,20 +68,31 @@ class Arena {
     if (move.x < 0 || move.x > width_ || move.y < 0 || move.y > height_) {
       return tessera::Error("outside the arena");
     }
-    auto it = std::find_if(players_.begin(), players_.end(),
-                           [&](const Player& p) { return p.id == sid; });
-    if (it == players_.end()) {
+    auto [it, added] = index_.try_emplace(std::string(sid), players_.size());
+    if (added) {
       players_.push_back(Player{std::string(sid), move.x, move.y});
     } else {
-      it->x = move.x;
-      it->y = move.y;
+      players_[it->second].x = move.x;
+      players_[it->second].y = move.y;
     }
+    replicate(it->second);
     return tessera::Status();
   }
 
   void tick(double /*dt_seconds*/) {}
 
-  Snapshot snapshot() const { return Snapshot{players_}; }
+  Snapshot snapshot() const {
+    if (params_.replicate) return Snapshot{};
+    return Snapshot{players_};
+  }
+
+  // Replication on with the "replicate" param; nullptr turns it off.
+  tessera::Replicated* replicated() {
+    return params_.replicate ? &store_ : nullptr;
+  }
+  tessera::ReplicationConfig replication_config() const {
+    return tessera::ReplicationConfig{params_.precision, 0, false};
+  }
 
   // The players are the whole state worth keeping across a restart.
   std::vector<Player> save() const { return players_; }
@@ -71,17 +101,34 @@ class Arena {
                                         Params params,
                                         std::vector<Player> players) {
     tessera::Result<Arena> arena = init(shard_id, params);
-    if (arena.ok()) arena->players_ = std::move(players);
+    if (!arena.ok()) return arena;
+    for (Player& p : players) {
+      auto [it, added] = arena->index_.try_emplace(p.id, arena->players_.size());
+      if (!added) return tessera::Error("player " + p.id + " saved twice");
+      arena->players_.push_back(std::move(p));
+      arena->replicate(it->second);
+    }
     return arena;
   }
 
  private:
   explicit Arena(const Params& params)
-      : width_(params.width), height_(params.height) {}
+      : params_(params), width_(params.width), height_(params.height) {}
 
+  void replicate(std::size_t index) {
+    if (!params_.replicate) return;
+    const Player& p = players_[index];
+    const std::uint64_t id = index + 1;
+    store_.set_pos(id, p.x, p.y, 0);
+    store_.set_component_value(id, kIdComponent, p.id);
+  }
+
+  Params params_;
   float width_;
   float height_;
   std::vector<Player> players_;
+  std::unordered_map<std::string, std::size_t> index_;  // id -> players_
+  tessera::Replicated store_;
 };
 
 TESSERA_SHARD(Arena);
