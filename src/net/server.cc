@@ -61,6 +61,14 @@ NetMetrics::NetMetrics(Metrics& r)
       inputs_refused_queue(r.GetCounter("tessera_inputs_refused_total",
                                         "Inputs refused, by reason.",
                                         {{"reason", "not_queued"}})),
+      frames_superseded(r.GetCounter(
+          "tessera_ws_frames_superseded_total",
+          "Snapshot frames a slow connection skipped: a newer one replaced "
+          "them before they were written.")),
+      baselines_resent(r.GetCounter(
+          "tessera_ws_baselines_resent_total",
+          "Slow connections whose queued replication frames were dropped "
+          "for a new baseline.")),
       http_requests(r.GetCounter("tessera_http_requests_total",
                                  "Plain HTTP requests and upgrades read.")) {}
 

@@ -43,6 +43,8 @@ struct NetMetrics {
   Counter* inputs_refused_module;
   Counter* inputs_refused_rate;
   Counter* inputs_refused_queue;
+  Counter* frames_superseded;
+  Counter* baselines_resent;
   Counter* http_requests;
 };
 

@@ -12,9 +12,18 @@
 //   queue).
 // - A FRAME is written as two buffers: its own small header and the shard's
 //   shared snapshot buffer, never copied per connection.
-// - Frames waiting beyond max_queued_frames (or messages of any kind beyond
-//   16 times that) mean the client does not read: it is closed (1008 "too
-//   slow") so it cannot grow memory without bound.
+// - A client slower than the tick rate skips frames instead of queueing
+//   them: a broadcast FRAME (the whole snapshot) replaces the one still
+//   waiting to be written, in place, so the ACKs behind it keep following
+//   a frame at least as new as their tick. Replication deltas cannot be
+//   skipped: beyond max_queued_frames the waiting ones are dropped and the
+//   shard sends this subscriber a new BASELINE. A client that has not
+//   finished reading one frame while max_queued_frames were skipped, or
+//   between two such resyncs, is closed (1008 "too slow"). Other frames
+//   (per-subscriber snapshots, whose entered/left would be lost) beyond
+//   max_queued_frames, or messages of any kind beyond 16 times that, mean the
+//   client does not read: it is closed (1008 "too slow") so it cannot grow
+//   memory without bound.
 // - After Close() the session is `kClosing`: it writes nothing but the close
 //   frame, ignores incoming messages and keeps reading until Beast reports
 //   the end of the connection; a timer drops the TCP connection if the
@@ -25,6 +34,7 @@
 //   connections of one subscriber use the same client seqs.
 #include "net/ws_session.h"
 
+#include <algorithm>
 #include <array>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -170,6 +180,8 @@ class WsSession final : public HubSession,
     std::string mid;  // replication: the entities' bin header
     std::shared_ptr<const std::string> body2;  // replication: entities
     bool is_frame = false;
+    // What may happen to a frame waiting in the queue (see the top).
+    enum class Skip { kNever, kSupersede, kResync } skip = Skip::kNever;
     bool is_close = false;
     int close_code = 0;  // with is_close; the reason is in `head`
   };
@@ -423,13 +435,26 @@ class WsSession final : public HubSession,
   // Queues `frame` (unless it is empty) and then `replies`; false when the
   // connection was closed for being too slow.
   bool QueueFrame(Outgoing frame, std::vector<std::string> replies) {
-    if (frame.is_frame) {
-      if (queued_frames_ >= ctx_.options.max_queued_frames) {
+    const size_t max_frames = ctx_.options.max_queued_frames;
+    if (frame.is_frame && frame.skip == Outgoing::Skip::kSupersede &&
+        Supersede(frame)) {
+      ctx_.metrics.frames_superseded->Add();
+      if (++skipped_ >= max_frames) {
+        Close(kClosePolicyViolation,
+              "too slow: " + std::to_string(skipped_) +
+                  " frames skipped without one written",
+              true);
+        return false;
+      }
+    } else if (frame.is_frame && queued_frames_ >= max_frames) {
+      if (frame.skip != Outgoing::Skip::kResync || !wrote_since_resync_) {
         Close(kClosePolicyViolation,
               "too slow: " + std::to_string(queued_frames_) + " frames queued",
               true);
         return false;
       }
+      Resync();
+    } else if (frame.is_frame) {
       queue_.push_back(std::move(frame));
       ++queued_frames_;
     }
@@ -442,6 +467,36 @@ class WsSession final : public HubSession,
     return true;
   }
 
+  // Puts `frame` in the place of the newest frame still waiting to be
+  // written, when that one may be superseded; false when there is none.
+  bool Supersede(Outgoing& frame) {
+    const size_t in_flight = writing_ && !writing_pong_ ? 1 : 0;
+    for (size_t i = queue_.size(); i > in_flight; --i) {
+      Outgoing& queued = queue_[i - 1];
+      if (!queued.is_frame) continue;
+      if (queued.skip != Outgoing::Skip::kSupersede) return false;
+      queued = std::move(frame);
+      return true;
+    }
+    return false;
+  }
+
+  // Drops the replication frames waiting to be written (not the replies)
+  // and waits for the BASELINE asked of the shard.
+  void Resync() {
+    const size_t in_flight = writing_ && !writing_pong_ ? 1 : 0;
+    auto first = queue_.begin() + static_cast<std::ptrdiff_t>(in_flight);
+    auto kept = std::stable_partition(
+        first, queue_.end(), [](const Outgoing& o) { return !o.is_frame; });
+    queued_frames_ -= static_cast<size_t>(queue_.end() - kept);
+    queue_.erase(kept, queue_.end());
+    got_baseline_ = false;
+    wrote_since_resync_ = false;
+    last_snapshot_.reset();  // the dropped frames may have carried it
+    ctx_.metrics.baselines_resent->Add();
+    (void)ctx_.host->RequestBaseline(shard_id_, subscriber_);
+  }
+
   void DeliverFrame(uint64_t tick, std::shared_ptr<const std::string> snapshot,
                     const std::vector<shard::InputResult>* results) {
     if (state_ != State::kJoined) return;
@@ -451,6 +506,7 @@ class WsSession final : public HubSession,
         v1::EncodeFrameHeader(tick, last_applied_seq_, snapshot->size());
     frame.body = std::move(snapshot);
     frame.is_frame = true;
+    frame.skip = Outgoing::Skip::kSupersede;
     QueueFrame(std::move(frame), std::move(replies));
   }
 
@@ -483,6 +539,7 @@ class WsSession final : public HubSession,
       frame.mid = v1::EncodeBinHeader(entities->size());
       frame.body2 = std::move(entities);
       frame.is_frame = true;
+      frame.skip = Outgoing::Skip::kResync;
     }
     QueueFrame(std::move(frame), std::move(replies));
   }
@@ -599,7 +656,11 @@ class WsSession final : public HubSession,
     if (writing_pong_) {
       writing_pong_ = false;
     } else if (!queue_.empty()) {
-      if (queue_.front().is_frame) --queued_frames_;
+      if (queue_.front().is_frame) {
+        --queued_frames_;
+        skipped_ = 0;
+        wrote_since_resync_ = true;
+      }
       queue_.pop_front();
     }
     if (ec) {
@@ -662,6 +723,11 @@ class WsSession final : public HubSession,
   std::deque<Outgoing> queue_;
   bool writing_ = false;
   size_t queued_frames_ = 0;
+  // Frames superseded since a frame was last written.
+  size_t skipped_ = 0;
+  // False from a Resync until a frame is written: a second resync with
+  // nothing written in between closes the connection instead.
+  bool wrote_since_resync_ = true;
   std::array<asio::const_buffer, 4> write_buffers_;
   bool got_baseline_ = false;  // replication: FRAMEs flow from a baseline on
   std::shared_ptr<const std::string> last_snapshot_;  // replication

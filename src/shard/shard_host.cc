@@ -258,7 +258,10 @@ Status ShardHost::SubmitInput(std::string_view id, std::string_view subscriber,
     return Status(StatusCode::kFailedPrecondition,
                   "shard \"" + shard->id + "\" has stopped");
   }
-  if (shard->inputs.size() >= options_.max_queued_inputs) {
+  const size_t limit = std::max(
+      options_.max_queued_inputs,
+      options_.max_queued_inputs_per_subscriber * shard->subscribers.size());
+  if (shard->inputs.size() >= limit) {
     return Status(StatusCode::kResourceExhausted,
                   "shard \"" + shard->id + "\" has " +
                       std::to_string(shard->inputs.size()) +
@@ -283,6 +286,17 @@ Status ShardHost::AddSubscriber(std::string_view id,
     ++it->second;
   }
   // A new connection starts from a baseline (replication).
+  shard->restart.emplace(subscriber);
+  return Status::Ok();
+}
+
+Status ShardHost::RequestBaseline(std::string_view id,
+                                  std::string_view subscriber) {
+  std::shared_ptr<HostedShard> shard = Find(id);
+  if (shard == nullptr) {
+    return NotFound("no shard \"" + std::string(id) + "\"");
+  }
+  std::lock_guard<std::mutex> lock(shard->mu);
   shard->restart.emplace(subscriber);
   return Status::Ok();
 }

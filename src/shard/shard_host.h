@@ -76,8 +76,13 @@ struct HostOptions {
   const Clock* watchdog_clock = nullptr;  // null: RealClock
   int64_t save_interval_us = 5'000'000;   // 0: save only at Shutdown
   int64_t stopped_retention_us = 5'000'000;
-  size_t max_queued_inputs = 1024;  // per shard
-  size_t log_lines = 64;            // recent guest log lines kept per shard
+  // Inputs a shard queues between two ticks: the larger of
+  // max_queued_inputs and max_queued_inputs_per_subscriber times its
+  // subscribers (each connection is rate-limited on its own; this only
+  // bounds memory). Beyond it SubmitInput fails.
+  size_t max_queued_inputs = 1024;
+  size_t max_queued_inputs_per_subscriber = 16;
+  size_t log_lines = 64;  // recent guest log lines kept per shard
   // Receives every guest log line (on the calling worker thread).
   std::function<void(std::string_view shard_id, int level,
                      std::string_view text)>
@@ -138,6 +143,10 @@ class ShardHost {
   // often. Errors: kNotFound. Any thread.
   Status AddSubscriber(std::string_view id, std::string_view subscriber);
   Status RemoveSubscriber(std::string_view id, std::string_view subscriber);
+  // With replication: the subscriber's next payload is a BASELINE (a
+  // connection that fell behind and dropped deltas starts again). Errors:
+  // kNotFound. Any thread.
+  Status RequestBaseline(std::string_view id, std::string_view subscriber);
 
   // With workers = 0: runs everything due at `now_us` (ticks, stop
   // requests, idle stops, saves, removals) on the calling thread. One

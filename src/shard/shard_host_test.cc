@@ -357,6 +357,25 @@ TEST_F(ShardHostTest, InputQueueIsBounded) {
   EXPECT_TRUE(host->SubmitInput("c1", "a", 3, add).ok());
 }
 
+TEST_F(ShardHostTest, InputQueueGrowsWithSubscribers) {
+  REQUIRE_KIND("counter", Kind("counter"));
+  HostOptions options;
+  options.max_queued_inputs = 2;
+  options.max_queued_inputs_per_subscriber = 2;
+  auto host = ManualHost(options);
+  ASSERT_TRUE(host->Create("counter", "c1", Msgpack({{"start", 0}})).ok());
+  for (const char* sub : {"a", "b", "c"}) {
+    ASSERT_TRUE(host->AddSubscriber("c1", sub).ok());
+  }
+  ASSERT_TRUE(host->AddSubscriber("c1", "a").ok());  // a second connection
+  const std::string add = Msgpack({{"add", {{"n", 1}}}});
+  for (uint64_t seq = 1; seq <= 6; ++seq) {
+    EXPECT_TRUE(host->SubmitInput("c1", "a", seq, add).ok()) << seq;
+  }
+  EXPECT_EQ(host->SubmitInput("c1", "b", 7, add).code(),
+            StatusCode::kResourceExhausted);
+}
+
 TEST_F(ShardHostTest, WorkersTickAndStopOnRequest) {
   REQUIRE_KIND("counter", Kind("counter", 200));
   HostOptions options;

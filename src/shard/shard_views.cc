@@ -64,10 +64,9 @@ Result<std::unique_ptr<ShardViews>> ShardViews::Create(GuestShard& guest) {
   }
   views->wants_snapshot_ =
       views->replication() || !guest.has_hook(Hook::kSnapshotVisible);
-  views->share_streams_ =
-      views->replication() && !views->interest() &&
-      (views->mirror_->config().max_bytes_per_tick == 0 ||
-       !guest.has_hook(Hook::kInterestAreas));
+  views->share_streams_ = views->replication() && !views->interest() &&
+                          (views->mirror_->config().max_bytes_per_tick == 0 ||
+                           !guest.has_hook(Hook::kInterestAreas));
   return views;
 }
 

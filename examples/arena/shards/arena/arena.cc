@@ -103,7 +103,8 @@ class Arena {
     tessera::Result<Arena> arena = init(shard_id, params);
     if (!arena.ok()) return arena;
     for (Player& p : players) {
-      auto [it, added] = arena->index_.try_emplace(p.id, arena->players_.size());
+      auto [it, added] =
+          arena->index_.try_emplace(p.id, arena->players_.size());
       if (!added) return tessera::Error("player " + p.id + " saved twice");
       arena->players_.push_back(std::move(p));
       arena->replicate(it->second);
