@@ -132,8 +132,10 @@ Result<ClientMessage> DecodeHello(Body* body) {
   if (!version.ok()) return version.status();
   auto ticket = body->Str("ticket");
   if (!ticket.ok()) return ticket.status();
+  auto flags = body->OptionalUint("flags");
+  if (!flags.ok()) return flags.status();
   TESSERA_RETURN_IF_ERROR(body->Finish());
-  return ClientMessage(Hello{*version, *ticket});
+  return ClientMessage(Hello{*version, *ticket, flags->value_or(0)});
 }
 
 Result<ClientMessage> DecodeInput(Body* body) {
@@ -167,7 +169,10 @@ Result<ServerMessage> DecodeWelcome(Body* body) {
   if (!codec.ok()) return codec.status();
   auto tick = body->Uint("tick");
   if (!tick.ok()) return tick.status();
+  auto flags = body->OptionalUint("flags");
+  if (!flags.ok()) return flags.status();
   TESSERA_RETURN_IF_ERROR(body->Finish());
+  w.flags = flags->value_or(0);
   w.shard_id = std::string(*shard_id);
   w.subscriber_id = std::string(*subscriber_id);
   w.tick_rate = static_cast<uint32_t>(*tick_rate);
@@ -307,16 +312,18 @@ Result<ServerMessage> DecodeServerMessage(std::span<const uint8_t> bytes) {
 
 std::string EncodeWelcome(std::string_view shard_id,
                           std::string_view subscriber_id, uint32_t tick_rate,
-                          std::string_view codec, uint64_t tick) {
+                          std::string_view codec, uint64_t tick,
+                          uint64_t flags) {
   std::string out;
   Writer w(&out);
-  w.ArrayHeader(6);
+  w.ArrayHeader(flags == 0 ? 6 : 7);
   w.Uint(kWelcome);
   w.Str(shard_id);
   w.Str(subscriber_id);
   w.Uint(tick_rate);
   w.Str(codec);
   w.Uint(tick);
+  if (flags != 0) w.Uint(flags);
   return out;
 }
 
@@ -378,13 +385,15 @@ std::string EncodeBinHeader(size_t size) {
   return out;
 }
 
-std::string EncodeHello(std::string_view ticket, uint64_t version) {
+std::string EncodeHello(std::string_view ticket, uint64_t version,
+                        uint64_t flags) {
   std::string out;
   Writer w(&out);
-  w.ArrayHeader(3);
+  w.ArrayHeader(flags == 0 ? 3 : 4);
   w.Uint(kHello);
   w.Uint(version);
   w.Str(ticket);
+  if (flags != 0) w.Uint(flags);
   return out;
 }
 

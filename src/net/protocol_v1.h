@@ -27,9 +27,13 @@ enum MsgType : uint8_t {
   kFrame = 19,
 };
 
+// HELLO flag bits (docs/protocol.md).
+inline constexpr uint64_t kHelloFrameAcks = 1;
+
 struct Hello {
   uint64_t version = 0;
   std::string_view ticket;  // points into the decoded buffer
+  uint64_t flags = 0;       // absent: 0; unknown bits are ignored
 };
 struct Input {
   uint64_t seq = 0;
@@ -49,9 +53,11 @@ using ClientMessage = std::variant<Hello, Input, Ping, Pong>;
 // close frame ("not a MessagePack array", "unknown message type 9", ...).
 Result<ClientMessage> DecodeClientMessage(std::span<const uint8_t> bytes);
 
+// `flags`: the HELLO flags the server honours (0: the element is left out).
 std::string EncodeWelcome(std::string_view shard_id,
                           std::string_view subscriber_id, uint32_t tick_rate,
-                          std::string_view codec, uint64_t tick);
+                          std::string_view codec, uint64_t tick,
+                          uint64_t flags = 0);
 std::string EncodeAck(uint64_t seq);
 std::string EncodeReject(uint64_t seq, std::string_view error);
 std::string EncodePing(uint64_t nonce);
@@ -73,6 +79,7 @@ struct Welcome {
   std::string shard_id, subscriber_id, codec;
   uint32_t tick_rate = 0;
   uint64_t tick = 0;
+  uint64_t flags = 0;  // the HELLO flags the server honours
 };
 struct Ack {
   uint64_t seq = 0;
@@ -91,7 +98,8 @@ using ServerMessage = std::variant<Welcome, Ack, Reject, Frame, Ping, Pong>;
 Result<ServerMessage> DecodeServerMessage(std::span<const uint8_t> bytes);
 
 // Client-side encoders (test clients, the bench bot driver).
-std::string EncodeHello(std::string_view ticket, uint64_t version = kVersion);
+std::string EncodeHello(std::string_view ticket, uint64_t version = kVersion,
+                        uint64_t flags = 0);
 std::string EncodeInput(uint64_t seq, std::string_view payload,
                         std::optional<uint64_t> view_tick = std::nullopt);
 

@@ -117,6 +117,34 @@ TEST(ProtocolV1, WelcomeRoundTrip) {
   EXPECT_EQ(w.tick, 9u);
 }
 
+TEST(ProtocolV1, HelloAndWelcomeFlags) {
+  const std::string hello = EncodeHello("t", kVersion, kHelloFrameAcks);
+  EXPECT_EQ(Unpack(hello), json::parse(R"([1, 1, "t", 1])"));
+  std::vector<uint8_t> copy = Bytes(hello);
+  auto h = DecodeClientMessage(copy);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_EQ(std::get<Hello>(*h).flags, kHelloFrameAcks);
+  // Absent or nil: 0; unknown bits are kept for the caller to ignore.
+  copy = Bytes(EncodeHello("t"));
+  EXPECT_EQ(std::get<Hello>(DecodeClientMessage(copy).value()).flags, 0u);
+  copy = json::to_msgpack(json::parse(R"([1, 1, "t", null])"));
+  EXPECT_EQ(std::get<Hello>(DecodeClientMessage(copy).value()).flags, 0u);
+  copy = json::to_msgpack(json::parse(R"([1, 1, "t", 6])"));
+  EXPECT_EQ(std::get<Hello>(DecodeClientMessage(copy).value()).flags, 6u);
+  copy = json::to_msgpack(json::parse(R"([1, 1, "t", "x"])"));
+  EXPECT_FALSE(DecodeClientMessage(copy).ok());
+  copy = json::to_msgpack(json::parse(R"([1, 1, "t", -1])"));
+  EXPECT_FALSE(DecodeClientMessage(copy).ok());
+
+  const std::string welcome =
+      EncodeWelcome("a", "b", 20, "json", 3, kHelloFrameAcks);
+  EXPECT_EQ(Unpack(welcome),
+            json::parse(R"([16, "a", "b", 20, "json", 3, 1])"));
+  copy = Bytes(welcome);
+  EXPECT_EQ(std::get<Welcome>(DecodeServerMessage(copy).value()).flags,
+            kHelloFrameAcks);
+}
+
 TEST(ProtocolV1, AckRejectRoundTrip) {
   std::vector<uint8_t> ack = Bytes(EncodeAck(5));
   EXPECT_EQ(json::from_msgpack(ack), json::array({17, 5}));
@@ -198,14 +226,14 @@ TEST(ProtocolV1, ReplicationFrameHasEntitiesAndAnOptionalSnapshot) {
 
 TEST(ProtocolV1, ToleratesExtraTrailingElements) {
   json extra = json::parse(R"(["ext", [1, {"a": null}], 2.5])");
-  json hello = json::parse(R"([1, 1, "t"])");
+  json hello = json::parse(R"([1, 1, "t", 0])");  // extras after the flags
   hello.insert(hello.end(), extra.begin(), extra.end());
   EXPECT_EQ(ClientError(Pack(hello)), "ok");
   json input = json::array({2, 1, Bin("p"), nullptr, "more"});
   EXPECT_EQ(ClientError(Pack(input)), "ok");
   json frame = json::array({19, 1, 0, Bin("s"), Bin("e"), json::object()});
   EXPECT_EQ(ServerError(Pack(frame)), "ok");
-  json welcome = json::parse(R"([16, "s", "u", 20, "json", 0, true])");
+  json welcome = json::parse(R"([16, "s", "u", 20, "json", 0, 1, true])");
   EXPECT_EQ(ServerError(Pack(welcome)), "ok");
 }
 

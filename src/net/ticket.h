@@ -16,7 +16,7 @@ inline constexpr int64_t kDefaultTicketLifetimeSecs = 600;
 struct Ticket {
   std::string shard_id;
   std::string subscriber_id;
-  int64_t expires_unix = 0;  // seconds
+  int64_t expires_unix = 0;        // seconds
   std::string claims_json = "{}";  // a JSON object, application-defined
 };
 

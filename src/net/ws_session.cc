@@ -341,6 +341,7 @@ class WsSession final : public HubSession,
       if (auto found = ctx_.options.find_kind(info->kind)) kind = *found;
     }
     subscriber_ = std::move(check.ticket.subscriber_id);
+    frame_acks_ = (hello.flags & v1::kHelloFrameAcks) != 0;
     state_ = State::kJoined;
     bucket_.emplace(ctx_.options.input_rate_per_sec, ctx_.options.input_burst,
                     SteadyNowUs());
@@ -372,7 +373,8 @@ class WsSession final : public HubSession,
       return;
     }
     Send(v1::EncodeWelcome(shard_id_, subscriber_, kind.tick_rate,
-                           CodecName(kind.codec), info->tick));
+                           CodecName(kind.codec), info->tick,
+                           frame_acks_ ? v1::kHelloFrameAcks : 0));
     ArmPingTimer();
   }
 
@@ -413,11 +415,14 @@ class WsSession final : public HubSession,
     ctx_.metrics.inputs_submitted->Add();
   }
 
-  // This connection's ACK/REJECTs among a tick's results; updates
-  // last_applied_seq_.
-  std::vector<std::string> TakeReplies(
+  // This connection's results among a tick's; updates last_applied_seq_.
+  struct Reply {
+    uint64_t seq = 0;
+    const std::string* rejection = nullptr;  // null: accepted
+  };
+  std::vector<Reply> TakeReplies(
       const std::vector<shard::InputResult>* results) {
-    std::vector<std::string> replies;
+    std::vector<Reply> replies;
     if (results != nullptr) {
       for (const shard::InputResult& r : *results) {
         auto it = outstanding_.find(r.seq);
@@ -425,16 +430,32 @@ class WsSession final : public HubSession,
         const uint64_t seq = it->second;
         outstanding_.erase(it);
         last_applied_seq_ = std::max(last_applied_seq_, seq);
-        replies.push_back(r.accepted ? v1::EncodeAck(seq)
-                                     : v1::EncodeReject(seq, r.rejection));
+        replies.push_back(Reply{seq, r.accepted ? nullptr : &r.rejection});
       }
     }
     return replies;
   }
 
-  // Queues `frame` (unless it is empty) and then `replies`; false when the
-  // connection was closed for being too slow.
-  bool QueueFrame(Outgoing frame, std::vector<std::string> replies) {
+  void QueueMessage(std::string message) {
+    Outgoing out;
+    out.head = std::move(message);
+    queue_.push_back(std::move(out));
+  }
+
+  // Queues `frame` (unless it is empty) and the tick's `replies`: after the
+  // frame, or with frame acks the REJECTs before it and no ACKs (its
+  // last_seq carries them; without a frame they go as ACK messages). False
+  // when the connection was closed for being too slow.
+  bool QueueFrame(Outgoing frame, const std::vector<Reply>& replies) {
+    if (frame_acks_) {
+      for (const Reply& r : replies) {
+        if (r.rejection != nullptr) {
+          QueueMessage(v1::EncodeReject(r.seq, *r.rejection));
+        } else if (!frame.is_frame) {
+          QueueMessage(v1::EncodeAck(r.seq));
+        }
+      }
+    }
     const size_t max_frames = ctx_.options.max_queued_frames;
     if (frame.is_frame && frame.skip == Outgoing::Skip::kSupersede &&
         Supersede(frame)) {
@@ -458,10 +479,12 @@ class WsSession final : public HubSession,
       queue_.push_back(std::move(frame));
       ++queued_frames_;
     }
-    for (std::string& reply : replies) {
-      Outgoing out;
-      out.head = std::move(reply);
-      queue_.push_back(std::move(out));
+    if (!frame_acks_) {
+      for (const Reply& r : replies) {
+        QueueMessage(r.rejection == nullptr
+                         ? v1::EncodeAck(r.seq)
+                         : v1::EncodeReject(r.seq, *r.rejection));
+      }
     }
     StartWrite();
     return true;
@@ -469,13 +492,20 @@ class WsSession final : public HubSession,
 
   // Puts `frame` in the place of the newest frame still waiting to be
   // written, when that one may be superseded; false when there is none.
+  // With frame acks the new frame goes last instead (after the REJECTs just
+  // queued, which must come before a frame whose last_seq covers them).
   bool Supersede(Outgoing& frame) {
     const size_t in_flight = writing_ && !writing_pong_ ? 1 : 0;
     for (size_t i = queue_.size(); i > in_flight; --i) {
       Outgoing& queued = queue_[i - 1];
       if (!queued.is_frame) continue;
       if (queued.skip != Outgoing::Skip::kSupersede) return false;
-      queued = std::move(frame);
+      if (frame_acks_) {
+        queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(i - 1));
+        queue_.push_back(std::move(frame));
+      } else {
+        queued = std::move(frame);
+      }
       return true;
     }
     return false;
@@ -500,14 +530,14 @@ class WsSession final : public HubSession,
   void DeliverFrame(uint64_t tick, std::shared_ptr<const std::string> snapshot,
                     const std::vector<shard::InputResult>* results) {
     if (state_ != State::kJoined) return;
-    std::vector<std::string> replies = TakeReplies(results);
+    std::vector<Reply> replies = TakeReplies(results);
     Outgoing frame;
     frame.head =
         v1::EncodeFrameHeader(tick, last_applied_seq_, snapshot->size());
     frame.body = std::move(snapshot);
     frame.is_frame = true;
     frame.skip = Outgoing::Skip::kSupersede;
-    QueueFrame(std::move(frame), std::move(replies));
+    QueueFrame(std::move(frame), replies);
   }
 
   // See HubSession::PostView.
@@ -516,7 +546,7 @@ class WsSession final : public HubSession,
                    std::shared_ptr<const std::string> entities, bool baseline,
                    const std::vector<shard::InputResult>* results) {
     if (state_ != State::kJoined) return;
-    std::vector<std::string> replies = TakeReplies(results);
+    std::vector<Reply> replies = TakeReplies(results);
     Outgoing frame;
     if (!replication && snapshot != nullptr) {
       frame.head =
@@ -541,7 +571,7 @@ class WsSession final : public HubSession,
       frame.is_frame = true;
       frame.skip = Outgoing::Skip::kResync;
     }
-    QueueFrame(std::move(frame), std::move(replies));
+    QueueFrame(std::move(frame), replies);
   }
 
   void ArmPingTimer() {
@@ -723,6 +753,7 @@ class WsSession final : public HubSession,
   std::deque<Outgoing> queue_;
   bool writing_ = false;
   size_t queued_frames_ = 0;
+  bool frame_acks_ = false;  // HELLO flag: FRAMEs' last_seq carry the ACKs
   // Frames superseded since a frame was last written.
   size_t skipped_ = 0;
   // False from a Resync until a frame is written: a second resync with

@@ -18,6 +18,7 @@ TEST_F(ServerTest, JoinGetsWelcomeThenFrames) {
   ASSERT_TRUE(welcome.ok()) << welcome.status().ToString();
   EXPECT_EQ(welcome->shard_id, shard);
   EXPECT_EQ(welcome->subscriber_id, "alice");
+  EXPECT_EQ(welcome->flags, 0u);
   EXPECT_EQ(welcome->tick_rate, kTickRate);
   EXPECT_EQ(welcome->codec, "msgpack");
 
@@ -84,6 +85,48 @@ TEST_F(ServerTest, InputIsAckedAfterTheFrameThatShowsIt) {
   ASSERT_TRUE(frame.ok());
   EXPECT_EQ(frame->last_seq, 5u);
   EXPECT_EQ(FromMsgpack(frame->snapshot)["value"], 14);
+}
+
+// With the HELLO flag the FRAME's last_seq is the ACK: no ACK messages,
+// and a tick's REJECTs come before its FRAME.
+TEST_F(ServerTest, FrameAcksCarryAcksInLastSeq) {
+  StartServer();
+  CreateShard("a");
+  ClientOptions options = ClientOpts();
+  options.hello_flags = v1::kHelloFrameAcks;
+  auto connected = TestClient::Connect(options, "a");
+  ASSERT_TRUE(connected.ok()) << connected.status().ToString();
+  auto& client = *connected;
+  auto welcome = client->Join(Ticket("a", "alice"));
+  ASSERT_TRUE(welcome.ok()) << welcome.status().ToString();
+  EXPECT_EQ(welcome->flags, v1::kHelloFrameAcks);  // honoured
+  ASSERT_TRUE(client->SendInput(1, AddInput(2)).ok());
+  ASSERT_TRUE(client->SendInput(2, AddInput(-1)).ok());
+  ASSERT_TRUE(client->SendInput(3, AddInput(5)).ok());
+  bool rejected = false;
+  uint64_t last_seq = 0;
+  while (last_seq < 3) {
+    auto msg = client->ReadMessage();
+    ASSERT_TRUE(msg.ok()) << msg.status().ToString();
+    ASSERT_FALSE(std::holds_alternative<v1::Ack>(*msg)) << "an ACK message";
+    if (const auto* reject = std::get_if<v1::Reject>(&*msg)) {
+      EXPECT_EQ(reject->seq, 2u);
+      EXPECT_EQ(reject->error, "n must be positive");
+      EXPECT_LT(last_seq, 2u) << "REJECT after a FRAME covering it";
+      rejected = true;
+    } else if (const auto* frame = std::get_if<v1::Frame>(&*msg)) {
+      if (frame->last_seq >= 2) {
+        EXPECT_TRUE(rejected);
+      }
+      last_seq = frame->last_seq;
+      if (last_seq == 3) {
+        EXPECT_EQ(FromMsgpack(frame->snapshot)["value"], 7);
+      }
+    }
+  }
+  // Nothing else is pending: no ACK message follows.
+  auto more = client->ReadUntil<v1::Ack>(300);
+  EXPECT_FALSE(more.ok());
 }
 
 TEST_F(ServerTest, RefusedInputGetsRejectWithTheModuleText) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -45,9 +46,11 @@ class SlowReaderTest : public ServerTest {
     return options;
   }
   std::unique_ptr<TestClient> JoinSlow(const std::string& shard,
-                                       const std::string& subscriber) {
+                                       const std::string& subscriber,
+                                       uint64_t hello_flags = 0) {
     ClientOptions slow = ClientOpts();
     slow.receive_buffer_bytes = 4096;
+    slow.hello_flags = hello_flags;
     auto connected = TestClient::Connect(slow, shard);
     EXPECT_TRUE(connected.ok()) << connected.status().ToString();
     if (!connected.ok()) return nullptr;
@@ -96,6 +99,43 @@ TEST_F(SlowReaderTest, ASlowClientSkipsSnapshotFramesAndStaysConnected) {
   EXPECT_GT(largest_gap, 1u);
   EXPECT_EQ(server_->ConnectionCount(), 1u);
   EXPECT_EQ(Counter(metrics_, "tessera_ws_closes_total{code=\"1008\"}"), 0);
+}
+
+// With frame acks a skipped frame's place goes to a newer one after the
+// REJECTs queued meanwhile: no frame may cover a refusal not yet sent.
+TEST_F(SlowReaderTest, SkippedFramesKeepFrameAcksInOrder) {
+  StartServer(SlowOptions(1000));
+  CreateShard("a");
+  const std::string big_id(2'500, 's');
+  auto slow = JoinSlow("a", big_id, v1::kHelloFrameAcks);
+  ASSERT_NE(slow, nullptr);
+  // Inputs while frames are being skipped: every other one refused.
+  uint64_t seq = 0;
+  ASSERT_TRUE(WaitLong(
+      [&] {
+        ++seq;
+        EXPECT_TRUE(slow->SendInput(seq, AddInput(seq % 2 ? 1 : -1)).ok());
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        return Counter(metrics_, "tessera_ws_frames_superseded_total") >= 10;
+      },
+      20));
+  std::set<uint64_t> rejected;
+  uint64_t last_seq = 0;
+  while (last_seq < seq) {
+    auto message = slow->ReadMessage(3000);
+    ASSERT_TRUE(message.ok()) << message.status().ToString();
+    ASSERT_FALSE(std::holds_alternative<v1::Ack>(*message));
+    if (const auto* reject = std::get_if<v1::Reject>(&*message)) {
+      EXPECT_GT(reject->seq, last_seq) << "REJECT after a FRAME covering it";
+      rejected.insert(reject->seq);
+    } else if (const auto* frame = std::get_if<v1::Frame>(&*message)) {
+      ASSERT_GE(frame->last_seq, last_seq);
+      last_seq = frame->last_seq;
+    }
+  }
+  for (uint64_t s = 2; s <= seq; s += 2) EXPECT_TRUE(rejected.contains(s)) << s;
+  EXPECT_EQ(rejected.size(), seq / 2);
+  EXPECT_EQ(server_->ConnectionCount(), 1u);
 }
 
 TEST_F(SlowReaderTest, ALaggingReplicationClientGetsANewBaseline) {

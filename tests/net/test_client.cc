@@ -104,6 +104,7 @@ struct TestClient::Impl {
   asio::io_context ioc;
   websocket::stream<beast::tcp_stream> ws{ioc};
   std::string subprotocol;
+  uint64_t hello_flags = 0;
   beast::flat_buffer buffer;
   // The read in flight (kept across timeouts).
   bool read_pending = false;
@@ -185,6 +186,7 @@ Result<std::unique_ptr<TestClient>> TestClient::ConnectTarget(
   }
   impl->subprotocol =
       std::string(response[http::field::sec_websocket_protocol]);
+  impl->hello_flags = options.hello_flags;
   return std::unique_ptr<TestClient>(new TestClient(std::move(impl)));
 }
 
@@ -200,8 +202,9 @@ Status TestClient::SendText(std::string_view text, int timeout_ms) {
   return impl_->Write(text, false, timeout_ms);
 }
 
-Status TestClient::SendHello(std::string_view ticket, uint64_t version) {
-  return Send(v1::EncodeHello(ticket, version));
+Status TestClient::SendHello(std::string_view ticket, uint64_t version,
+                             uint64_t flags) {
+  return Send(v1::EncodeHello(ticket, version, flags));
 }
 
 Status TestClient::SendInput(uint64_t seq, std::string_view payload,
@@ -285,7 +288,7 @@ Result<CloseInfo> TestClient::WaitClose(int timeout_ms) {
 }
 
 Result<v1::Welcome> TestClient::Join(std::string_view ticket, int timeout_ms) {
-  Status sent = SendHello(ticket);
+  Status sent = SendHello(ticket, v1::kVersion, impl_->hello_flags);
   if (!sent.ok()) return sent;
   return ReadUntil<v1::Welcome>(timeout_ms);
 }

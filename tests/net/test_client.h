@@ -46,6 +46,8 @@ struct ClientOptions {
   size_t max_message_bytes = 32 << 20;
   // SO_RCVBUF before connecting when > 0 (to simulate a slow reader).
   int receive_buffer_bytes = 0;
+  // HELLO flags Join sends (v1::kHelloFrameAcks, ...).
+  uint64_t hello_flags = 0;
 };
 
 class TestClient {
@@ -69,7 +71,8 @@ class TestClient {
   // Sends one binary (or text) message. Errors: kIo, kDeadlineExceeded.
   Status Send(std::string_view bytes, int timeout_ms = 5000);
   Status SendText(std::string_view text, int timeout_ms = 5000);
-  Status SendHello(std::string_view ticket, uint64_t version = v1::kVersion);
+  Status SendHello(std::string_view ticket, uint64_t version = v1::kVersion,
+                   uint64_t flags = 0);
   Status SendInput(uint64_t seq, std::string_view payload,
                    std::optional<uint64_t> view_tick = std::nullopt);
   Status SendPing(uint64_t nonce);

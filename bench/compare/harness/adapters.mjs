@@ -17,7 +17,8 @@
 //
 // State decoding (config.state): "decode" hands every message to the client
 // library, which decodes each state message (tessera: every FRAME's
-// MessagePack snapshot; Colyseus: every schema patch) as a game would.
+// MessagePack snapshot, or with replication its entity changes through
+// connectShardGame; Colyseus: every schema patch) as a game would.
 // "skip" receives and counts the state messages like the others but drops
 // them before the client library sees them (tessera: FRAME, type 19;
 // Colyseus: ROOM_STATE_PATCH, code 15), for both servers alike: decoding
@@ -56,7 +57,7 @@ function isTesseraFrame(data) {
   return b.length >= 2 && (b[0] & 0xf0) === 0x90 && b[1] === 19;
 }
 
-export async function tesseraAdapter({ url, shard, width, height, state }) {
+export async function tesseraAdapter({ url, shard, width, height, replicate, state }) {
   const skipState = state === "skip";
   const client = await import(pathToFileURL(path.join(TS_CLIENT_DIR, "dist/node.js")).href);
   const WS = createRequire(path.join(TS_CLIENT_DIR, "package.json"))("ws");
@@ -65,7 +66,7 @@ export async function tesseraAdapter({ url, shard, width, height, state }) {
     async connect(id, hooks) {
       const res = await fetch(`${url}/api/dev/join`, {
         method: "POST",
-        body: JSON.stringify({ shard, kind: "arena", params: { width, height }, subscriber: id }),
+        body: JSON.stringify({ shard, kind: "arena", params: { width, height, replicate }, subscriber: id }),
       });
       const join = await res.json();
       if (!res.ok) throw new Error(`dev join: ${join.message ?? res.status}`);
@@ -82,21 +83,25 @@ export async function tesseraAdapter({ url, shard, width, height, state }) {
           super.onmessage = skipState && typeof fn === "function" ? (ev) => isTesseraFrame(ev.data) || fn(ev) : fn;
         }
       }
-      const conn = client.connectShard(join.shardId, {
+      const options = {
         subscriberId: join.subscriberId,
         ticket: join.ticket,
         url,
         WebSocket: CountingWebSocket,
         reconnect: false, // a drop is a result to report, not to hide
-      });
+      };
+      // Replication decoded as a game would: the game client (entities,
+      // interpolation timeline, clock); otherwise the plain connection.
+      const game = replicate && !skipState ? client.connectShardGame(join.shardId, options) : null;
+      const conn = game ? game.connection : client.connectShard(join.shardId, options);
       conn.on("ack", (seq) => hooks.onAck(seq));
       conn.on("reject", (r) => hooks.onReject(r.seq, r.error));
       conn.on("close", (c) => hooks.onClose(c.code, c.reason));
       conn.on("error", () => {}); // the close reports it
       await conn.ready;
       return {
-        send: (x, y) => conn.send({ move_to: { x, y } }),
-        close: () => conn.close(),
+        send: (x, y) => (game ?? conn).send({ move_to: { x, y } }),
+        close: () => (game ?? conn).close(),
       };
     },
   };

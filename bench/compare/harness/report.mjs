@@ -126,13 +126,22 @@ export function renderMarkdown({ meta, runs }) {
   L.push("");
   L.push("## Reading the tables");
   L.push("");
+  const replicate = (o.tessera_mode ?? "snapshot") === "replicate";
   L.push(
-    "The tessera arena shard has no replication: every FRAME carries every player's state to every client, 20 times a " +
-      "second, so bytes per client grow with N and the server's output with N². The Colyseus room sends schema patches " +
-      "holding only the players that moved since the last patch. The bots share the machine's cores with the server: " +
-      "when they cannot read what a server writes, its CPU looks lower than its real cost (it writes only what is read), " +
-      "its round trips longer (ACKs queue behind unread frames), and tessera closes clients more than 64 frames behind " +
-      "(1008 too_slow). The warnings under a table say when that happened; such a run measures the machine, not the server.",
+    (replicate
+      ? "The tessera arena shard runs in its replication mode (create params `replicate: true`, `--tessera-mode replicate`): " +
+        "the players are replicated entities (position to 0.1 units, the subscriber id as a component), and each FRAME " +
+        "carries only the players that moved since the client's last frame, as bit-packed differences; every client in " +
+        "step gets the same bytes, encoded once per tick. "
+      : "The tessera arena shard runs without replication (`--tessera-mode snapshot`): every FRAME carries every " +
+        "player's state to every client, 20 times a second, so bytes per client grow with N and the server's output " +
+        "with N². ") +
+      "The Colyseus room sends schema patches holding only the players that moved since the last patch (also encoded " +
+      "once per patch for all clients). Neither server filters by interest: every client sees every player. " +
+      "The bots share the machine's cores with the server: when they cannot read what a server writes, its CPU looks " +
+      "lower than its real cost (it writes only what is read) and its round trips longer (ACKs queue behind unread " +
+      "frames); tessera then skips frames for those clients or sends them a new baseline (`docs/protocol.md`, \"Slow " +
+      "readers\"). The warnings under a table say when that happened; such a run measures the machine, not the server.",
   );
   L.push("");
   const ns = [...new Set(runs.map((r) => r.bots))];

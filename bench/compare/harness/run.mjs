@@ -5,6 +5,7 @@
 //                [--rate 10] [--duration 20] [--warmup 3] [--ramp SECS]
 //                [--bots-per-worker 250] [--reject-fraction 0.05] [--seed 1]
 //                [--state skip|decode] [--priority NICE]
+//                [--tessera-mode replicate|snapshot]
 //                [--tessera-bin PATH] [--out DIR] [--quick]
 //
 // For each N and each server in turn: start the server (tessera: `tessera
@@ -17,7 +18,10 @@
 // and the WebSocket payload bytes each client received. --state: whether
 // the bots' client libraries decode the state messages (decode) or the
 // adapters drop them, counted, before the libraries see them (skip, the
-// default; see adapters.mjs). --priority sets the nice value of the server
+// default; see adapters.mjs). --tessera-mode: the arena shard's params;
+// "replicate" (the default) turns on its replication mode (players as
+// replicated entities, each client sent the ones that moved), "snapshot"
+// sends every player in every frame. --priority sets the nice value of the server
 // and the bot processes (e.g. -10 on a machine busy with other work). Writes
 // OUT/results.json and OUT/RESULTS.md (OUT: bench/compare, or a scratch
 // folder with --quick unless --out is given).
@@ -61,6 +65,7 @@ function parseArgs(argv) {
     quick: false,
     state: null,
     priority: 0,
+    tesseraMode: "replicate",
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -87,6 +92,7 @@ function parseArgs(argv) {
     else if (a === "--quick") o.quick = true;
     else if (a === "--state") o.state = v();
     else if (a === "--priority") o.priority = Number(v());
+    else if (a === "--tessera-mode") o.tesseraMode = v();
     else if (a === "--help" || a === "-h") usage("");
     else usage(`unknown argument ${a}`);
   }
@@ -97,6 +103,7 @@ function parseArgs(argv) {
   }
   o.state ??= o.quick ? "decode" : "skip";
   if (o.state !== "skip" && o.state !== "decode") usage("--state is skip or decode");
+  if (o.tesseraMode !== "replicate" && o.tesseraMode !== "snapshot") usage("--tessera-mode is replicate or snapshot");
   if (!Number.isInteger(o.priority) || o.priority < -20 || o.priority > 19) usage("--priority is a nice value, -20..19");
   for (const s of o.servers) if (s !== "tessera" && s !== "colyseus") usage(`unknown server ${s}`);
   if (!(o.rate > 0)) usage("--rate must be positive");
@@ -109,6 +116,7 @@ function usage(error) {
     "usage: node run.mjs [--servers tessera,colyseus] [--bots 100,500,1000] [--rate 10] " +
       "[--duration 20] [--warmup 3] [--ramp SECS] [--bots-per-worker 250] " +
       "[--reject-fraction 0.05] [--seed 1] [--state skip|decode] [--priority NICE] " +
+      "[--tessera-mode replicate|snapshot] " +
       "[--tessera-bin PATH] [--out DIR] [--quick]",
   );
   process.exit(2);
@@ -190,16 +198,17 @@ async function startTessera(o, runName) {
   );
   const url = p.match[1];
   const shard = `cmp-${runName}-${Date.now()}`;
+  const replicate = o.tesseraMode === "replicate";
   // Create the shard before the bots come (each bot's dev join would too).
   const res = await fetch(`${url}/api/dev/join`, {
     method: "POST",
-    body: JSON.stringify({ shard, kind: "arena", params: { width: WIDTH, height: HEIGHT }, subscriber: "compare-setup" }),
+    body: JSON.stringify({ shard, kind: "arena", params: { width: WIDTH, height: HEIGHT, replicate }, subscriber: "compare-setup" }),
   });
   if (!res.ok) throw new Error(`creating shard ${shard}: ${await res.text()}`);
   return {
     child: p.child,
     pid: p.child.pid,
-    adapterConfig: { server: "tessera", url, shard, width: WIDTH, height: HEIGHT },
+    adapterConfig: { server: "tessera", url, shard, width: WIDTH, height: HEIGHT, replicate },
     stop: () => stopProcess(p.child, "SIGINT", 20000),
     output: p.output,
   };
@@ -511,6 +520,7 @@ async function main() {
       quick: o.quick,
       state: o.state,
       priority: o.priority,
+      tessera_mode: o.tesseraMode,
     },
     machine: {
       nproc: os.cpus().length,

@@ -1,7 +1,8 @@
 /**
  * `connectShard`: one player's session with one tessera shard over a binary
- * WebSocket (`docs/protocol.md`). It sends HELLO with a ticket, decodes
- * every FRAME's snapshot, numbers and encodes inputs, answers PINGs,
+ * WebSocket (`docs/protocol.md`). It sends HELLO with a ticket (asking for
+ * frame acks), decodes every FRAME's snapshot, numbers and encodes inputs,
+ * reports each input's ACK (a message or a FRAME) or REJECT, answers PINGs,
  * measures the round trip, and reconnects with exponential backoff when the
  * connection drops, except after close codes that say not to.
  *
@@ -14,6 +15,7 @@ import {
   encodeClientMessage,
   encodePayload,
   type FrameMessage,
+  HelloFlags,
   MAX_CLIENT_MESSAGE_BYTES,
   MessageType,
   PROTOCOL_VERSION,
@@ -21,6 +23,10 @@ import {
   SUBPROTOCOL,
   type WelcomeMessage,
 } from "./protocol.js";
+import { CLIENT_BUG_CODES, describeClose, ShardClosedError, TICKET_CODES } from "./close-codes.js";
+import { PendingAcks } from "./acks.js";
+
+export { CloseCodeName, ShardClosedError } from "./close-codes.js";
 
 // ---------------------------------------------------------------------------
 // WebSocket abstraction (browser WebSocket and the `ws` package both fit)
@@ -61,78 +67,6 @@ function resolveWebSocket(option: WebSocketConstructor | undefined): WebSocketCo
     );
   }
   return ctor;
-}
-
-// ---------------------------------------------------------------------------
-// Close codes
-
-/** Names of the close codes of protocol v1, by code. */
-export const CloseCodeName: Readonly<Record<number, string>> = {
-  1000: "normal",
-  1001: "going_away",
-  1006: "connection_lost",
-  1008: "too_slow",
-  1009: "message_too_big",
-  4000: "bad_frame",
-  4001: "ticket_invalid",
-  4002: "ticket_expired",
-  4003: "ticket_wrong_shard",
-  4004: "shard_not_found",
-  4005: "kicked",
-  4006: "shard_stopped",
-  4007: "rate_limited",
-  4008: "hello_timeout",
-  4009: "unsupported_version",
-  4010: "hello_expected",
-};
-
-/** Close codes after which the client never reconnects: the client itself is at fault. */
-const CLIENT_BUG_CODES = new Set([1009, 4000, 4009, 4010]);
-/** Close codes that refuse the ticket: worth one fresh ticket, then fatal. */
-const TICKET_CODES = new Set([4001, 4002, 4003]);
-
-/**
- * Why a connection closed for good: the server refused the ticket, kicked the
- * subscriber, stopped the shard, or the client broke the protocol.
- * `message` names the close code and the server's reason.
- */
-export class ShardClosedError extends Error {
-  /** The WebSocket close code (see `docs/protocol.md`, "Closing"). */
-  readonly code: number;
-  /** The close code's name, e.g. `"ticket_invalid"`. */
-  readonly codeName: string;
-  /** The server's reason text. */
-  readonly reason: string;
-  /** The shard the connection was for. */
-  readonly shardId: string;
-
-  constructor(shardId: string, code: number, reason: string, what: string) {
-    const name = CloseCodeName[code] ?? "unknown";
-    super(`tessera: ${what} (shard "${shardId}", close ${code} ${name}${reason ? `: ${reason}` : ""})`);
-    this.name = "ShardClosedError";
-    this.code = code;
-    this.codeName = name;
-    this.reason = reason;
-    this.shardId = shardId;
-  }
-}
-
-function describeClose(code: number): string {
-  if (TICKET_CODES.has(code)) return "the server refused the ticket";
-  switch (code) {
-    case 4004:
-      return "the shard does not exist";
-    case 4005:
-      return "this subscriber was kicked";
-    case 4006:
-      return "the shard stopped";
-    case 4009:
-      return "the server does not speak this protocol version";
-    default:
-      return CLIENT_BUG_CODES.has(code)
-        ? "the server closed the connection because of a client error"
-        : "the connection closed";
-  }
 }
 
 // ---------------------------------------------------------------------------
@@ -206,9 +140,14 @@ export interface ShardEvents<S> {
   frame: (frame: FrameMessage) => void;
   /** The server accepted the ticket: the connection is open. */
   open: (welcome: WelcomeMessage) => void;
-  /** Input `seq` was applied and accepted. */
+  /**
+   * Input `seq` was applied and accepted: an ACK message, or a FRAME whose
+   * `last_seq` reaches it (emitted just before that FRAME's events; the
+   * first such inputs of a socket wait for the next FRAME, until the server
+   * has shown it honours frame acks). Once per input, never for a refused one.
+   */
   ack: (seq: number) => void;
-  /** The shard refused an input. */
+  /** The shard refused an input (once per input). */
   reject: (rejection: Rejection) => void;
   /** {@link ShardConnection.state} changed. */
   state: (state: ShardState) => void;
@@ -321,6 +260,7 @@ class Connection<S, I> implements ShardConnection<S, I> {
   private open = false; // WELCOME received on the current socket
   private nextSeq = 1;
   private queue: { seq: number; input: I; viewTick: number | null }[] = [];
+  private readonly unanswered = new PendingAcks(); // inputs sent on the current socket
   private attempts = 0; // failed attempts in a row
   private ticketRefusals = 0; // ticket refusals in a row
   private notFound = 0; // shard_not_found in a row
@@ -446,6 +386,7 @@ class Connection<S, I> implements ShardConnection<S, I> {
       throw new RangeError(`tessera: input ${seq} is ${bytes.length} bytes; the limit is ${MAX_CLIENT_MESSAGE_BYTES}`);
     }
     this.ws!.send(bytes);
+    this.unanswered.sent(seq);
   }
 
   close(): void {
@@ -487,7 +428,9 @@ class Connection<S, I> implements ShardConnection<S, I> {
     ws.onopen = () => {
       if (gen !== this.generation) return;
       this.armIdle();
-      ws.send(encodeClientMessage({ type: MessageType.Hello, version: PROTOCOL_VERSION, ticket }));
+      ws.send(
+        encodeClientMessage({ type: MessageType.Hello, version: PROTOCOL_VERSION, ticket, flags: HelloFlags.FrameAcks }),
+      );
     };
     ws.onmessage = (ev) => {
       if (gen !== this.generation) return;
@@ -520,6 +463,7 @@ class Connection<S, I> implements ShardConnection<S, I> {
         if (this.open) return;
         this.open = true;
         this._welcome = msg;
+        this.unanswered.welcome(((msg.flags ?? 0) & HelloFlags.FrameAcks) !== 0);
         this.attempts = 0;
         this.ticketRefusals = 0;
         this.notFound = 0;
@@ -531,6 +475,14 @@ class Connection<S, I> implements ShardConnection<S, I> {
         return;
       case MessageType.Frame: {
         if (!this.open) return;
+        // "ack" for the inputs this FRAME acknowledges comes before
+        // "frame"/"snapshot": a listener that drops acked inputs and replays
+        // the rest on each snapshot then never replays one the snapshot
+        // includes. ShardGame is indifferent (same round-trip sample at the
+        // same arrival time; it reconciles with last_seq), but its "frame"
+        // handler may replace this connection, after which acks would be lost.
+        for (const seq of this.unanswered.frame(msg.lastSeq)) this.emit("ack", seq);
+        if (this.ws !== ws) return; // an "ack" listener closed the connection
         this._tick = msg.tick;
         this.emit("frame", msg);
         if (msg.snapshot !== null) {
@@ -547,9 +499,10 @@ class Connection<S, I> implements ShardConnection<S, I> {
         return;
       }
       case MessageType.Ack:
-        this.emit("ack", msg.seq);
+        if (this.unanswered.answer(msg.seq)) this.emit("ack", msg.seq);
         return;
       case MessageType.Reject: {
+        if (!this.unanswered.answer(msg.seq)) return;
         const rejection = { seq: msg.seq, error: msg.error };
         this._lastRejection = rejection;
         this.emit("reject", rejection);
@@ -707,6 +660,7 @@ class Connection<S, I> implements ShardConnection<S, I> {
     this.pingTimer = undefined;
     this.idleTimer = undefined;
     this.pings.clear();
+    this.unanswered.reset(); // inputs sent on a dead socket get no answer
     const ws = this.ws;
     this.ws = null;
     if (ws) {

@@ -29,16 +29,30 @@ export const MessageType = {
   Frame: 19,
 } as const;
 
+/**
+ * Bits of HELLO's `flags`. Other bits are reserved; a server ignores them.
+ */
+export const HelloFlags = {
+  /**
+   * Frame acks: the server sends no ACK for an input a FRAME acknowledges;
+   * a FRAME's `last_seq` then acknowledges every input of the connection up
+   * to it that was not refused (its REJECTs come before that FRAME).
+   */
+  FrameAcks: 1,
+} as const;
+
 /** How a shard encodes snapshots and inputs, as WELCOME says. */
 export type Codec = "msgpack" | "json";
 
-/** HELLO `[1, version, ticket]`: the client's first message. */
+/** HELLO `[1, version, ticket, flags?]`: the client's first message. */
 export interface HelloMessage {
   type: typeof MessageType.Hello;
   /** Protocol version; 1. */
   version: number;
   /** The ticket for this shard and subscriber (an opaque string). */
   ticket: string;
+  /** {@link HelloFlags} bits; absent or 0: none (then the 4th element is not sent). */
+  flags?: number;
 }
 
 /** INPUT `[2, seq, payload, view_tick]`: one input for the shard. */
@@ -64,7 +78,7 @@ export interface PongMessage {
   nonce: number;
 }
 
-/** WELCOME `[16, shard_id, subscriber_id, tick_rate, codec, tick]`: the ticket was accepted. */
+/** WELCOME `[16, shard_id, subscriber_id, tick_rate, codec, tick, flags?]`: the ticket was accepted. */
 export interface WelcomeMessage {
   type: typeof MessageType.Welcome;
   shardId: string;
@@ -75,6 +89,8 @@ export interface WelcomeMessage {
   codec: Codec;
   /** The shard's current tick. */
   tick: number;
+  /** The {@link HelloFlags} the server honours for this connection; absent or 0: none. */
+  flags?: number;
 }
 
 /** ACK `[17, seq]`: input `seq` was applied and accepted. */
@@ -182,8 +198,12 @@ function encodeArray(arr: unknown[]): Uint8Array {
 /** Encodes a client message as MessagePack. */
 export function encodeClientMessage(msg: ClientMessage): Uint8Array {
   switch (msg.type) {
-    case MessageType.Hello:
-      return encodeArray([msg.type, checkUint(msg.version, "version"), checkStr(msg.ticket, "ticket")]);
+    case MessageType.Hello: {
+      const arr: unknown[] = [msg.type, checkUint(msg.version, "version"), checkStr(msg.ticket, "ticket")];
+      const flags = msg.flags == null ? 0 : checkUint(msg.flags, "flags");
+      if (flags !== 0) arr.push(flags);
+      return encodeArray(arr);
+    }
     case MessageType.Input:
       return encodeArray([
         msg.type,
@@ -211,6 +231,7 @@ export function encodeServerMessage(msg: ServerMessage): Uint8Array {
         checkUint(msg.tickRate, "tick_rate"),
         msg.codec,
         checkUint(msg.tick, "tick"),
+        ...(msg.flags ? [checkUint(msg.flags, "flags")] : []),
       ]);
     case MessageType.Ack:
       return encodeArray([msg.type, checkUint(msg.seq, "seq")]);
@@ -253,6 +274,7 @@ export function decodeServerMessage(data: Uint8Array | ArrayBuffer | ArrayBuffer
         tickRate: checkUint(a[3], "tick_rate"),
         codec,
         tick: checkUint(a[5], "tick"),
+        ...(a.length > 6 && a[6] !== null ? { flags: checkUint(a[6], "flags") } : {}),
       };
     }
     case MessageType.Ack:
@@ -289,9 +311,12 @@ export function decodeClientMessage(data: Uint8Array | ArrayBuffer | ArrayBuffer
   const a = decodeArray(data);
   const type = checkUint(a[0], "message type");
   switch (type) {
-    case MessageType.Hello:
+    case MessageType.Hello: {
       need(a, 3, "HELLO");
-      return { type, version: checkUint(a[1], "version"), ticket: checkStr(a[2], "ticket") };
+      const hello: HelloMessage = { type, version: checkUint(a[1], "version"), ticket: checkStr(a[2], "ticket") };
+      if (a.length > 3 && a[3] !== null) hello.flags = checkUint(a[3], "flags");
+      return hello;
+    }
     case MessageType.Input:
       need(a, 3, "INPUT");
       return {

@@ -1,6 +1,7 @@
 import { decode, encode } from "@msgpack/msgpack";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { connectShard, type ConnectShardOptions, ShardClosedError, shardUrl } from "../src/client.js";
+import { HelloFlags } from "../src/protocol.js";
 import { fakeWebSocket } from "./helpers/fake-websocket.js";
 
 type Snap = { players: { id: string; x: number; y: number }[] };
@@ -31,7 +32,7 @@ afterEach(() => {
 });
 
 describe("connecting", () => {
-  it("opens /shard/<id> with the subprotocol and sends HELLO with the ticket", async () => {
+  it("opens /shard/<id> with the subprotocol and sends HELLO with the ticket and the frame-acks flag", async () => {
     const conn = connect();
     expect(conn.state).toBe("connecting");
     const ws = fake.last();
@@ -39,7 +40,8 @@ describe("connecting", () => {
     expect(ws.protocols).toBe("tessera.v1");
     expect(ws.binaryType).toBe("arraybuffer");
     ws.accept();
-    expect(ws.messages()).toEqual([{ type: 1, version: 1, ticket: "T1" }]);
+    expect(ws.messages()).toEqual([{ type: 1, version: 1, ticket: "T1", flags: 1 }]);
+    expect([...ws.sent[0]!]).toEqual([0x94, 0x01, 0x01, 0xa2, 0x54, 0x31, 0x01]); // [1, 1, "T1", 1]
     ws.welcome();
     expect(conn.state).toBe("open");
     expect(conn.subscriberId).toBe("ann");
@@ -77,7 +79,7 @@ describe("connecting", () => {
     await flush();
     expect(ticket).toHaveBeenCalledTimes(1);
     fake.last().accept();
-    expect(fake.last().messages()[0]).toEqual({ type: 1, version: 1, ticket: "fresh" });
+    expect(fake.last().messages()[0]).toEqual({ type: 1, version: 1, ticket: "fresh", flags: 1 });
   });
 });
 
@@ -198,10 +200,132 @@ describe("send", () => {
     ws.acceptAndWelcome();
     const seen: number[] = [];
     const off = conn.on("ack", (s) => seen.push(s));
+    conn.send({ move_to: { x: 1, y: 1 } });
+    conn.send({ move_to: { x: 2, y: 2 } });
     ws.push({ type: 17, seq: 1 });
     off();
     ws.push({ type: 17, seq: 2 });
     expect(seen).toEqual([1]);
+  });
+});
+
+describe("frame acks", () => {
+  const move = { move_to: { x: 1, y: 1 } };
+  const snapshot = encode({ players: [] });
+  const frame = (tick: number, lastSeq: number) => ({ type: 19 as const, tick, lastSeq, snapshot });
+
+  /**
+   * Connects and records ack, reject and frame events in arrival order;
+   * `flags` are the WELCOME's (default: the server honours frame acks).
+   */
+  function recorded(flags: number = HelloFlags.FrameAcks) {
+    const conn = connect();
+    const events: string[] = [];
+    conn.on("ack", (seq) => events.push(`ack ${seq}`));
+    conn.on("reject", (r) => events.push(`reject ${r.seq}`));
+    conn.on("frame", (f) => events.push(`frame ${f.tick}`));
+    const ws = fake.last();
+    ws.acceptAndWelcome("msgpack", flags);
+    return { conn, ws, events };
+  }
+
+  it("a FRAME's last_seq acks every unanswered input up to it, once, before the frame", () => {
+    const { conn, ws, events } = recorded();
+    expect([conn.send(move), conn.send(move), conn.send(move)]).toEqual([1, 2, 3]);
+    ws.push({ type: 18, seq: 2, error: "outside the arena" }); // REJECTs come before their tick's FRAME
+    ws.push(frame(101, 3));
+    expect(events).toEqual(["reject 2", "ack 1", "ack 3", "frame 101"]);
+    ws.push(frame(102, 3)); // nothing left to ack
+    expect(events).toEqual(["reject 2", "ack 1", "ack 3", "frame 101", "frame 102"]);
+    events.length = 0;
+    conn.send(move);
+    conn.send(move);
+    ws.push({ type: 18, seq: 5, error: "outside the arena" });
+    ws.push(frame(103, 5));
+    expect(events).toEqual(["reject 5", "ack 4", "frame 103"]);
+    // Duplicates (ACK messages after a FRAME acked, a second REJECT) and
+    // answers for seqs never sent emit nothing.
+    ws.push({ type: 17, seq: 3 });
+    ws.push({ type: 17, seq: 4 });
+    ws.push({ type: 18, seq: 5, error: "again" });
+    ws.push({ type: 17, seq: 9 });
+    ws.push(frame(104, 5));
+    expect(events).toEqual(["reject 5", "ack 4", "frame 103", "frame 104"]);
+    expect(conn.lastRejection).toEqual({ seq: 5, error: "outside the arena" });
+  });
+
+  it("ACK messages still ack inputs (ticks without a FRAME), and a later FRAME does not ack them again", () => {
+    const { conn, ws, events } = recorded();
+    conn.send(move);
+    conn.send(move);
+    ws.push({ type: 17, seq: 1 });
+    ws.push({ type: 17, seq: 2 });
+    ws.push({ type: 17, seq: 2 });
+    ws.push(frame(101, 2));
+    ws.push(frame(102, 2));
+    expect(events).toEqual(["ack 1", "ack 2", "frame 101", "frame 102"]);
+  });
+
+  it("a server that ignores the flag (ACK/REJECT after the FRAME) never has a refused input acked", () => {
+    const { conn, ws, events } = recorded(0); // its WELCOME has no flags
+    for (let i = 0; i < 3; i++) conn.send(move);
+    ws.push(frame(101, 3)); // last_seq counts the refused input too
+    ws.push({ type: 17, seq: 1 });
+    ws.push({ type: 18, seq: 2, error: "outside the arena" });
+    ws.push({ type: 17, seq: 3 });
+    conn.send(move);
+    ws.push(frame(102, 4));
+    ws.push({ type: 17, seq: 4 });
+    ws.push(frame(103, 4));
+    expect(events).toEqual(["frame 101", "ack 1", "reject 2", "ack 3", "frame 102", "ack 4", "frame 103"]);
+  });
+
+  it("inputs queued before WELCOME are acked once they went out", () => {
+    const conn = connect({ maxQueuedInputs: 2 });
+    const acks: number[] = [];
+    conn.on("ack", (seq) => acks.push(seq));
+    for (let i = 0; i < 3; i++) conn.send(move); // seq 1 is dropped from the queue
+    const ws = fake.last();
+    ws.acceptAndWelcome("msgpack", HelloFlags.FrameAcks);
+    expect(ws.messages().filter((m) => m.type === 2).map((m) => (m as { seq: number }).seq)).toEqual([2, 3]);
+    ws.push({ type: 17, seq: 1 }); // never sent
+    ws.push(frame(101, 3));
+    expect(acks).toEqual([2, 3]);
+  });
+
+  it("after a reconnect the new socket's FRAMEs and ACKs do not answer the old socket's inputs", () => {
+    const conn = connect();
+    const acks: number[] = [];
+    conn.on("ack", (seq) => acks.push(seq));
+    const first = fake.last();
+    first.acceptAndWelcome("msgpack", HelloFlags.FrameAcks);
+    conn.send(move);
+    first.push(frame(101, 1));
+    expect(acks).toEqual([1]);
+    conn.send(move);
+    conn.send(move); // 2 and 3: lost with the socket
+    first.serverClose(1001, "restart");
+    vi.advanceTimersByTime(10_000);
+    const second = fake.last();
+    expect(second).not.toBe(first);
+    second.acceptAndWelcome("msgpack", HelloFlags.FrameAcks);
+    expect(conn.send(move)).toBe(4);
+    second.push({ type: 17, seq: 2 });
+    second.push(frame(201, 4));
+    expect(acks).toEqual([1, 4]);
+    first.push({ type: 17, seq: 3 }); // late messages of the old socket are ignored
+    expect(acks).toEqual([1, 4]);
+  });
+
+  it("stops reporting a FRAME when an ack listener closes the connection", () => {
+    const { conn, ws, events } = recorded();
+    conn.on("ack", () => conn.close());
+    conn.send(move);
+    ws.push(frame(101, 0));
+    ws.push(frame(102, 1));
+    ws.push(frame(103, 1));
+    expect(events).toEqual(["frame 101", "ack 1"]);
+    expect(conn.state).toBe("closed");
   });
 });
 
@@ -227,7 +351,7 @@ describe("reconnecting", () => {
     expect(fake.sockets).toHaveLength(3);
     expect(ticket).toHaveBeenCalledTimes(3);
     fake.last().accept();
-    expect(fake.last().messages()[0]).toEqual({ type: 1, version: 1, ticket: "c" });
+    expect(fake.last().messages()[0]).toEqual({ type: 1, version: 1, ticket: "c", flags: 1 });
     fake.last().welcome();
     expect(conn.state).toBe("open");
     // A success resets the backoff: the next drop waits 75 ms again.

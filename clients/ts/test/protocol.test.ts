@@ -8,6 +8,7 @@ import {
   encodeClientMessage,
   encodePayload,
   encodeServerMessage,
+  HelloFlags,
   MessageType,
   ProtocolError,
   type ServerMessage,
@@ -18,6 +19,7 @@ const bin = (...b: number[]) => new Uint8Array(b);
 describe("client messages", () => {
   const cases: [string, ClientMessage, unknown[]][] = [
     ["HELLO", { type: 1, version: 1, ticket: "v1.abc.def" }, [1, 1, "v1.abc.def"]],
+    ["HELLO with flags", { type: 1, version: 1, ticket: "t", flags: HelloFlags.FrameAcks }, [1, 1, "t", 1]],
     ["INPUT", { type: 2, seq: 5, payload: bin(1, 2), viewTick: 42 }, [2, 5, bin(1, 2), 42]],
     ["INPUT without view tick", { type: 2, seq: 6, payload: bin(), viewTick: null }, [2, 6, bin(), null]],
     ["PING", { type: 3, nonce: 9 }, [3, 9]],
@@ -36,6 +38,22 @@ describe("client messages", () => {
     expect([...bytes]).toEqual([0x94, 0x02, 0x01, 0xc4, 0x01, 0xaa, 0xc0]);
     const hello = encodeClientMessage({ type: 1, version: 1, ticket: "t" });
     expect([...hello]).toEqual([0x93, 0x01, 0x01, 0xa1, 0x74]);
+  });
+
+  it("HELLO's flags: bit 0 asks for frame acks; absent or 0 keeps the 3-element HELLO", () => {
+    expect(HelloFlags.FrameAcks).toBe(1);
+    expect(encodeClientMessage({ type: 1, version: 1, ticket: "t", flags: 0 })).toEqual(encode([1, 1, "t"]));
+    expect(encodeClientMessage({ type: 1, version: 1, ticket: "t", flags: undefined })).toEqual(encode([1, 1, "t"]));
+    const bytes = encodeClientMessage({ type: 1, version: 1, ticket: "t", flags: 1 });
+    expect([...bytes]).toEqual([0x94, 0x01, 0x01, 0xa1, 0x74, 0x01]); // fixarray(4), 1, 1, "t", 1
+    expect(decodeClientMessage(encode([1, 1, "t"]))).toStrictEqual({ type: 1, version: 1, ticket: "t" });
+    expect(decodeClientMessage(encode([1, 1, "t", null]))).toStrictEqual({ type: 1, version: 1, ticket: "t" });
+    expect(decodeClientMessage(encode([1, 1, "t", 0]))).toEqual({ type: 1, version: 1, ticket: "t", flags: 0 });
+    const future = decodeClientMessage(encode([1, 1, "t", 3, "future"]));
+    expect(future).toEqual({ type: 1, version: 1, ticket: "t", flags: 3 });
+    expect(() => decodeClientMessage(encode([1, 1, "t", "1"]))).toThrow(/flags must be an unsigned integer/);
+    expect(() => decodeClientMessage(encode([1, 1, "t", -1]))).toThrow(ProtocolError);
+    expect(() => encodeClientMessage({ type: 1, version: 1, ticket: "t", flags: 1.5 })).toThrow(/flags/);
   });
 
   it("reads INPUT with the view tick absent", () => {
@@ -95,7 +113,7 @@ describe("server messages", () => {
 
   it("ignores unknown trailing elements", () => {
     expect(decodeServerMessage(encode([17, 3, "future", 1]))).toEqual({ type: 17, seq: 3 });
-    expect(decodeServerMessage(encode([16, "s", "u", 20, "json", 5, { x: 1 }]))).toMatchObject({ tick: 5 });
+    expect(decodeServerMessage(encode([16, "s", "u", 20, "json", 5, 1, { x: 1 }]))).toMatchObject({ tick: 5, flags: 1 });
     expect(decodeServerMessage(encode([19, 1, 0, null, bin(), "more"]))).toEqual({
       type: 19,
       tick: 1,

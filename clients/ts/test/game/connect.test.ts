@@ -3,7 +3,7 @@
 import { decode } from "@msgpack/msgpack";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { connectShardGame, type ConnectShardGameOptions } from "../../src/index.js";
-import { MessageType, type InputMessage } from "../../src/protocol.js";
+import { HelloFlags, MessageType, type InputMessage } from "../../src/protocol.js";
 import { fakeWebSocket } from "../helpers/fake-websocket.js";
 import { encodeEntities, type PayloadSpec } from "./encode-entities.js";
 
@@ -75,6 +75,30 @@ describe("connectShardGame", () => {
     // Both inputs went out at 5050 ms: the REJECT came at once (0 ms), the
     // FRAME including seq came at 5100 ms (50 ms): EWMA 0 + 50 / 8.
     expect(game.rttMs).toBeCloseTo(6.25, 9);
+  });
+
+  it("frame acks: an input's ack comes before the FRAME including it; prediction and round trip hold", () => {
+    const game = connect();
+    const events: string[] = [];
+    game.connection.on("ack", (seq) => events.push(`ack ${seq}`));
+    game.connection.on("frame", (f) => events.push(`frame ${f.tick}`));
+    fake.last().acceptAndWelcome("msgpack", HelloFlags.FrameAcks);
+    frame(100, { baseline: true, precision: 1, spawns: [{ id: 1, q: [0, 0, 0] }] });
+    const predictor = game.predict<number>((s, i) => s + i.move_to.x);
+    game.send({ move_to: { x: 1, y: 0 } }); // seq 1 at 5000 ms
+    frame(101, {}, 1); // acks 1 (5050 ms)
+    frame(102, {}, 1);
+    game.send({ move_to: { x: 10, y: 0 } }); // seq 2 at 5100 ms
+    game.send({ move_to: { x: 100, y: 0 } }); // seq 3
+    fake.last().push({ type: MessageType.Reject, seq: 3, error: "outside" });
+    expect(predictor.reconcile(1, game.lastSeq)).toBe(11);
+    frame(103, {}, 3); // acks 2 at once (5150 ms)
+    expect(events).toEqual(["frame 100", "ack 1", "frame 101", "frame 102", "ack 2", "frame 103"]);
+    expect(game.lastSeq).toBe(3);
+    expect(predictor.reconcile(11, game.lastSeq)).toBe(11);
+    expect(predictor.pending).toEqual([]);
+    // Samples: 50 ms (seq 1, FRAME 101), 0 ms (seq 3, REJECT), 50 ms (seq 2).
+    expect(game.rttMs).toBeCloseTo((50 * 7) / 8 * (7 / 8) + 50 / 8, 9);
   });
 
   it("a dropped connection clears predictions; the new one's BASELINE decides who leaves", async () => {

@@ -48,13 +48,14 @@ export class FakeSocket implements WebSocketLike {
     const data = typeof bytes === "string" ? bytes : bytes.slice().buffer;
     this.onmessage?.({ data });
   }
-  welcome(codec: "msgpack" | "json" = "msgpack", subscriberId = "ann", tick = 100): void {
-    this.push({ type: 16, shardId: "arena-1", subscriberId, tickRate: 20, codec, tick });
+  /** Sends WELCOME; `flags` are the HELLO flags it says it honours (default: none, an older server). */
+  welcome(codec: "msgpack" | "json" = "msgpack", subscriberId = "ann", tick = 100, flags = 0): void {
+    this.push({ type: 16, shardId: "arena-1", subscriberId, tickRate: 20, codec, tick, flags });
   }
   /** Opens the socket and sends WELCOME. */
-  acceptAndWelcome(codec: "msgpack" | "json" = "msgpack"): void {
+  acceptAndWelcome(codec: "msgpack" | "json" = "msgpack", flags = 0): void {
     this.accept();
-    this.welcome(codec);
+    this.welcome(codec, "ann", 100, flags);
   }
   serverClose(code: number, reason = ""): void {
     this.readyState = 3;
