@@ -87,6 +87,15 @@ std::map<std::string_view, std::shared_ptr<Results>> GroupResults(
   return by_subscriber;
 }
 
+// Connections with input results this tick go first: on a big shard the
+// frames of one tick leave over several milliseconds, and those waiting
+// for an answer (ACK/REJECT, or the frame that acks) should not also wait
+// for everyone else's frame. Order is otherwise kept.
+template <class Targets, class HasResults>
+void AnsweredFirst(Targets& targets, HasResults has_results) {
+  std::stable_partition(targets.begin(), targets.end(), has_results);
+}
+
 }  // namespace
 
 void Hub::Impl::FanOutFrame(const std::string& shard_id, uint64_t tick,
@@ -109,6 +118,7 @@ void Hub::Impl::FanOutFrame(const std::string& shard_id, uint64_t tick,
       for (const SessionPtr& s : sessions) targets.emplace_back(s, mine);
     }
   }
+  AnsweredFirst(targets, [](const auto& t) { return t.second != nullptr; });
   for (auto& [session, mine] : targets) {
     session->PostFrame(tick, snapshot, std::move(mine));
   }
@@ -148,6 +158,7 @@ void Hub::Impl::FanOutViews(
       for (const SessionPtr& s : sessions) targets.push_back({s, found, mine});
     }
   }
+  AnsweredFirst(targets, [](const Target& t) { return t.results != nullptr; });
   for (Target& t : targets) {
     if (t.view == nullptr) {
       t.session->PostView(frame->tick, frame->replication, nullptr, nullptr,

@@ -9,6 +9,7 @@
 #include "net/server.h"
 #include "server/api_handler.h"
 #include "server/app_kinds.h"
+#include "server/env_config.h"
 #include "server/lifecycle_sink.h"
 #include "server/port_probe.h"
 #include "server/shard_directory.h"
@@ -35,9 +36,11 @@ void GuestLog(std::string_view shard_id, int level, std::string_view text) {
 
 void StderrLine(const std::string& line) { std::cerr << line + "\n"; }
 
+// Half the cores, at least 2 (a big shard's frames then leave on two
+// threads: they answer inputs sooner) and at most 8.
 int DefaultIoThreads() {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  return static_cast<int>(std::clamp(cores / 4, 1u, 4u));
+  return static_cast<int>(std::clamp(cores / 2, 2u, 8u));
 }
 
 }  // namespace
@@ -156,8 +159,12 @@ Status AppServer::Init() {
   net::ServerOptions net_options;
   net_options.host = options_.host;
   net_options.port = options_.port;
-  net_options.io_threads =
-      options_.io_threads > 0 ? options_.io_threads : DefaultIoThreads();
+  Result<int64_t> io_threads = IntSetting(
+      options_.io_threads > 0 ? std::optional<int64_t>(options_.io_threads)
+                              : std::nullopt,
+      "io threads", kEnvIoThreads, DefaultIoThreads(), 1, 64);
+  if (!io_threads.ok()) return io_threads.status();
+  net_options.io_threads = static_cast<int>(*io_threads);
   net_options.find_kind = net::FindKindIn(kinds_.get());
   server_ = std::make_unique<net::Server>(net_options, options_.ticket_secret,
                                           api_.get(), &metrics_);

@@ -63,7 +63,9 @@ struct AppServerOptions {
   size_t capacity = 100;      // shards starting or running; 0 = unlimited
   bool dev = false;           // build source kinds first; /api/dev/join
   int workers = -1;           // shard workers; -1 = one per core
-  int io_threads = 0;         // network threads; 0 = a few per core count
+  // Network threads; 0: env TESSERA_IO_THREADS, else half the cores (2
+  // to 8).
+  int io_threads = 0;
   // More apps served beside the first (dev): their kinds join the first's
   // (names must stay unique), their web/ folders are served at
   // "/<directory name>/"; state (store, secrets) stays with the first.

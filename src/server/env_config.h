@@ -19,6 +19,7 @@ inline constexpr char kEnvAdminToken[] = "TESSERA_ADMIN_TOKEN";
 inline constexpr char kEnvDatabaseUrl[] = "TESSERA_DATABASE_URL";
 inline constexpr char kEnvSaveSecs[] = "TESSERA_SHARD_SAVE_SECS";
 inline constexpr char kEnvCapacity[] = "TESSERA_SHARD_CAPACITY";
+inline constexpr char kEnvIoThreads[] = "TESSERA_IO_THREADS";
 
 // The variable's value, or nullopt when unset or empty.
 std::optional<std::string> EnvString(const char* name);

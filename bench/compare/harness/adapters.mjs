@@ -20,8 +20,10 @@
 // MessagePack snapshot, or with replication its entity changes through
 // connectShardGame; Colyseus: every schema patch) as a game would.
 // "skip" receives and counts the state messages like the others but drops
-// them before the client library sees them (tessera: FRAME, type 19;
-// Colyseus: ROOM_STATE_PATCH, code 15), for both servers alike: decoding
+// their state before the client library sees them (tessera: FRAME, type 19,
+// handed on as [19, tick, last_seq, nil], since with frame acks its
+// last_seq carries the ACKs; Colyseus: ROOM_STATE_PATCH, code 15, dropped),
+// for both servers alike: decoding
 // every player's state in every bot costs the harness O(N^2) CPU per second,
 // more than this machine has at N >= 500, and the servers do the same work
 // either way. Joins, inputs, ACK/REJECTs and pings always go through the
@@ -57,6 +59,30 @@ function isTesseraFrame(data) {
   return b.length >= 2 && (b[0] & 0xf0) === 0x90 && b[1] === 19;
 }
 
+// A MessagePack uint at b[i]: [value, next index], or null.
+function readUint(b, i) {
+  const t = b[i];
+  if (t === undefined) return null;
+  if (t <= 0x7f) return [t, i + 1];
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  if (t === 0xcc && i + 2 <= b.length) return [b[i + 1], i + 2];
+  if (t === 0xcd && i + 3 <= b.length) return [dv.getUint16(i + 1), i + 3];
+  if (t === 0xce && i + 5 <= b.length) return [dv.getUint32(i + 1), i + 5];
+  if (t === 0xcf && i + 9 <= b.length) return [Number(dv.getBigUint64(i + 1)), i + 9];
+  return null;
+}
+
+// "skip": the FRAME without its state, [19, tick, last_seq, nil] (the
+// client still needs last_seq: with frame acks it carries the ACKs), or
+// null when the header does not parse.
+function strippedFrame(data) {
+  const b = data instanceof ArrayBuffer ? new Uint8Array(data) : data;
+  const tick = readUint(b, 2);
+  const last = tick && readUint(b, tick[1]);
+  if (!last) return null;
+  return Uint8Array.from([0x94, 19, ...b.subarray(2, last[1]), 0xc0]).buffer;
+}
+
 export async function tesseraAdapter({ url, shard, width, height, replicate, state }) {
   const skipState = state === "skip";
   const client = await import(pathToFileURL(path.join(TS_CLIENT_DIR, "dist/node.js")).href);
@@ -80,7 +106,14 @@ export async function tesseraAdapter({ url, shard, width, height, replicate, sta
           return super.onmessage;
         }
         set onmessage(fn) {
-          super.onmessage = skipState && typeof fn === "function" ? (ev) => isTesseraFrame(ev.data) || fn(ev) : fn;
+          super.onmessage =
+            skipState && typeof fn === "function"
+              ? (ev) => {
+                  if (!isTesseraFrame(ev.data)) return fn(ev);
+                  const stripped = strippedFrame(ev.data);
+                  if (stripped) fn({ data: stripped });
+                }
+              : fn;
         }
       }
       const options = {
