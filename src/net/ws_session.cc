@@ -47,7 +47,10 @@
 #include <optional>
 #include <unordered_map>
 
+#include "net/direct_write.h"
+#include "net/hello_check.h"
 #include "net/hub.h"
+#include "net/outgoing.h"
 #include "net/protocol_v1.h"
 #include "net/rate_limiter.h"
 #include "net/server_context.h"
@@ -62,7 +65,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace websocket = beast::websocket;
 
-constexpr std::string_view kSubprotocol = "tessera.v1";
 constexpr uint64_t kMaxSeq = uint64_t{1} << 53;
 constexpr int kClosePolicyViolation = 1008;
 // Read size while discarding the rest of a refused message.
@@ -72,24 +74,6 @@ int64_t SteadyNowUs() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-// Whether the comma-separated Sec-WebSocket-Protocol list offers ours.
-bool OffersSubprotocol(std::string_view list) {
-  while (!list.empty()) {
-    size_t comma = list.find(',');
-    std::string_view token = list.substr(0, comma);
-    while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) {
-      token.remove_prefix(1);
-    }
-    while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) {
-      token.remove_suffix(1);
-    }
-    if (token == kSubprotocol) return true;
-    if (comma == std::string_view::npos) break;
-    list.remove_prefix(comma + 1);
-  }
-  return false;
 }
 
 const char* CodecName(shard::Codec codec) {
@@ -173,18 +157,6 @@ class WsSession final : public HubSession,
 
  private:
   enum class State { kAccepting, kAwaitHello, kJoined, kClosing, kDone };
-
-  struct Outgoing {
-    std::string head;  // a whole message, or a FRAME's header
-    std::shared_ptr<const std::string> body;  // a FRAME's shared snapshot
-    std::string mid;  // replication: the entities' bin header
-    std::shared_ptr<const std::string> body2;  // replication: entities
-    bool is_frame = false;
-    // What may happen to a frame waiting in the queue (see the top).
-    enum class Skip { kNever, kSupersede, kResync } skip = Skip::kNever;
-    bool is_close = false;
-    int close_code = 0;  // with is_close; the reason is in `head`
-  };
 
   void OnAccept(beast::error_code ec) {
     if (ec) {
@@ -296,36 +268,14 @@ class WsSession final : public HubSession,
 
   void HandleHello(const v1::Hello& hello) {
     hello_timer_.cancel();
-    if (hello.version != v1::kVersion) {
-      Close(kCloseUnsupportedVersion,
-            "protocol version " + std::to_string(hello.version) +
-                " is not supported; this server speaks " +
-                std::to_string(v1::kVersion),
-            false);
-      return;
+    // A version we do not speak is refused before the ticket is looked at.
+    TicketCheck check;
+    if (hello.version == v1::kVersion) {
+      check = VerifyTicket(ctx_.ticket_secret, hello.ticket, shard_id_,
+                           ctx_.UnixNow());
     }
-    TicketCheck check = VerifyTicket(ctx_.ticket_secret, hello.ticket,
-                                     shard_id_, ctx_.UnixNow());
-    switch (check.error) {
-      case TicketError::kNone:
-        break;
-      case TicketError::kInvalid:
-        Close(kCloseTicketInvalid,
-              check.message.empty() ? "invalid ticket" : check.message, false);
-        return;
-      case TicketError::kExpired:
-        Close(kCloseTicketExpired,
-              check.message.empty() ? "ticket expired" : check.message, false);
-        return;
-      case TicketError::kWrongShard:
-        Close(kCloseTicketWrongShard,
-              check.message.empty() ? "ticket is for another shard"
-                                    : check.message,
-              false);
-        return;
-    }
-    if (check.ticket.subscriber_id.empty()) {
-      Close(kCloseTicketInvalid, "ticket has no subscriber id", false);
+    if (std::optional<HelloRefusal> refused = CheckHello(hello, check)) {
+      Close(refused->code, refused->reason, false);
       return;
     }
     shard::ShardHost* host = ctx_.host;
@@ -653,6 +603,7 @@ class WsSession final : public HubSession,
           beast::bind_front_handler(&WsSession::OnWrite, shared_from_this()));
       return;
     }
+    if (state_ != State::kAccepting && WriteDirect()) return;
     if (queue_.empty()) return;
     Outgoing& item = queue_.front();
     if (item.is_close) {
@@ -686,22 +637,74 @@ class WsSession final : public HubSession,
     if (writing_pong_) {
       writing_pong_ = false;
     } else if (!queue_.empty()) {
-      if (queue_.front().is_frame) {
-        --queued_frames_;
-        skipped_ = 0;
-        wrote_since_resync_ = true;
-      }
-      queue_.pop_front();
+      PopWritten();
     }
     if (ec) {
-      queue_.clear();
-      queued_frames_ = 0;
-      DropConnection();  // ends the read loop too
+      WriteFailed();
       return;
     }
     ctx_.metrics.messages_out->Add();
     ctx_.metrics.bytes_out->Add(bytes);
     StartWrite();
+  }
+
+  // The queue's front message has been written.
+  void PopWritten() {
+    if (queue_.front().is_frame) {
+      --queued_frames_;
+      skipped_ = 0;
+      wrote_since_resync_ = true;
+    }
+    queue_.pop_front();
+  }
+
+  void WriteFailed() {
+    queue_.clear();
+    queued_frames_ = 0;
+    DropConnection();  // ends the read loop too
+  }
+
+  // Writes queued messages with one sendmsg each (net/direct_write.h) while
+  // the socket's buffer has room for them. False when the rest must go
+  // through Beast (the front is the close, or the buffer is filling up);
+  // true when nothing more may be written now: a short write is being
+  // finished (writing_), or the connection failed.
+  bool WriteDirect() {
+    if (!ws_.is_open()) return false;  // Beast answers the peer's close
+    auto& socket = beast::get_lowest_layer(ws_).socket();
+    while (!queue_.empty() && !queue_.front().is_close) {
+      const Outgoing& item = queue_.front();
+      const std::string_view payload[] = {
+          item.head, item.body ? std::string_view(*item.body) : "", item.mid,
+          item.body2 ? std::string_view(*item.body2) : ""};
+      const size_t size = payload[0].size() + payload[1].size() +
+                          payload[2].size() + payload[3].size();
+      int error = 0;
+      switch (WriteMessageDirect(socket.native_handle(), payload, &direct_rest_,
+                                 &error)) {
+        case DirectResult::kNoRoom:
+          return false;
+        case DirectResult::kFailed:
+          WriteFailed();
+          return true;
+        case DirectResult::kShort:  // rare: finish it before anything else
+          writing_ = true;
+          asio::async_write(
+              socket, asio::buffer(direct_rest_),
+              asio::bind_executor(strand_, [self = shared_from_this(), size](
+                                               beast::error_code ec, size_t) {
+                self->direct_rest_.clear();
+                self->OnWrite(ec, size);
+              }));
+          return true;
+        case DirectResult::kWritten:
+          PopWritten();
+          ctx_.metrics.messages_out->Add();
+          ctx_.metrics.bytes_out->Add(size);
+          break;
+      }
+    }
+    return false;
   }
 
   void OnCloseSent(beast::error_code ec) {
@@ -754,6 +757,7 @@ class WsSession final : public HubSession,
   bool writing_ = false;
   size_t queued_frames_ = 0;
   bool frame_acks_ = false;  // HELLO flag: FRAMEs' last_seq carry the ACKs
+  std::string direct_rest_;  // the unwritten end of a short direct write
   // Frames superseded since a frame was last written.
   size_t skipped_ = 0;
   // False from a Resync until a frame is written: a second resync with

@@ -92,7 +92,21 @@ function table(t, c) {
   return rows.join("\n");
 }
 
-export function renderMarkdown({ meta, runs }) {
+// The loopback floor's paragraph for N (see ../floor/loopback_floor.cc).
+function floorLine(f, t, c) {
+  if (!f) return null;
+  const perWindow = (f.cpu_s / f.seconds) * (t?.window_s ?? c?.window_s ?? f.seconds);
+  const vs = (r, name) => (r && !r.error ? `${name} used ${(r.server_cpu_s / perWindow).toFixed(1)}× that` : null);
+  return (
+    `**Loopback floor:** the kernel alone needs ${num(perWindow, 2)} s of CPU over the window to send each of the ${f.clients} ` +
+    `clients one ${f.bytes}-byte message ${f.rate} times a second over loopback TCP (${num(f.us_per_send, 2)} µs a send; ` +
+    "on loopback the sender also pays for most of the receiver's TCP work). A server sending a frame a tick cannot use less. " +
+    [vs(t, "tessera"), vs(c, "Colyseus")].filter(Boolean).join(", ") +
+    (c && !c.error ? `; no server can be more than ${(c.server_cpu_s / perWindow).toFixed(1)}× cheaper than Colyseus here.` : ".")
+  );
+}
+
+export function renderMarkdown({ meta, runs, floors = [] }) {
   const L = [];
   const o = meta.options;
   const v = meta.versions;
@@ -152,6 +166,11 @@ export function renderMarkdown({ meta, runs }) {
     L.push("");
     L.push(table(t, c));
     L.push("");
+    const floor = floorLine(floors.find((f) => f.bots === n), t, c);
+    if (floor) {
+      L.push(floor);
+      L.push("");
+    }
     for (const [name, r] of [["tessera", t], ["Colyseus", c]]) {
       if (!r) continue;
       for (const w of caveats(r)) L.push(`- **${name}**: ${w}.`);

@@ -5,7 +5,7 @@
 //                [--rate 10] [--duration 20] [--warmup 3] [--ramp SECS]
 //                [--bots-per-worker 250] [--reject-fraction 0.05] [--seed 1]
 //                [--state skip|decode] [--priority NICE]
-//                [--tessera-mode replicate|snapshot]
+//                [--tessera-mode replicate|snapshot] [--no-floor]
 //                [--tessera-bin PATH] [--out DIR] [--quick]
 //
 // For each N and each server in turn: start the server (tessera: `tessera
@@ -66,6 +66,8 @@ function parseArgs(argv) {
     state: null,
     priority: 0,
     tesseraMode: "replicate",
+    floorBin: null,
+    floor: true,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -93,10 +95,14 @@ function parseArgs(argv) {
     else if (a === "--state") o.state = v();
     else if (a === "--priority") o.priority = Number(v());
     else if (a === "--tessera-mode") o.tesseraMode = v();
+    else if (a === "--no-floor") o.floor = false;
     else if (a === "--help" || a === "-h") usage("");
     else usage(`unknown argument ${a}`);
   }
+  // <build>/src/cli/tessera -> <build>/bench/compare/floor/loopback_floor
+  o.floorBin = path.join(path.dirname(path.dirname(path.dirname(o.tesseraBin))), "bench/compare/floor/loopback_floor");
   if (o.quick) {
+    o.floor = false;
     o.bots = [5];
     o.duration = 3;
     o.warmup = 1;
@@ -116,7 +122,7 @@ function usage(error) {
     "usage: node run.mjs [--servers tessera,colyseus] [--bots 100,500,1000] [--rate 10] " +
       "[--duration 20] [--warmup 3] [--ramp SECS] [--bots-per-worker 250] " +
       "[--reject-fraction 0.05] [--seed 1] [--state skip|decode] [--priority NICE] " +
-      "[--tessera-mode replicate|snapshot] " +
+      "[--tessera-mode replicate|snapshot] [--no-floor] " +
       "[--tessera-bin PATH] [--out DIR] [--quick]",
   );
   process.exit(2);
@@ -427,6 +433,29 @@ async function runOne(o, serverName, n) {
   }
 }
 
+// The loopback floor for N clients (../floor/loopback_floor.cc): the CPU
+// the kernel alone takes to send each client one message of `bytes` per
+// tick at `rate` Hz for `seconds`, on this machine, now. Null when the
+// tool is not built.
+function runFloor(o, n, bytes, rate) {
+  const bin = o.floorBin;
+  if (!fs.existsSync(bin)) {
+    log(`no loopback floor tool at ${bin} (make build): floor skipped`);
+    return null;
+  }
+  const args = ["--clients", n, "--bytes", Math.max(1, Math.round(bytes)), "--rate", rate, "--seconds", o.duration];
+  log(`floor-${n}: ${bin} ${args.join(" ")}`);
+  try {
+    const out = execFileSync(bin, args.map(String), { encoding: "utf8", timeout: (o.duration + 60) * 1000 });
+    const f = JSON.parse(out.trim().split("\n").pop());
+    log(`floor-${n}: ${(f.user_s + f.sys_s).toFixed(2)} s CPU for ${f.sent} sends (${f.us_per_send.toFixed(2)} µs each)`);
+    return { bots: n, ...f, cpu_s: f.user_s + f.sys_s, load_at_start: loadAverage() };
+  } catch (e) {
+    log(`floor-${n} failed: ${e.message}`);
+    return null;
+  }
+}
+
 // Nice value of a process and its threads (a server's threads already run).
 function setPriority(pid, prio) {
   if (!prio || os.getPriority(pid) === prio) return;
@@ -548,8 +577,9 @@ async function main() {
   };
   log(`load average ${meta.machine.load_at_start.join(" ")} on ${meta.machine.nproc} cores; results in ${outDir}`);
   const runs = [];
+  const floors = [];
   const write = () => {
-    const doc = { meta, runs };
+    const doc = { meta, runs, floors };
     fs.writeFileSync(path.join(outDir, "results.json"), JSON.stringify(doc, null, 2) + "\n");
     fs.writeFileSync(path.join(outDir, "RESULTS.md"), renderMarkdown(doc));
   };
@@ -565,6 +595,14 @@ async function main() {
       }
       write();
       await sleep(2000);
+    }
+    const t = runs.find((r) => r.bots === n && r.server === "tessera" && !r.error);
+    if (o.floor) {
+      // tessera's average message, at the tick rate (a server's fewest sends).
+      const bytes = t ? t.recv_bytes_per_client_s / t.recv_messages_per_client_s : 1000;
+      const f = runFloor(o, n, bytes, 20);
+      if (f) floors.push(f);
+      write();
     }
   }
   meta.finished_at = new Date().toISOString();

@@ -1,0 +1,55 @@
+// Writing a whole server-to-client WebSocket message straight to the
+// socket with one non-blocking sendmsg, instead of an asynchronous Beast
+// write: on a busy shard, most of a connection's cost per frame is the
+// asynchronous operation around the send, not the send.
+//
+// A direct write must never leave part of a message behind, or a later
+// Beast write (a close, an automatic pong) could land in the middle of it:
+// DirectWrite is tried only when the socket's send buffer has ample room
+// for the whole message (SO_MEMINFO), and it reports how much went out, so
+// the caller can finish a rare short write before anything else.
+#ifndef TESSERA_NET_DIRECT_WRITE_H_
+#define TESSERA_NET_DIRECT_WRITE_H_
+
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace tessera::net {
+
+// The header of an unmasked, final, binary WebSocket frame (RFC 6455 5.2)
+// carrying `payload_size` bytes; returns its length (2, 4 or 10).
+size_t EncodeBinaryFrameHeader(uint64_t payload_size, uint8_t out[10]);
+
+// Whether the socket's send buffer can take `bytes` more now, with room to
+// spare (its queued memory, which counts the kernel's overhead too, plus
+// twice `bytes` and a margin, stays under its size). False when it cannot
+// tell (not Linux, getsockopt failed).
+bool SendBufferHasRoom(int fd, size_t bytes);
+
+// One sendmsg(MSG_DONTWAIT | MSG_NOSIGNAL) of `parts` (at most 8; empty
+// ones are skipped). Returns the bytes written (possibly fewer than all),
+// or -errno.
+int64_t SendParts(int fd, std::span<const std::string_view> parts);
+
+enum class DirectResult {
+  kWritten,  // the whole frame went out
+  kNoRoom,   // nothing written: the send buffer is filling up
+  kShort,    // part went out; the rest is in *rest, to write next
+  kFailed,   // the socket failed (errno in *error)
+};
+
+// Writes one binary WebSocket message whose payload is the concatenation
+// of `payload` (at most 4 parts) as a single frame, when the send buffer
+// has room for it (SendBufferHasRoom).
+DirectResult WriteMessageDirect(int fd,
+                                std::span<const std::string_view> payload,
+                                std::string* rest, int* error);
+
+}  // namespace tessera::net
+
+#endif  // TESSERA_NET_DIRECT_WRITE_H_

@@ -1,0 +1,52 @@
+#include "net/hello_check.h"
+
+#include "net/connections.h"
+
+namespace tessera::net {
+
+bool OffersSubprotocol(std::string_view list) {
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    std::string_view token = list.substr(0, comma);
+    while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) {
+      token.remove_prefix(1);
+    }
+    while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) {
+      token.remove_suffix(1);
+    }
+    if (token == kSubprotocol) return true;
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+std::optional<HelloRefusal> CheckHello(const v1::Hello& hello,
+                                       const TicketCheck& check) {
+  auto refuse = [&](int code, std::string_view fallback) {
+    return HelloRefusal{
+        code, check.message.empty() ? std::string(fallback) : check.message};
+  };
+  if (hello.version != v1::kVersion) {
+    return HelloRefusal{kCloseUnsupportedVersion,
+                        "protocol version " + std::to_string(hello.version) +
+                            " is not supported; this server speaks " +
+                            std::to_string(v1::kVersion)};
+  }
+  switch (check.error) {
+    case TicketError::kNone:
+      break;
+    case TicketError::kInvalid:
+      return refuse(kCloseTicketInvalid, "invalid ticket");
+    case TicketError::kExpired:
+      return refuse(kCloseTicketExpired, "ticket expired");
+    case TicketError::kWrongShard:
+      return refuse(kCloseTicketWrongShard, "ticket is for another shard");
+  }
+  if (check.ticket.subscriber_id.empty()) {
+    return HelloRefusal{kCloseTicketInvalid, "ticket has no subscriber id"};
+  }
+  return std::nullopt;
+}
+
+}  // namespace tessera::net
