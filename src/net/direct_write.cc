@@ -27,22 +27,21 @@ size_t EncodeBinaryFrameHeader(uint64_t payload_size, uint8_t out[10]) {
   return 10;
 }
 
-bool SendBufferHasRoom(int fd, size_t bytes) {
+size_t SendBufferRoom(int fd) {
 #ifdef SO_MEMINFO
   uint32_t info[SK_MEMINFO_VARS] = {};
   socklen_t len = sizeof info;
   if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, info, &len) != 0 ||
       len < sizeof(uint32_t) * (SK_MEMINFO_WMEM_QUEUED + 1)) {
-    return false;
+    return 0;
   }
   constexpr uint64_t kMargin = 16 * 1024;
-  return uint64_t{info[SK_MEMINFO_WMEM_QUEUED]} + 2 * uint64_t{bytes} +
-             kMargin <
-         uint64_t{info[SK_MEMINFO_SNDBUF]};
+  const uint64_t used = uint64_t{info[SK_MEMINFO_WMEM_QUEUED]} + kMargin;
+  const uint64_t size = info[SK_MEMINFO_SNDBUF];
+  return size > used ? static_cast<size_t>(size - used) : 0;
 #else
   (void)fd;
-  (void)bytes;
-  return false;
+  return 0;
 #endif
 }
 
@@ -69,7 +68,7 @@ int64_t SendParts(int fd, std::span<const std::string_view> parts) {
 
 DirectResult WriteMessageDirect(int fd,
                                 std::span<const std::string_view> payload,
-                                std::string* rest, int* error) {
+                                size_t* room, std::string* rest, int* error) {
   constexpr size_t kMaxPayloadParts = 4;
   if (payload.size() > kMaxPayloadParts) {
     *error = EINVAL;
@@ -77,7 +76,10 @@ DirectResult WriteMessageDirect(int fd,
   }
   size_t size = 0;
   for (std::string_view p : payload) size += p.size();
-  if (!SendBufferHasRoom(fd, size + 10)) return DirectResult::kNoRoom;
+  const size_t need = 2 * (size + 10);
+  if (*room < need) *room = SendBufferRoom(fd);
+  if (*room < need) return DirectResult::kNoRoom;
+  *room -= need;
   uint8_t header[10];
   const size_t header_size = EncodeBinaryFrameHeader(size, header);
   std::string_view parts[kMaxPayloadParts + 1] = {
@@ -85,7 +87,10 @@ DirectResult WriteMessageDirect(int fd,
   std::copy(payload.begin(), payload.end(), parts + 1);
   const std::span<const std::string_view> all(parts, payload.size() + 1);
   const int64_t sent = SendParts(fd, all);
-  if (sent == -EAGAIN || sent == -EWOULDBLOCK) return DirectResult::kNoRoom;
+  if (sent == -EAGAIN || sent == -EWOULDBLOCK) {
+    *room = 0;
+    return DirectResult::kNoRoom;
+  }
   if (sent < 0) {
     *error = static_cast<int>(-sent);
     return DirectResult::kFailed;

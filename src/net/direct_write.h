@@ -25,11 +25,15 @@ namespace tessera::net {
 // carrying `payload_size` bytes; returns its length (2, 4 or 10).
 size_t EncodeBinaryFrameHeader(uint64_t payload_size, uint8_t out[10]);
 
-// Whether the socket's send buffer can take `bytes` more now, with room to
-// spare (its queued memory, which counts the kernel's overhead too, plus
-// twice `bytes` and a margin, stays under its size). False when it cannot
-// tell (not Linux, getsockopt failed).
-bool SendBufferHasRoom(int fd, size_t bytes);
+// How many more bytes the socket's send buffer can take now, with room to
+// spare: its size less its queued memory (which counts the kernel's
+// overhead too) and a margin; 0 when it cannot tell (not Linux, getsockopt
+// failed). A message of n bytes is written directly only while this is at
+// least 2n (the overhead of small segments).
+size_t SendBufferRoom(int fd);
+inline bool SendBufferHasRoom(int fd, size_t bytes) {
+  return SendBufferRoom(fd) >= 2 * bytes;
+}
 
 // One sendmsg(MSG_DONTWAIT | MSG_NOSIGNAL) of `parts` (at most 8; empty
 // ones are skipped). Returns the bytes written (possibly fewer than all),
@@ -45,10 +49,13 @@ enum class DirectResult {
 
 // Writes one binary WebSocket message whose payload is the concatenation
 // of `payload` (at most 4 parts) as a single frame, when the send buffer
-// has room for it (SendBufferHasRoom).
+// has room for it. `*room` is the caller's estimate of SendBufferRoom,
+// kept low (each write takes twice its size off; the kernel frees memory
+// as the peer acknowledges): the socket is asked again only when the
+// estimate is too small, so most writes cost one system call.
 DirectResult WriteMessageDirect(int fd,
                                 std::span<const std::string_view> payload,
-                                std::string* rest, int* error);
+                                size_t* room, std::string* rest, int* error);
 
 }  // namespace tessera::net
 

@@ -141,16 +141,21 @@ void Hub::Impl::FanOutViews(
     auto it = shards.find(shard_id);
     if (it == shards.end()) return;
     targets.reserve(it->second->sessions);
+    // The subscribers, the views and the result groups are all sorted by
+    // subscriber: one merge walk pairs them.
+    auto view = frame->views.begin();
+    auto group = by_subscriber.begin();
     for (const auto& [subscriber, sessions] : it->second->subscribers) {
-      auto group = by_subscriber.find(subscriber);
+      while (group != by_subscriber.end() && group->first < subscriber) {
+        ++group;
+      }
       std::shared_ptr<const Results> mine;
-      if (group != by_subscriber.end()) mine = group->second;
-      // Views are sorted by subscriber.
-      auto view = std::lower_bound(
-          frame->views.begin(), frame->views.end(), subscriber,
-          [](const shard::SubscriberView& v, const std::string& s) {
-            return v.subscriber < s;
-          });
+      if (group != by_subscriber.end() && group->first == subscriber) {
+        mine = group->second;
+      }
+      while (view != frame->views.end() && view->subscriber < subscriber) {
+        ++view;
+      }
       const shard::SubscriberView* found =
           view != frame->views.end() && view->subscriber == subscriber
               ? &*view

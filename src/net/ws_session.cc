@@ -680,8 +680,8 @@ class WsSession final : public HubSession,
       const size_t size = payload[0].size() + payload[1].size() +
                           payload[2].size() + payload[3].size();
       int error = 0;
-      switch (WriteMessageDirect(socket.native_handle(), payload, &direct_rest_,
-                                 &error)) {
+      switch (WriteMessageDirect(socket.native_handle(), payload, &direct_room_,
+                                 &direct_rest_, &error)) {
         case DirectResult::kNoRoom:
           return false;
         case DirectResult::kFailed:
@@ -758,6 +758,7 @@ class WsSession final : public HubSession,
   size_t queued_frames_ = 0;
   bool frame_acks_ = false;  // HELLO flag: FRAMEs' last_seq carry the ACKs
   std::string direct_rest_;  // the unwritten end of a short direct write
+  size_t direct_room_ = 0;   // estimate: see WriteMessageDirect
   // Frames superseded since a frame was last written.
   size_t skipped_ = 0;
   // False from a Resync until a frame is written: a second resync with
