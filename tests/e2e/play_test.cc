@@ -1,8 +1,12 @@
 // Playing the arena through `tessera dev`: joining with tickets from the
-// dev join and from `tessera ticket`, moving, rejections, and two players
-// seeing each other.
+// dev join and from `tessera ticket`, moving, rejections, two players
+// seeing each other, and the arena's replication mode.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <string>
+
+#include "replication/decoder.h"
 #include "tests/e2e/e2e_fixture.h"
 
 namespace tessera::e2e {
@@ -114,6 +118,68 @@ TEST_F(PlayTest, TwoSubscribersSeeEachOther) {
   MoveAndExpectAck(*alice_tab, 1, "alice", 150, 150);
   EXPECT_TRUE(WaitForPlayerAt(*alice, "alice", 150, 150).has_value());
   EXPECT_TRUE(WaitForPlayerAt(*bob, "alice", 150, 150).has_value());
+}
+
+// With the create param "replicate", players are replicated entities (the
+// subscriber id as component 1): a client rebuilds them from the FRAMEs'
+// entity changes, the unchanged empty snapshot goes as nil, and a frame
+// after one player's move carries that player only.
+TEST_F(PlayTest, TheArenaInReplicationModeSendsOnlyWhoMoved) {
+  ASSERT_NE(StartDev(CopyArena()), nullptr);
+  auto join = [&](const std::string& name) {
+    HttpResult r = Http("POST", "/api/dev/join",
+                        {{"shard", "arena-r"},
+                         {"kind", "arena"},
+                         {"params", {{"replicate", true}}},
+                         {"subscriber", name}});
+    EXPECT_EQ(r.status, 200) << r.body;
+    return Join("arena-r", json::parse(r.body).value("ticket", ""));
+  };
+  std::unique_ptr<TestClient> alice = join("alice");
+  std::unique_ptr<TestClient> bob = join("bob");
+  ASSERT_NE(alice, nullptr);
+  ASSERT_NE(bob, nullptr);
+  auto position_of = [](const replication::Decoder& d,
+                        const std::string& name) -> std::optional<double> {
+    for (const auto& e : d.entities()) {
+      for (const auto& c : e.components) {
+        if (c.id == 1 && json::from_msgpack(c.bytes, true, false) == name) {
+          return d.Coordinate(e, 0) * 1000 + d.Coordinate(e, 1);
+        }
+      }
+    }
+    return std::nullopt;
+  };
+  replication::Decoder seen;
+  auto read_until = [&](const std::string& name, double x, double y) {
+    for (int i = 0; i < 100; ++i) {
+      Result<Frame> frame = bob->ReadUntil<Frame>(3000);
+      if (!frame.ok() || !frame->entities.has_value()) {
+        ADD_FAILURE() << "no replication FRAME: " << frame.status().ToString();
+        return std::string();
+      }
+      EXPECT_TRUE(frame->snapshot_nil || frame->snapshot.size() < 16);
+      Status applied = seen.Apply(*frame->entities);
+      if (!applied.ok()) {
+        ADD_FAILURE() << applied.ToString();
+        return std::string();
+      }
+      std::optional<double> at = position_of(seen, name);
+      if (at && std::abs(*at - (x * 1000 + y)) < 0.1) return *frame->entities;
+    }
+    ADD_FAILURE() << name << " never seen at " << x << ", " << y;
+    return std::string();
+  };
+  ASSERT_TRUE(alice->SendInput(1, MoveTo(120.5, 80.3)).ok());
+  ASSERT_TRUE(bob->SendInput(1, MoveTo(700, 20)).ok());
+  read_until("alice", 120.5, 80.3);
+  read_until("bob", 700, 20);
+  EXPECT_EQ(seen.entities().size(), 2u);
+  // One player moves: the frame that shows it is a few bytes.
+  ASSERT_TRUE(alice->SendInput(2, MoveTo(400, 250.1)).ok());
+  const std::string moved = read_until("alice", 400, 250.1);
+  EXPECT_LT(moved.size(), 24u);
+  EXPECT_NEAR(*position_of(seen, "bob"), 700 * 1000 + 20, 0.1);
 }
 
 }  // namespace
