@@ -1,9 +1,11 @@
 #include "loadtest/bot.h"
 
+#include <optional>
 #include <span>
 #include <variant>
 
 #include "loadtest/http_post.h"
+#include "net/msgpack.h"
 #include "net/protocol_v1.h"
 
 namespace tessera::loadtest {
@@ -22,6 +24,17 @@ bool IsFrame(const uint8_t* p, size_t n) {
   if (n < 2) return false;
   const bool fixarray = (p[0] & 0xf0) == 0x90;
   return fixarray && p[1] == v1::kFrame;
+}
+
+// A FRAME's last_seq (its third element), reading nothing after it.
+std::optional<uint64_t> FrameLastSeq(const uint8_t* p, size_t n) {
+  net::msgpack::Reader r(std::span<const uint8_t>(p, n));
+  if (!r.ReadArrayHeader().ok() || !r.ReadUint().ok() || !r.ReadUint().ok()) {
+    return std::nullopt;
+  }
+  Result<uint64_t> last_seq = r.ReadUint();
+  if (!last_seq.ok()) return std::nullopt;
+  return *last_seq;
 }
 
 }  // namespace
@@ -73,19 +86,20 @@ void Bot::ConnectShard(const std::string& shard_id, const std::string& ticket) {
   WsTarget target{plan_.shard_endpoint, plan_.shard_url.host,
                   plan_.shard_url.HostHeader(),
                   "/shard/" + PercentEncode(shard_id)};
-  ws_->Connect(target, plan_.connect_timeout,
-               [self = shared_from_this(), ticket](Status status) {
-                 if (self->ended_) return;
-                 if (!status.ok()) return self->Fail(status.message());
-                 self->ws_->Run(
-                     [self](const uint8_t* data, size_t size) {
-                       self->OnMessage(data, size);
-                     },
-                     [self](int code, const std::string& reason) {
-                       self->OnClosed(code, reason);
-                     });
-                 self->ws_->Send(v1::EncodeHello(ticket));
-               });
+  ws_->Connect(
+      target, plan_.connect_timeout,
+      [self = shared_from_this(), ticket](Status status) {
+        if (self->ended_) return;
+        if (!status.ok()) return self->Fail(status.message());
+        self->ws_->Run([self](const uint8_t* data,
+                              size_t size) { self->OnMessage(data, size); },
+                       [self](int code, const std::string& reason) {
+                         self->OnClosed(code, reason);
+                       });
+        // Frame acks, as @tessera/client asks for them.
+        self->ws_->Send(
+            v1::EncodeHello(ticket, v1::kVersion, v1::kHelloFrameAcks));
+      });
 }
 
 void Bot::Fail(const std::string& reason) {
@@ -128,11 +142,17 @@ void Bot::OnMessage(const uint8_t* data, size_t size) {
   if (ended_) return;
   const bool frame = IsFrame(data, size);
   stats_->Received(frame, size);
-  if (frame) return;
+  if (frame) {
+    if (!frame_acks_) return;
+    std::optional<uint64_t> last_seq = FrameLastSeq(data, size);
+    if (!last_seq) return stats_->Error();
+    return AckUpTo(*last_seq);
+  }
   Result<v1::ServerMessage> msg =
       v1::DecodeServerMessage(std::span<const uint8_t>(data, size));
   if (!msg.ok()) return stats_->Error();
   if (auto* welcome = std::get_if<v1::Welcome>(&*msg)) {
+    frame_acks_ = (welcome->flags & v1::kHelloFrameAcks) != 0;
     return OnWelcome(welcome->subscriber_id, welcome->codec);
   }
   if (auto* ack = std::get_if<v1::Ack>(&*msg)) {
@@ -182,6 +202,18 @@ void Bot::OnAnswer(uint64_t seq, bool refused, const std::string& error) {
   while (!pending_.empty() && pending_.front() == kAnswered) {
     pending_.pop_front();
     ++first_pending_seq_;
+  }
+}
+
+void Bot::AckUpTo(uint64_t last_seq) {
+  // The server sent the REJECTs among them before this FRAME.
+  while (!pending_.empty() && first_pending_seq_ <= last_seq) {
+    if (pending_.front() != kAnswered) {
+      OnAnswer(first_pending_seq_, false, "");  // pops answered ones
+    } else {
+      pending_.pop_front();
+      ++first_pending_seq_;
+    }
   }
 }
 

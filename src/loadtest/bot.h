@@ -71,6 +71,8 @@ class Bot : public std::enable_shared_from_this<Bot> {
   void Fail(const std::string& reason);
   void OnMessage(const uint8_t* data, size_t size);
   void OnWelcome(const std::string& subscriber_id, const std::string& codec);
+  // Frame acks: a FRAME's last_seq answers every pending input up to it.
+  void AckUpTo(uint64_t last_seq);
   void OnAnswer(uint64_t seq, bool refused, const std::string& error);
   void OnClosed(int code, const std::string& reason);
   void ScheduleInput();
@@ -86,6 +88,7 @@ class Bot : public std::enable_shared_from_this<Bot> {
   std::mt19937_64 rng_;
   std::string subscriber_id_;
   bool json_codec_ = false;
+  bool frame_acks_ = false;  // the WELCOME said the server honours them
   bool joined_ = false;
   bool ended_ = false;  // failed, lost or closed: nothing more counts
   Clock::time_point joined_at_;

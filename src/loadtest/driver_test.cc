@@ -47,9 +47,12 @@ void ExpectCountsAddUp(const Counts& c) {
   EXPECT_EQ(c.errors, 0u);
 }
 
-TEST(DriverTest, BotsJoinPlayAndCountEverything) {
+// Bots ask for frame acks; `frame_acks`: whether the server honours them
+// (FRAMEs answer the inputs) or sends ACK messages as an older one would.
+void PlayAndCountEverything(bool frame_acks) {
   FakeServerOptions server_options;
   server_options.reject_every = 4;
+  server_options.frame_acks = frame_acks;
   FakeShardServer server(server_options);
   std::vector<SeriesPoint> seconds;
   Result<Report> r = RunLoadTest(
@@ -80,6 +83,14 @@ TEST(DriverTest, BotsJoinPlayAndCountEverything) {
   EXPECT_EQ(sent, c.inputs_sent) << "the series covers every input";
   EXPECT_EQ(r->settings.join,
             "http://localhost:" + std::to_string(server.port()) + "/join");
+}
+
+TEST(DriverTest, BotsJoinPlayAndCountEverything) {
+  PlayAndCountEverything(/*frame_acks=*/true);
+}
+
+TEST(DriverTest, ServersWithoutFrameAcksAnswerWithAckMessages) {
+  PlayAndCountEverything(/*frame_acks=*/false);
 }
 
 TEST(DriverTest, MintedTicketsAndWrongSecrets) {

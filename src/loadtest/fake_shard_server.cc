@@ -317,6 +317,7 @@ void FakeShardServer::Serve(int fd) {
     return;
   }
   bool welcomed = false;
+  bool frame_acks = false;
   uint64_t tick = 0, inputs = 0;
   int opcode = 0;
   std::string payload;
@@ -342,24 +343,34 @@ void FakeShardServer::Serve(int fd) {
             check.error == net::TicketError::kWrongShard ? 4003 : 4001);
       }
       welcomed = true;
+      frame_acks =
+          (hello->flags & v1::kHelloFrameAcks) != 0 && options_.frame_acks;
       ++sessions_;
-      WriteFrame(channel, 2,
-                 v1::EncodeWelcome(shard, check.ticket.subscriber_id, 20,
-                                   "msgpack", 0));
+      WriteFrame(
+          channel, 2,
+          v1::EncodeWelcome(shard, check.ticket.subscriber_id, 20, "msgpack", 0,
+                            frame_acks ? v1::kHelloFrameAcks : 0));
     } else if (auto* input = std::get_if<v1::Input>(&*msg)) {
       if (!welcomed) return CloseAndWait(channel, 4010);
       ++inputs_;
       ++inputs;
       const std::vector<uint8_t> snapshot = json::to_msgpack({{"tick", tick}});
-      WriteFrame(channel, 2,
-                 v1::EncodeFrameHeader(++tick, input->seq, snapshot.size()) +
-                     std::string(snapshot.begin(), snapshot.end()));
       const bool reject =
           options_.reject_every > 0 &&
           inputs % static_cast<uint64_t>(options_.reject_every) == 0;
+      // With frame acks a REJECT comes before the FRAME and an ACK not at
+      // all; otherwise both after it.
+      if (frame_acks && reject) {
+        WriteFrame(channel, 2, v1::EncodeReject(input->seq, "nope"));
+      }
       WriteFrame(channel, 2,
-                 reject ? v1::EncodeReject(input->seq, "nope")
-                        : v1::EncodeAck(input->seq));
+                 v1::EncodeFrameHeader(++tick, input->seq, snapshot.size()) +
+                     std::string(snapshot.begin(), snapshot.end()));
+      if (!frame_acks) {
+        WriteFrame(channel, 2,
+                   reject ? v1::EncodeReject(input->seq, "nope")
+                          : v1::EncodeAck(input->seq));
+      }
       if (options_.close_after_inputs > 0 &&
           inputs == static_cast<uint64_t>(options_.close_after_inputs)) {
         return CloseAndWait(channel, options_.close_code);

@@ -8,7 +8,9 @@
 //                   ticket} (the ticket is signed with `secret`)
 //   GET /shard/<id> WebSocket: HELLO (ticket checked: close 4001 or 4003)
 //                   -> WELCOME; each INPUT -> a FRAME, then ACK (or REJECT
-//                   "nope" for every `reject_every`th); PING answered.
+//                   "nope" for every `reject_every`th), or with frame acks
+//                   (asked for in HELLO, honoured with `frame_acks`) the
+//                   REJECT before the FRAME and no ACK; PING answered.
 //
 // Threading: one thread accepts, one thread per connection; Stop (or the
 // destructor) ends them all.
@@ -28,7 +30,8 @@ namespace tessera::loadtest::testing {
 struct FakeServerOptions {
   bool tls = false;
   std::string secret = "fake-secret";
-  int reject_every = 0;  // 0: never
+  int reject_every = 0;    // 0: never
+  bool frame_acks = true;  // honour the HELLO flag
   // Close every WebSocket with this code after this many inputs (0: never).
   int close_after_inputs = 0;
   int close_code = 4006;
