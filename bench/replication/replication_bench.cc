@@ -35,6 +35,7 @@
 #include "replication/decoder.h"
 #include "replication/mirror.h"
 #include "replication/subscriber_stream.h"
+#include "sparse_encode.h"
 
 namespace tessera::bench {
 namespace {
@@ -313,5 +314,6 @@ int main(int argc, char** argv) {
   for (const std::string& v : verdicts) std::printf("%s\n", v.c_str());
   std::printf("%s\n", ok ? "consistency: every decoder matched"
                          : "consistency: FAILED");
+  PrintSparseEncode(quick);
   return ok ? 0 : 1;
 }

@@ -28,6 +28,8 @@ size_t Mirror::LowerBound(uint64_t id, size_t from) const {
 }
 
 void Mirror::Clear() {
+  ++generation_;
+  changed_ids_.clear();
   slots_.clear();
   free_slots_.clear();
   index_.clear();
@@ -130,6 +132,7 @@ void Mirror::ApplyChecked(const ChangeList& list, uint64_t tick) {
     }
   }
   added_.clear();
+  changed_ids_.clear();
   for (const EntityChange& c : list.changed) {
     MirrorEntity* e = nullptr;
     bool changed = false;
@@ -164,12 +167,17 @@ void Mirror::ApplyChecked(const ChangeList& list, uint64_t tick) {
       }
     }
     ApplyComponents(list, c, *e, &changed);
-    if (changed) e->changed_tick = tick;
+    if (changed) {
+      e->changed_tick = tick;
+      changed_ids_.push_back(c.id);
+    }
   }
+  std::sort(changed_ids_.begin(), changed_ids_.end());
   if (list.full || !list.removed.empty() || !added_.empty()) {
     RebuildOrder(list.full);
   }
   tick_ = tick;
+  ++generation_;
 }
 
 void Mirror::RebuildOrder(bool full) {

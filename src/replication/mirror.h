@@ -67,6 +67,12 @@ class Mirror {
 
   // The tick of the last successful Apply (0 before any).
   uint64_t tick() const { return tick_; }
+  // Bumped by every successful Apply and by Clear: a stream that encoded at
+  // generation g and sees g + 1 knows changed_ids() is all that changed.
+  uint64_t generation() const { return generation_; }
+  // The ids the last Apply changed (NEW, quantised position or a
+  // component), ascending; removed ids are not listed.
+  std::span<const uint64_t> changed_ids() const { return changed_ids_; }
   // The mirror-wide change counter.
   uint64_t version() const { return version_; }
 
@@ -99,6 +105,7 @@ class Mirror {
 
   Config config_;
   uint64_t tick_ = 0;
+  uint64_t generation_ = 0;
   uint64_t version_ = 0;
   uint64_t incarnations_ = 0;
   std::vector<MirrorEntity> slots_;
@@ -111,6 +118,7 @@ class Mirror {
   std::vector<uint64_t> removed_sorted_;
   std::vector<std::pair<uint64_t, bool>> changed_sorted_;  // id, is_new
   std::vector<uint64_t> added_;
+  std::vector<uint64_t> changed_ids_;
   std::vector<uint64_t> merged_ids_;
   std::vector<uint32_t> merged_slots_;
 };

@@ -179,18 +179,13 @@ void SubscriberStream::WriteUpdates(const UpdatePlan& plan, uint64_t tick,
   }
 }
 
-void SubscriberStream::Encode(const Mirror& mirror,
-                              std::span<const uint64_t> visible,
-                              std::optional<Focus> focus, uint64_t tick,
-                              std::string& out) {
-  const bool baseline = !started_;
-  started_ = true;
+void SubscriberStream::MergeVisible(const Mirror& mirror,
+                                    std::span<const uint64_t> visible) {
   next_.clear();
   despawns_.clear();
   spawns_.clear();
   candidates_.clear();
   comp_scratch_.clear();
-
   // Merge what the client holds with what it should see, both ascending.
   size_t h = 0;
   size_t m = 0;
@@ -220,6 +215,51 @@ void SubscriberStream::Encode(const Mirror& mirror,
     Hold(e, next_.back());
   }
   while (h < held_.size()) despawns_.push_back(held_[h++].id);
+}
+
+bool SubscriberStream::InStep(const Mirror& mirror,
+                              std::span<const uint64_t> visible) {
+  // Only the last Apply's changes are new to this client when it was sent
+  // everything (nothing deferred) at the previous generation and still
+  // sees exactly what it holds.
+  if (generation_ + 1 != mirror.generation() || last_.deferred != 0 ||
+      visible.size() != held_.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < visible.size(); ++i) {
+    if (visible[i] != held_[i].id) return false;
+  }
+  next_.clear();
+  next_.swap(held_);
+  despawns_.clear();
+  spawns_.clear();
+  candidates_.clear();
+  comp_scratch_.clear();
+  size_t h = 0;
+  for (uint64_t id : mirror.changed_ids()) {
+    while (h < next_.size() && next_[h].id < id) ++h;
+    if (h == next_.size()) break;
+    if (next_[h].id != id) continue;  // not visible to this client
+    const MirrorEntity* e = mirror.Find(id);
+    if (e == nullptr || e->incarnation != next_[h].incarnation) {
+      // Removed and reused: the full merge despawns and spawns it.
+      held_.swap(next_);
+      return false;
+    }
+    Consider(*e, static_cast<uint32_t>(h));
+  }
+  return true;
+}
+
+void SubscriberStream::Encode(const Mirror& mirror,
+                              std::span<const uint64_t> visible,
+                              std::optional<Focus> focus, uint64_t tick,
+                              std::string& out) {
+  const bool baseline = !started_;
+  started_ = true;
+  const bool in_step = !baseline && InStep(mirror, visible);
+  if (!in_step) MergeVisible(mirror, visible);
+  generation_ = mirror.generation();
 
   out.clear();
   WriteHeader(mirror.config(), baseline, out);
@@ -240,6 +280,7 @@ void SubscriberStream::Encode(const Mirror& mirror,
   held_.swap(next_);
 
   last_.baseline = baseline;
+  last_.in_step = in_step;
   last_.despawns = despawns_.size();
   last_.spawns = spawns_.size();
   last_.updates = plan.count;

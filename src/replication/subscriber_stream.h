@@ -46,6 +46,7 @@ struct HeldEntity {
 
 struct EncodeStats {
   bool baseline = false;
+  bool in_step = false;  // only the mirror's last changes were looked at
   size_t despawns = 0;
   size_t spawns = 0;
   size_t updates = 0;   // sent
@@ -75,6 +76,13 @@ class SubscriberStream {
   const EncodeStats& last() const { return last_; }
 
  private:
+  // Fills next_ (what the client will hold), despawns_, spawns_ and
+  // candidates_ by merging held_ with `visible`: O(visible).
+  void MergeVisible(const Mirror& mirror, std::span<const uint64_t> visible);
+  // The same in O(changes) when the client sees what it holds and had
+  // everything at the mirror's previous generation: only the ids the last
+  // Apply changed are considered. False (nothing changed) otherwise.
+  bool InStep(const Mirror& mirror, std::span<const uint64_t> visible);
   void Consider(const MirrorEntity& e, uint32_t held_index);
   uint32_t DiffComponents(const MirrorEntity& e, const HeldEntity& h);
   void WriteHeader(const Config& config, bool baseline, std::string& out);
@@ -83,6 +91,7 @@ class SubscriberStream {
   static void HoldComponents(const MirrorEntity& e, HeldEntity& h);
 
   bool started_ = false;
+  uint64_t generation_ = 0;  // the mirror's at the last Encode
   std::vector<HeldEntity> held_;
   EncodeStats last_;
   // Scratch, reused between calls.
