@@ -2,7 +2,8 @@
 // and WebSocket work is in http_session.cc and ws_session.cc, the fan-out
 // of frames in hub.cc.
 //
-// Threading: the io_context runs on options.io_threads threads. The
+// Threading: options.io_threads threads, each running its own io_context
+// (connections are spread over them at accept). The
 // acceptor lives on its own strand, each connection on its own strand. The
 // controlling thread calls Start/Stop; Stop waits for the sessions to
 // close, stops the io_context, joins the threads, shuts the hub down and
@@ -152,24 +153,38 @@ struct Server::Impl {
       : options(std::move(opts)),
         own_metrics(metrics_in == nullptr ? std::make_unique<Metrics>()
                                           : nullptr),
-        ioc(std::make_unique<asio::io_context>(
-            std::max(options.io_threads, 1))),
-        hub(std::make_unique<Hub>(*ioc)),
+        iocs(MakeContexts(options.io_threads)),
+        hub(std::make_unique<Hub>(*iocs.front())),
         ctx(options, std::move(secret), http,
             metrics_in != nullptr ? *metrics_in : *own_metrics, *hub) {}
 
+  // One single-threaded io_context per io thread: a connection lives on
+  // one of them (round robin at accept), so posting a tick's frames to its
+  // sessions wakes each thread once per batch instead of handing every
+  // handler between threads.
+  static std::vector<std::unique_ptr<asio::io_context>> MakeContexts(int n) {
+    std::vector<std::unique_ptr<asio::io_context>> out;
+    for (int i = 0; i < std::max(n, 1); ++i) {
+      out.push_back(std::make_unique<asio::io_context>(1));
+    }
+    return out;
+  }
+  asio::io_context& NextContext() {
+    return *iocs[next_context++ % iocs.size()];
+  }
+
   void DoAccept();
-  void RunIo();
+  void RunIo(asio::io_context& ioc);
 
   const ServerOptions options;
   std::unique_ptr<Metrics> own_metrics;
-  std::unique_ptr<asio::io_context> ioc;
+  std::vector<std::unique_ptr<asio::io_context>> iocs;
+  size_t next_context = 0;   // on the acceptor's strand
   std::unique_ptr<Hub> hub;  // before ctx, which refers to it
   ServerContext ctx;
   std::unique_ptr<tcp::acceptor> acceptor;           // on its own strand
   std::unique_ptr<asio::steady_timer> accept_retry;  // same strand
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>>
-      work;
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::vector<std::thread> threads;
   uint16_t port = 0;
   State state = State::kNew;
@@ -178,7 +193,7 @@ struct Server::Impl {
 void Server::Impl::DoAccept() {
   // On the acceptor's strand.
   acceptor->async_accept(
-      asio::make_strand(*ioc),
+      asio::make_strand(NextContext()),
       [this](boost::system::error_code ec, tcp::socket socket) {
         if (!acceptor->is_open()) return;  // Stop
         if (ec) {
@@ -202,10 +217,10 @@ void Server::Impl::DoAccept() {
       });
 }
 
-void Server::Impl::RunIo() {
+void Server::Impl::RunIo(asio::io_context& ioc) {
   for (;;) {
     try {
-      ioc->run();
+      ioc.run();
       return;
     } catch (const std::exception& e) {
       // A handler must not throw; keep serving the other connections.
@@ -237,7 +252,7 @@ Status Server::Start() {
   if (!ec) {
     endpoint = tcp::endpoint(address, im.options.port);
   } else {
-    tcp::resolver resolver(*im.ioc);
+    tcp::resolver resolver(*im.iocs.front());
     auto results =
         resolver.resolve(im.options.host, std::to_string(im.options.port), ec);
     if (ec || results.empty()) {
@@ -246,7 +261,7 @@ Status Server::Start() {
     }
     endpoint = results.begin()->endpoint();
   }
-  auto strand = asio::make_strand(*im.ioc);
+  auto strand = asio::make_strand(*im.iocs.front());
   im.acceptor = std::make_unique<tcp::acceptor>(strand);
   im.accept_retry = std::make_unique<asio::steady_timer>(strand);
   auto fail = [&](const char* what) {
@@ -266,10 +281,11 @@ Status Server::Start() {
   }
   im.port = im.acceptor->local_endpoint(ec).port();
   im.state = Impl::State::kRunning;
-  im.work.emplace(asio::make_work_guard(*im.ioc));
+  for (auto& ioc : im.iocs) im.work.push_back(asio::make_work_guard(*ioc));
   asio::post(strand, [&im] { im.DoAccept(); });
-  const int n = std::max(im.options.io_threads, 1);
-  for (int i = 0; i < n; ++i) im.threads.emplace_back([&im] { im.RunIo(); });
+  for (auto& ioc : im.iocs) {
+    im.threads.emplace_back([&im, &ioc = *ioc] { im.RunIo(ioc); });
+  }
   return Status::Ok();
 }
 
@@ -296,8 +312,8 @@ void Server::Stop(int code, std::string_view reason) {
            std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    im.work.reset();
-    im.ioc->stop();
+    im.work.clear();
+    for (auto& ioc : im.iocs) ioc->stop();
     for (std::thread& t : im.threads) t.join();
     im.threads.clear();
   }
@@ -306,7 +322,11 @@ void Server::Stop(int code, std::string_view reason) {
   im.hub->Shutdown();
   im.accept_retry.reset();
   im.acceptor.reset();
-  im.ioc.reset();
+  // The first context first: the hub's jobs on it may hold connections of
+  // the others; a connection's own handlers only hold connections of its
+  // own context.
+  for (auto& ioc : im.iocs) ioc.reset();
+  im.iocs.clear();
 }
 
 void Server::OnFrame(std::string_view shard_id, uint64_t tick,
