@@ -6,24 +6,23 @@
 // that PostFrame/PostClose post from other threads. No member needs a lock.
 //
 // Invariants:
-// - At most one Beast write or close is outstanding (`writing_`); outgoing
-//   messages wait in `queue_`, whose front is the one being written (unless
-//   it is the PONG: at most one is pending, `pong_nonce_`, and it jumps the
-//   queue).
-// - A FRAME is written as two buffers: its own small header and the shard's
-//   shared snapshot buffer, never copied per connection.
-// - A client slower than the tick rate skips frames instead of queueing
-//   them: a broadcast FRAME (the whole snapshot) replaces the one still
-//   waiting to be written, in place, so the ACKs behind it keep following
-//   a frame at least as new as their tick. Replication deltas cannot be
-//   skipped: beyond max_queued_frames the waiting ones are dropped and the
-//   shard sends this subscriber a new BASELINE. A client that has not
-//   finished reading one frame while max_queued_frames were skipped, or
-//   between two such resyncs, is closed (1008 "too slow"). Other frames
-//   (per-subscriber snapshots, whose entered/left would be lost) beyond
-//   max_queued_frames, or messages of any kind beyond 16 times that, mean the
-//   client does not read: it is closed (1008 "too slow") so it cannot grow
-//   memory without bound.
+// - One write at a time: a message goes out whole, either directly (one
+//   non-blocking sendmsg while the send buffer has room, direct_write.h) or
+//   as the one outstanding Beast write or close (`writing_`). Messages wait
+//   in `queue_`, whose front is the one being written (the PONG jumps the
+//   queue: at most one is pending, `pong_nonce_`).
+// - A FRAME is its header plus the shard's shared buffers, never copied per
+//   connection. With frame acks (HELLO flag) its last_seq is the ACK and a
+//   tick's REJECTs are queued before it; otherwise ACK/REJECTs follow it.
+// - A client slower than the tick rate skips frames: a whole-snapshot FRAME
+//   replaces the one still waiting (in place; with frame acks it moves to
+//   the end, after the REJECTs queued meanwhile). Replication deltas cannot
+//   be skipped: beyond max_queued_frames the waiting ones are dropped and
+//   the shard sends a new BASELINE. 1008 "too slow" closes a client that
+//   finished no frame while max_queued_frames were skipped or between two
+//   resyncs, one with more per-subscriber snapshots waiting than that
+//   (their entered/left must not be lost), or with more than 16 times that
+//   messages of any kind waiting.
 // - After Close() the session is `kClosing`: it writes nothing but the close
 //   frame, ignores incoming messages and keeps reading until Beast reports
 //   the end of the connection; a timer drops the TCP connection if the
