@@ -5,8 +5,8 @@
 //
 // A direct write must never leave part of a message behind, or a later
 // Beast write (a close, an automatic pong) could land in the middle of it:
-// DirectWrite is tried only when the socket's send buffer has ample room
-// for the whole message (SO_MEMINFO), and it reports how much went out, so
+// a message is written directly only when the socket's send buffer has
+// ample room for all of it (SO_MEMINFO), and it reports how much went out, so
 // the caller can finish a rare short write before anything else.
 #ifndef TESSERA_NET_DIRECT_WRITE_H_
 #define TESSERA_NET_DIRECT_WRITE_H_
@@ -31,9 +31,6 @@ size_t EncodeBinaryFrameHeader(uint64_t payload_size, uint8_t out[10]);
 // failed). A message of n bytes is written directly only while this is at
 // least 2n (the overhead of small segments).
 size_t SendBufferRoom(int fd);
-inline bool SendBufferHasRoom(int fd, size_t bytes) {
-  return SendBufferRoom(fd) >= 2 * bytes;
-}
 
 // One sendmsg(MSG_DONTWAIT | MSG_NOSIGNAL) of `parts` (at most 8; empty
 // ones are skipped). Returns the bytes written (possibly fewer than all),

@@ -3,8 +3,10 @@
 #ifndef TESSERA_NET_OUTGOING_H_
 #define TESSERA_NET_OUTGOING_H_
 
+#include <array>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace tessera::net {
 
@@ -21,6 +23,12 @@ struct Outgoing {
   enum class Skip { kNever, kSupersede, kResync } skip = Skip::kNever;
   bool is_close = false;
   int close_code = 0;  // with is_close; the reason is in `head`
+
+  // The message's four parts, in order (absent ones empty).
+  std::array<std::string_view, 4> Parts() const {
+    return {head, body ? std::string_view(*body) : std::string_view(), mid,
+            body2 ? std::string_view(*body2) : std::string_view()};
+  }
 };
 
 }  // namespace tessera::net

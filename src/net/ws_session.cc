@@ -620,12 +620,10 @@ class WsSession final : public HubSession,
       return;
     }
     writing_ = true;
-    write_buffers_[0] = asio::buffer(item.head);
-    write_buffers_[1] =
-        item.body ? asio::buffer(*item.body) : asio::const_buffer();
-    write_buffers_[2] = asio::buffer(item.mid);
-    write_buffers_[3] =
-        item.body2 ? asio::buffer(*item.body2) : asio::const_buffer();
+    const std::array<std::string_view, 4> parts = item.Parts();
+    for (size_t i = 0; i < parts.size(); ++i) {
+      write_buffers_[i] = asio::buffer(parts[i]);
+    }
     ws_.async_write(
         write_buffers_,
         beast::bind_front_handler(&WsSession::OnWrite, shared_from_this()));
@@ -672,12 +670,9 @@ class WsSession final : public HubSession,
     if (!ws_.is_open()) return false;  // Beast answers the peer's close
     auto& socket = beast::get_lowest_layer(ws_).socket();
     while (!queue_.empty() && !queue_.front().is_close) {
-      const Outgoing& item = queue_.front();
-      const std::string_view payload[] = {
-          item.head, item.body ? std::string_view(*item.body) : "", item.mid,
-          item.body2 ? std::string_view(*item.body2) : ""};
-      const size_t size = payload[0].size() + payload[1].size() +
-                          payload[2].size() + payload[3].size();
+      const std::array<std::string_view, 4> payload = queue_.front().Parts();
+      size_t size = 0;
+      for (std::string_view p : payload) size += p.size();
       int error = 0;
       switch (WriteMessageDirect(socket.native_handle(), payload, &direct_room_,
                                  &direct_rest_, &error)) {

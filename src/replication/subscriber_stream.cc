@@ -179,13 +179,17 @@ void SubscriberStream::WriteUpdates(const UpdatePlan& plan, uint64_t tick,
   }
 }
 
-void SubscriberStream::MergeVisible(const Mirror& mirror,
-                                    std::span<const uint64_t> visible) {
-  next_.clear();
+void SubscriberStream::ClearScratch() {
   despawns_.clear();
   spawns_.clear();
   candidates_.clear();
   comp_scratch_.clear();
+}
+
+void SubscriberStream::MergeVisible(const Mirror& mirror,
+                                    std::span<const uint64_t> visible) {
+  next_.clear();
+  ClearScratch();
   // Merge what the client holds with what it should see, both ascending.
   size_t h = 0;
   size_t m = 0;
@@ -231,10 +235,7 @@ bool SubscriberStream::InStep(const Mirror& mirror,
   }
   next_.clear();
   next_.swap(held_);
-  despawns_.clear();
-  spawns_.clear();
-  candidates_.clear();
-  comp_scratch_.clear();
+  ClearScratch();
   size_t h = 0;
   for (uint64_t id : mirror.changed_ids()) {
     while (h < next_.size() && next_[h].id < id) ++h;

@@ -79,6 +79,8 @@ class SubscriberStream {
   // Fills next_ (what the client will hold), despawns_, spawns_ and
   // candidates_ by merging held_ with `visible`: O(visible).
   void MergeVisible(const Mirror& mirror, std::span<const uint64_t> visible);
+  // Empties despawns_, spawns_, candidates_ and comp_scratch_.
+  void ClearScratch();
   // The same in O(changes) when the client sees what it holds and had
   // everything at the mirror's previous generation: only the ids the last
   // Apply changed are considered. False (nothing changed) otherwise.

@@ -186,10 +186,16 @@ Status ShardViews::EncodeEntities(
       EncodeShared(subscribers, restart, tick);
   frame.views.clear();
   frame.views.reserve(subscribers.size());
+  // The group's members are sorted like `subscribers`: walk them along
+  // (a member joining below is behind the walk).
+  auto member = shared_members_.begin();
   for (size_t i = 0; i < subscribers.size(); ++i) {
     SubscriberView view;
     view.subscriber = subscribers[i];
-    if (shared != nullptr && shared_members_.contains(subscribers[i])) {
+    while (member != shared_members_.end() && *member < subscribers[i]) {
+      ++member;
+    }
+    if (member != shared_members_.end() && *member == subscribers[i]) {
       view.entities = shared;
       frame.views.push_back(std::move(view));
       continue;

@@ -89,11 +89,17 @@ class ServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     TESSERA_LOAD_GUEST_OR_SKIP(counter, "counter", 64);
+    AddKind("counter", counter);
+  }
+
+  // Registers `module` as kind `name`, ticking at kTickRate, never idle.
+  void AddKind(const std::string& name,
+               std::shared_ptr<const wasm::CompiledModule> module) {
     shard::KindConfig kind;
-    kind.name = "counter";
+    kind.name = name;
     kind.tick_rate = kTickRate;
     kind.idle_shutdown_secs = 0;
-    ASSERT_TRUE(kinds_.Add(kind, counter).ok());
+    ASSERT_TRUE(kinds_.Add(kind, std::move(module)).ok());
   }
 
   void TearDown() override {

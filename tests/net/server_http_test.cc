@@ -1,5 +1,7 @@
 // The network server in-process: plain HTTP, ports, metrics and io
 // threads. Fixture: server_fixture.h.
+#include <thread>
+
 #include "tests/net/server_fixture.h"
 
 namespace tessera::net {
@@ -81,6 +83,8 @@ TEST_F(ServerTest, MetricsCountTraffic) {
   EXPECT_THAT(text, HasSubstr("tessera_ws_bytes_out_total"));
 }
 
+// Each io thread runs its own context and every connection lives on one
+// of them: frames, answers and the shutdown work the same.
 TEST_F(ServerTest, ManyIoThreads) {
   ServerOptions options = Options();
   options.io_threads = 4;
@@ -100,6 +104,17 @@ TEST_F(ServerTest, ManyIoThreads) {
     EXPECT_EQ(ack->seq, 1u);
     ExpectFrames(*client, 2);
   }
+  auto frame = clients[0]->ReadUntil<v1::Frame>();
+  ASSERT_TRUE(frame.ok());
+  EXPECT_EQ(FromMsgpack(frame->snapshot)["value"], 8);
+  std::thread stopper([&] { server_->Stop(); });
+  for (auto& client : clients) {
+    Result<CloseInfo> close = client->WaitClose();
+    ASSERT_TRUE(close.ok()) << close.status().ToString();
+    EXPECT_EQ(close->code, kCloseGoingAway);
+  }
+  stopper.join();
+  EXPECT_EQ(server_->ConnectionCount(), 0u);
 }
 
 }  // namespace

@@ -129,40 +129,6 @@ TEST_F(ServerTest, FrameAcksCarryAcksInLastSeq) {
   EXPECT_FALSE(more.ok());
 }
 
-// With several io threads each connection lives on one of them; frames,
-// answers and the shutdown work the same.
-TEST_F(ServerTest, ConnectionsSpreadOverSeveralIoThreads) {
-  ServerOptions options = Options();
-  options.io_threads = 3;
-  StartServer(options);
-  CreateShard("a");
-  std::vector<std::unique_ptr<TestClient>> clients;
-  for (int i = 0; i < 5; ++i) {
-    clients.push_back(Join("a", "p" + std::to_string(i)));
-    ASSERT_NE(clients.back(), nullptr);
-  }
-  for (size_t i = 0; i < clients.size(); ++i) {
-    ASSERT_TRUE(clients[i]->SendInput(1, AddInput(1)).ok());
-  }
-  for (auto& client : clients) {
-    auto ack = client->ReadUntil<v1::Ack>();
-    ASSERT_TRUE(ack.ok()) << ack.status().ToString();
-    EXPECT_EQ(ack->seq, 1u);
-    ExpectFrames(*client, 2);
-  }
-  auto frame = clients[0]->ReadUntil<v1::Frame>();
-  ASSERT_TRUE(frame.ok());
-  EXPECT_EQ(FromMsgpack(frame->snapshot)["value"], 5);
-  std::thread stopper([&] { server_->Stop(); });
-  for (auto& client : clients) {
-    Result<CloseInfo> close = client->WaitClose();
-    ASSERT_TRUE(close.ok()) << close.status().ToString();
-    EXPECT_EQ(close->code, kCloseGoingAway);
-  }
-  stopper.join();
-  EXPECT_EQ(server_->ConnectionCount(), 0u);
-}
-
 TEST_F(ServerTest, RefusedInputGetsRejectWithTheModuleText) {
   StartServer();
   CreateShard("a");

@@ -140,11 +140,7 @@ TEST_F(SlowReaderTest, SkippedFramesKeepFrameAcksInOrder) {
 
 TEST_F(SlowReaderTest, ALaggingReplicationClientGetsANewBaseline) {
   TESSERA_LOAD_GUEST_OR_SKIP(zone_mini, "zone_mini", 64);
-  shard::KindConfig kind;
-  kind.name = "zone";
-  kind.tick_rate = kTickRate;
-  kind.idle_shutdown_secs = 0;
-  ASSERT_TRUE(kinds_.Add(kind, zone_mini).ok());
+  AddKind("zone", zone_mini);
   StartServer(SlowOptions(4));
   // 400 movers: every delta frame carries 400 small updates.
   ASSERT_TRUE(

@@ -75,7 +75,7 @@ class Arena {
       players_[it->second].x = move.x;
       players_[it->second].y = move.y;
     }
-    replicate(it->second);
+    replicate(it->second, added);
     return tessera::Status();
   }
 
@@ -107,7 +107,7 @@ class Arena {
           arena->index_.try_emplace(p.id, arena->players_.size());
       if (!added) return tessera::Error("player " + p.id + " saved twice");
       arena->players_.push_back(std::move(p));
-      arena->replicate(it->second);
+      arena->replicate(it->second, /*added=*/true);
     }
     return arena;
   }
@@ -116,12 +116,14 @@ class Arena {
   explicit Arena(const Params& params)
       : params_(params), width_(params.width), height_(params.height) {}
 
-  void replicate(std::size_t index) {
+  // Copies player `index` into the store; its id component only when the
+  // player was just `added` (it never changes).
+  void replicate(std::size_t index, bool added) {
     if (!params_.replicate) return;
     const Player& p = players_[index];
     const std::uint64_t id = index + 1;
     store_.set_pos(id, p.x, p.y, 0);
-    store_.set_component_value(id, kIdComponent, p.id);
+    if (added) store_.set_component_value(id, kIdComponent, p.id);
   }
 
   Params params_;
