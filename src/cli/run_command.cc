@@ -31,10 +31,10 @@
 #include "app/manifest.h"
 #include "cli/commands.h"
 #include "common/status.h"
-#include "shard/clock.h"
+#include "common/clock.h"
 #include "shard/guest_shard.h"
 #include "shard/shard_types.h"
-#include "shard/watchdog.h"
+#include "guest/watchdog.h"
 #include "wasm/loader.h"
 
 namespace tessera::cli {
@@ -204,7 +204,7 @@ int Run(const RunArgs& args) {
     return 1;
   }
 
-  shard::Watchdog watchdog(shard::RealClock::Get());
+  guest::Watchdog watchdog(RealClock::Get());
   watchdog.Start();
   shard::GuestEnv env;
   env.watchdog = &watchdog;

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <utility>
 
-#include "shard/thread_annotations.h"
+#include "common/thread_annotations.h"
 
 namespace tessera::net {
 namespace {

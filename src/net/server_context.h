@@ -18,7 +18,7 @@
 #include "net/http_types.h"
 #include "net/hub.h"
 #include "net/server.h"
-#include "shard/thread_annotations.h"
+#include "common/thread_annotations.h"
 
 namespace tessera::shard {
 class ShardHost;

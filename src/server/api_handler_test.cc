@@ -25,7 +25,7 @@
 #include "server/shard_directory.h"
 #include "server/stop_notifier.h"
 #include "server/test_fakes.h"
-#include "shard/clock.h"
+#include "common/clock.h"
 #include "shard/shard_host.h"
 #include "shard/test_guests.h"
 
@@ -232,7 +232,7 @@ class ApiHandlerTest : public ::testing::Test {
   }
 
   TempDir temp_;
-  shard::FakeClock clock_{0};
+  FakeClock clock_{0};
   shard::KindRegistry kinds_;
   testing::MemoryStore store_;
   testing::FakeConnections connections_;

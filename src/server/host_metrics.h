@@ -21,7 +21,7 @@
 
 #include "common/metrics.h"
 #include "server/shard_directory.h"
-#include "shard/thread_annotations.h"
+#include "common/thread_annotations.h"
 
 namespace tessera::server {
 

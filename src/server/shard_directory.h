@@ -30,7 +30,7 @@
 #include "common/status.h"
 #include "shard/kind_registry.h"
 #include "shard/shard_host.h"
-#include "shard/thread_annotations.h"
+#include "common/thread_annotations.h"
 #include "store/store.h"
 
 namespace tessera::server {

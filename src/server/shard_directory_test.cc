@@ -14,7 +14,7 @@
 #include "server/api_handler.h"
 #include "server/lifecycle_sink.h"
 #include "server/test_fakes.h"
-#include "shard/clock.h"
+#include "common/clock.h"
 #include "shard/shard_host.h"
 #include "shard/test_guests.h"
 
@@ -97,7 +97,7 @@ class ShardDirectoryTest : public ::testing::Test {
     ASSERT_TRUE(store_.PutShard(r).ok());
   }
 
-  shard::FakeClock clock_{0};
+  FakeClock clock_{0};
   shard::KindRegistry kinds_;
   testing::MemoryStore store_;
   SnapshotSink snapshots_;

@@ -10,7 +10,7 @@
 #include "server/http_json.h"
 #include "server/random_token.h"
 #include "server/request_target.h"
-#include "server/shard_views.h"
+#include "server/shard_json.h"
 
 namespace tessera::server {
 

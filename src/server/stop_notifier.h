@@ -22,7 +22,7 @@
 
 #include "common/metrics.h"
 #include "common/status.h"
-#include "shard/thread_annotations.h"
+#include "common/thread_annotations.h"
 
 namespace tessera::server {
 

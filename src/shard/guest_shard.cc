@@ -217,7 +217,7 @@ Result<uint32_t> GuestShard::GuardedCall(int func,
   if (fuel_metered_) inst.SetFuel(fuel);
   log_->panic_in_call.clear();
 
-  Watchdog::Token token = 0;
+  guest::Watchdog::Token token = 0;
   if (env_.watchdog != nullptr) {
     int64_t deadline = env_.watchdog->clock()->NowUs() +
                        static_cast<int64_t>(kind_.max_run_ms) * 1000;

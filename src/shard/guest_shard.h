@@ -34,9 +34,9 @@
 #include <vector>
 
 #include "common/status.h"
-#include "shard/clock.h"
+#include "common/clock.h"
 #include "shard/shard_types.h"
-#include "shard/watchdog.h"
+#include "guest/watchdog.h"
 #include "wasm/instance.h"
 
 namespace tessera::wasm {
@@ -49,7 +49,7 @@ namespace tessera::shard {
 struct GuestEnv {
   // Arms max_run_ms around each call. Null: no wall-clock limit (fuel and
   // the tick budget still apply).
-  Watchdog* watchdog = nullptr;
+  guest::Watchdog* watchdog = nullptr;
   // Thread CPU time for the tick budget; null means ThreadCpuClock.
   const Clock* cpu_clock = nullptr;
   // Receives every guest log line as well (e.g. the server log); runs on

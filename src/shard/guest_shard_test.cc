@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "shard/clock.h"
+#include "common/clock.h"
 #include "shard/test_guests.h"
-#include "shard/watchdog.h"
+#include "guest/watchdog.h"
 
 namespace tessera::shard {
 namespace {
@@ -204,7 +204,7 @@ TEST(GuestShardTest, InfiniteLoopRunsOutOfFuelDeterministically) {
 
 TEST(GuestShardTest, WatchdogStopsALongLoopWithinMaxRunMs) {
   TESSERA_LOAD_GUEST_OR_SKIP(module, "spin", 64);
-  Watchdog watchdog(RealClock::Get());
+  guest::Watchdog watchdog(RealClock::Get());
   watchdog.Start();
   GuestEnv env;
   env.watchdog = &watchdog;

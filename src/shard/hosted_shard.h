@@ -29,8 +29,8 @@
 #include "shard/guest_shard.h"
 #include "shard/kind_registry.h"
 #include "shard/shard_host.h"
-#include "shard/shard_views.h"
-#include "shard/thread_annotations.h"
+#include "shard/subscriber_frames.h"
+#include "common/thread_annotations.h"
 #include "shard/tick_schedule.h"
 
 namespace tessera::shard {
@@ -52,7 +52,7 @@ class HostedShard {
 
   // Worker-owned.
   std::unique_ptr<GuestShard> guest;
-  std::unique_ptr<ShardViews> views;  // null: one broadcast snapshot
+  std::unique_ptr<SubscriberFrames> views;  // null: one broadcast snapshot
   std::optional<TickSchedule> schedule;
   int64_t last_save_us = 0;
   bool done = false;     // stopped; waiting for removal

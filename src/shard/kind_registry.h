@@ -15,7 +15,7 @@
 
 #include "common/status.h"
 #include "shard/shard_types.h"
-#include "shard/thread_annotations.h"
+#include "common/thread_annotations.h"
 
 namespace tessera::wasm {
 class CompiledModule;

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "shard/hosted_shard.h"
-#include "shard/shard_views.h"
+#include "shard/subscriber_frames.h"
 
 namespace tessera::shard {
 namespace {
@@ -113,9 +113,9 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
                                     *state, env)
               : GuestShard::Create(kind->module, kind->config, id, params, env);
   // Interest and replication configs are read once, right after start.
-  std::unique_ptr<ShardViews> views;
+  std::unique_ptr<SubscriberFrames> views;
   if (guest.ok()) {
-    Result<std::unique_ptr<ShardViews>> made = ShardViews::Create(**guest);
+    Result<std::unique_ptr<SubscriberFrames>> made = SubscriberFrames::Create(**guest);
     if (made.ok()) {
       views = std::move(made).value();
     } else {

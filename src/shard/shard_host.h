@@ -41,13 +41,13 @@
 #include <vector>
 
 #include "common/status.h"
-#include "shard/clock.h"
+#include "common/clock.h"
 #include "shard/kind_registry.h"
 #include "shard/shard_sink.h"
 #include "shard/shard_types.h"
 #include "shard/state_store.h"
-#include "shard/thread_annotations.h"
-#include "shard/watchdog.h"
+#include "common/thread_annotations.h"
+#include "guest/watchdog.h"
 
 namespace tessera::shard {
 
@@ -183,7 +183,7 @@ class ShardHost {
   StateStore* const store_;
   const HostOptions options_;
   const Clock* const clock_;
-  Watchdog watchdog_;
+  guest::Watchdog watchdog_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<bool> stopping_{false};
 

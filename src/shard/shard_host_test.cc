@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "shard/clock.h"
+#include "common/clock.h"
 #include "shard/test_guests.h"
 
 namespace tessera::shard {

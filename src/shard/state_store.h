@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "common/status.h"
-#include "shard/thread_annotations.h"
+#include "common/thread_annotations.h"
 
 namespace tessera::shard {
 

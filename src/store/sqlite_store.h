@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "shard/thread_annotations.h"
+#include "common/thread_annotations.h"
 #include "store/sqlite_db.h"
 #include "store/store.h"
 

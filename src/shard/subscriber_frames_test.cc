@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "replication/decoder.h"
-#include "shard/clock.h"
+#include "common/clock.h"
 #include "shard/shard_host.h"
 #include "shard/test_guests.h"
 
@@ -64,7 +64,7 @@ class ViewSink final : public ShardSink {
   std::string stopped;
 };
 
-class ShardViewsTest : public ::testing::Test {
+class SubscriberFramesTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (testing::GuestPath("zone_mini") == nullptr) {
@@ -124,7 +124,7 @@ class ShardViewsTest : public ::testing::Test {
   uint64_t seq_ = 0;
 };
 
-TEST_F(ShardViewsTest, EachSubscriberSeesWhatIsNearAndWhatItMaySee) {
+TEST_F(SubscriberFramesTest, EachSubscriberSeesWhatIsNearAndWhatItMaySee) {
   Start({{"mode", "interest"}});
   Join("alice");
   Join("scout-bob");
@@ -155,7 +155,7 @@ TEST_F(ShardViewsTest, EachSubscriberSeesWhatIsNearAndWhatItMaySee) {
 
 // Two subscribers at the same place: equal visible sets. Returns whether
 // their snapshots are one shared buffer.
-bool SameBuffer(ShardViewsTest& t, ViewSink& sink) {
+bool SameBuffer(SubscriberFramesTest& t, ViewSink& sink) {
   const SubscriberView* a = sink.Last("a");
   const SubscriberView* b = sink.Last("b");
   EXPECT_NE(a, nullptr);
@@ -167,7 +167,7 @@ bool SameBuffer(ShardViewsTest& t, ViewSink& sink) {
   return a->snapshot.get() == b->snapshot.get();
 }
 
-TEST_F(ShardViewsTest, SnapshotsAreNotSharedUnlessTurnedOn) {
+TEST_F(SubscriberFramesTest, SnapshotsAreNotSharedUnlessTurnedOn) {
   Start({{"mode", "interest"}, {"shared", false}});
   Join("a");
   Join("b");
@@ -175,7 +175,7 @@ TEST_F(ShardViewsTest, SnapshotsAreNotSharedUnlessTurnedOn) {
   EXPECT_FALSE(SameBuffer(*this, sink_));
 }
 
-TEST_F(ShardViewsTest, SharedSnapshotsAreEncodedOncePerVisibleSet) {
+TEST_F(SubscriberFramesTest, SharedSnapshotsAreEncodedOncePerVisibleSet) {
   Start({{"mode", "interest"}, {"shared", true}});
   Join("a");
   Join("b");
@@ -186,7 +186,7 @@ TEST_F(ShardViewsTest, SharedSnapshotsAreEncodedOncePerVisibleSet) {
             sink_.Last("a")->snapshot.get());
 }
 
-TEST_F(ShardViewsTest, ReplicationReconstructsEachSubscribersWorld) {
+TEST_F(SubscriberFramesTest, ReplicationReconstructsEachSubscribersWorld) {
   Start({{"mode", "replicate"}, {"movers", 3}});
   Join("alice");
   Join("scout-bob");
@@ -237,7 +237,7 @@ TEST_F(ShardViewsTest, ReplicationReconstructsEachSubscribersWorld) {
             frames[frames.size() - 2].snapshot.get());
 }
 
-TEST_F(ShardViewsTest, ANewConnectionGetsABaseline) {
+TEST_F(SubscriberFramesTest, ANewConnectionGetsABaseline) {
   Start({{"mode", "replicate_all"}});
   Join("alice");
   Step();
@@ -256,7 +256,7 @@ TEST_F(ShardViewsTest, ANewConnectionGetsABaseline) {
 // Without interest every client holding the mirror's state gets the same
 // bytes: one payload buffer per tick for them all, and each client still
 // rebuilds the exact world from it.
-TEST_F(ShardViewsTest, SubscribersInStepShareOnePayload) {
+TEST_F(SubscriberFramesTest, SubscribersInStepShareOnePayload) {
   Start({{"mode", "replicate_all"}, {"movers", 2}});
   Join("alice");
   Join("bob");
@@ -316,7 +316,7 @@ TEST_F(ShardViewsTest, SubscribersInStepShareOnePayload) {
 }
 
 // With a budget ranked by each subscriber's own area, nothing is shared.
-TEST_F(ShardViewsTest, BudgetedPayloadsAreNotShared) {
+TEST_F(SubscriberFramesTest, BudgetedPayloadsAreNotShared) {
   Start({{"mode", "replicate_all"}, {"movers", 2}, {"budget", 400}});
   Join("alice");
   Join("bob");

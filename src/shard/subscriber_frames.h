@@ -1,4 +1,4 @@
-// ShardViews: what each subscriber of one shard receives per tick when the
+// SubscriberFrames: what each subscriber of one shard receives per tick when the
 // module turns on interest management and/or replication (docs/guest-abi.md
 // and docs/protocol.md, "Interest and replication").
 //
@@ -23,8 +23,8 @@
 // Every guest output is checked; a layout the host cannot read fails the
 // shard with an "abi: ..." line. Owned by the shard's worker: not
 // thread-safe.
-#ifndef TESSERA_SHARD_SHARD_VIEWS_H_
-#define TESSERA_SHARD_SHARD_VIEWS_H_
+#ifndef TESSERA_SHARD_SUBSCRIBER_FRAMES_H_
+#define TESSERA_SHARD_SUBSCRIBER_FRAMES_H_
 
 #include <map>
 #include <memory>
@@ -44,12 +44,12 @@
 
 namespace tessera::shard {
 
-class ShardViews {
+class SubscriberFrames {
  public:
   // Reads the module's interest and replication configs (right after init
   // or restore). nullptr when it turns on neither. Errors: the failure
   // line when a config call failed the shard or its output is unreadable.
-  static Result<std::unique_ptr<ShardViews>> Create(GuestShard& guest);
+  static Result<std::unique_ptr<SubscriberFrames>> Create(GuestShard& guest);
 
   bool replication() const { return mirror_.has_value(); }
   bool interest() const { return manager_.has_value(); }
@@ -72,7 +72,7 @@ class ShardViews {
   std::shared_ptr<const std::string> ShareSnapshot(std::string bytes);
 
  private:
-  ShardViews() = default;
+  SubscriberFrames() = default;
 
   Status ComputeInterest(GuestShard& guest,
                          std::span<const std::string> subscribers);
@@ -116,4 +116,4 @@ class ShardViews {
 
 }  // namespace tessera::shard
 
-#endif  // TESSERA_SHARD_SHARD_VIEWS_H_
+#endif  // TESSERA_SHARD_SUBSCRIBER_FRAMES_H_

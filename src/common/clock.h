@@ -2,13 +2,13 @@
 // it through a Clock, so tests drive it with a FakeClock and never sleep.
 //
 // Thread-safety: every method of every Clock may be called from any thread.
-#ifndef TESSERA_SHARD_CLOCK_H_
-#define TESSERA_SHARD_CLOCK_H_
+#ifndef TESSERA_COMMON_CLOCK_H_
+#define TESSERA_COMMON_CLOCK_H_
 
 #include <atomic>
 #include <cstdint>
 
-namespace tessera::shard {
+namespace tessera {
 
 class Clock {
  public:
@@ -49,6 +49,6 @@ class FakeClock final : public Clock {
   std::atomic<int64_t> now_us_;
 };
 
-}  // namespace tessera::shard
+}  // namespace tessera
 
-#endif  // TESSERA_SHARD_CLOCK_H_
+#endif  // TESSERA_COMMON_CLOCK_H_

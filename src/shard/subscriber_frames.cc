@@ -1,4 +1,4 @@
-#include "shard/shard_views.h"
+#include "shard/subscriber_frames.h"
 
 #include <algorithm>
 #include <utility>
@@ -9,12 +9,12 @@
 
 namespace tessera::shard {
 
-Status ShardViews::Abi(GuestShard& guest, const Status& status) {
+Status SubscriberFrames::Abi(GuestShard& guest, const Status& status) {
   return guest.FailAbi(status.message());
 }
 
-Result<std::unique_ptr<ShardViews>> ShardViews::Create(GuestShard& guest) {
-  std::unique_ptr<ShardViews> views(new ShardViews());
+Result<std::unique_ptr<SubscriberFrames>> SubscriberFrames::Create(GuestShard& guest) {
+  std::unique_ptr<SubscriberFrames> views(new SubscriberFrames());
   if (guest.has_hook(Hook::kInterestConfig)) {
     Result<HookOutput> out = guest.CallHook(Hook::kInterestConfig);
     if (!out.ok()) return out.status();
@@ -54,7 +54,7 @@ Result<std::unique_ptr<ShardViews>> ShardViews::Create(GuestShard& guest) {
     }
   }
   if (!views->interest() && !views->replication()) {
-    return std::unique_ptr<ShardViews>();
+    return std::unique_ptr<SubscriberFrames>();
   }
   if (views->interest() && !views->replication() &&
       !guest.has_hook(Hook::kEntities)) {
@@ -70,7 +70,7 @@ Result<std::unique_ptr<ShardViews>> ShardViews::Create(GuestShard& guest) {
   return views;
 }
 
-std::shared_ptr<const std::string> ShardViews::ShareSnapshot(
+std::shared_ptr<const std::string> SubscriberFrames::ShareSnapshot(
     std::string bytes) {
   if (!replication()) {
     if (bytes.empty()) return nullptr;
@@ -82,7 +82,7 @@ std::shared_ptr<const std::string> ShardViews::ShareSnapshot(
   return last_snapshot_;
 }
 
-Status ShardViews::Compute(GuestShard& guest,
+Status SubscriberFrames::Compute(GuestShard& guest,
                            std::span<const std::string> subscribers,
                            const std::set<std::string, std::less<>>& restart,
                            uint64_t tick, ViewFrame& frame) {
@@ -111,7 +111,7 @@ Status ShardViews::Compute(GuestShard& guest,
   return SnapshotsVisible(guest, subscribers, frame);
 }
 
-Status ShardViews::ComputeInterest(GuestShard& guest,
+Status SubscriberFrames::ComputeInterest(GuestShard& guest,
                                    std::span<const std::string> subscribers) {
   entities_.clear();
   if (guest.has_hook(Hook::kEntities)) {
@@ -169,7 +169,7 @@ Status ShardViews::ComputeInterest(GuestShard& guest,
   return Status::Ok();
 }
 
-Status ShardViews::EncodeEntities(
+Status SubscriberFrames::EncodeEntities(
     std::span<const std::string> subscribers,
     const std::set<std::string, std::less<>>& restart, uint64_t tick,
     ViewFrame& frame) {
@@ -219,7 +219,7 @@ Status ShardViews::EncodeEntities(
   return Status::Ok();
 }
 
-std::shared_ptr<const std::string> ShardViews::EncodeShared(
+std::shared_ptr<const std::string> SubscriberFrames::EncodeShared(
     std::span<const std::string> subscribers,
     const std::set<std::string, std::less<>>& restart, uint64_t tick) {
   std::erase_if(shared_members_, [&](const std::string& name) {
@@ -235,7 +235,7 @@ std::shared_ptr<const std::string> ShardViews::EncodeShared(
   return std::make_shared<const std::string>(payload_);
 }
 
-void ShardViews::MaybeJoinShared(Streams::iterator it) {
+void SubscriberFrames::MaybeJoinShared(Streams::iterator it) {
   // Nothing deferred: the client holds exactly the mirror's state, and so
   // does the group when its own encode deferred nothing this tick.
   if (it->second.last().deferred != 0) return;
@@ -248,7 +248,7 @@ void ShardViews::MaybeJoinShared(Streams::iterator it) {
   streams_.erase(it);
 }
 
-Status ShardViews::SnapshotsVisible(GuestShard& guest,
+Status SubscriberFrames::SnapshotsVisible(GuestShard& guest,
                                     std::span<const std::string> subscribers,
                                     ViewFrame& frame) {
   frame.views.clear();

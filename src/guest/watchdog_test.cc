@@ -1,4 +1,4 @@
-#include "shard/watchdog.h"
+#include "guest/watchdog.h"
 
 #include <gtest/gtest.h>
 
@@ -6,9 +6,9 @@
 #include <chrono>
 #include <thread>
 
-#include "shard/clock.h"
+#include "common/clock.h"
 
-namespace tessera::shard {
+namespace tessera::guest {
 namespace {
 
 void Count(void* arg) { ++*static_cast<int*>(arg); }
@@ -76,4 +76,4 @@ TEST(WatchdogTest, ThreadPollsTheClock) {
 }
 
 }  // namespace
-}  // namespace tessera::shard
+}  // namespace tessera::guest

@@ -1,11 +1,11 @@
-#include "shard/watchdog.h"
+#include "guest/watchdog.h"
 
 #include <algorithm>
 #include <chrono>
 
 #include "wasm/instance.h"
 
-namespace tessera::shard {
+namespace tessera::guest {
 namespace {
 
 void InterruptInstance(void* arg) {
@@ -90,4 +90,4 @@ void Watchdog::Run() {
   }
 }
 
-}  // namespace tessera::shard
+}  // namespace tessera::guest

@@ -1,10 +1,10 @@
-#include "shard/clock.h"
+#include "common/clock.h"
 
 #include <time.h>
 
 #include <chrono>
 
-namespace tessera::shard {
+namespace tessera {
 
 int64_t RealClock::NowUs() const {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -28,4 +28,4 @@ const ThreadCpuClock* ThreadCpuClock::Get() {
   return clock;
 }
 
-}  // namespace tessera::shard
+}  // namespace tessera

@@ -1,4 +1,4 @@
-#include "server/shard_views.h"
+#include "server/shard_json.h"
 
 #include "server/codec_json.h"
 #include "server/shard_directory.h"

@@ -14,8 +14,8 @@
 // tests instead call Poll with a FakeClock's time and never start it. At most
 // one armed deadline exists per concurrently running guest call (one per
 // worker), so the list is small and scanned linearly.
-#ifndef TESSERA_SHARD_WATCHDOG_H_
-#define TESSERA_SHARD_WATCHDOG_H_
+#ifndef TESSERA_GUEST_WATCHDOG_H_
+#define TESSERA_GUEST_WATCHDOG_H_
 
 #include <condition_variable>
 #include <cstdint>
@@ -23,14 +23,14 @@
 #include <thread>
 #include <vector>
 
-#include "shard/clock.h"
-#include "shard/thread_annotations.h"
+#include "common/clock.h"
+#include "common/thread_annotations.h"
 
 namespace tessera::wasm {
 class Instance;
 }
 
-namespace tessera::shard {
+namespace tessera::guest {
 
 class Watchdog {
  public:
@@ -88,6 +88,6 @@ class Watchdog {
   std::thread thread_;
 };
 
-}  // namespace tessera::shard
+}  // namespace tessera::guest
 
-#endif  // TESSERA_SHARD_WATCHDOG_H_
+#endif  // TESSERA_GUEST_WATCHDOG_H_

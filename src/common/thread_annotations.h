@@ -1,8 +1,7 @@
 // Clang thread-safety annotations (no-ops under other compilers), in the
-// style of LevelDB's port/thread_annotations.h. Lives here until a shared
-// copy exists in src/common/.
-#ifndef TESSERA_SHARD_THREAD_ANNOTATIONS_H_
-#define TESSERA_SHARD_THREAD_ANNOTATIONS_H_
+// style of LevelDB's port/thread_annotations.h.
+#ifndef TESSERA_COMMON_THREAD_ANNOTATIONS_H_
+#define TESSERA_COMMON_THREAD_ANNOTATIONS_H_
 
 #if defined(__clang__)
 #define TESSERA_THREAD_ANNOTATION(x) __attribute__((x))
@@ -22,4 +21,4 @@
   TESSERA_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
 #endif
 
-#endif  // TESSERA_SHARD_THREAD_ANNOTATIONS_H_
+#endif  // TESSERA_COMMON_THREAD_ANNOTATIONS_H_

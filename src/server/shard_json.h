@@ -1,7 +1,7 @@
 // The JSON shapes of the admin API's shard views (docs in api_handler.h).
 // Pure functions; any thread.
-#ifndef TESSERA_SERVER_SHARD_VIEWS_H_
-#define TESSERA_SERVER_SHARD_VIEWS_H_
+#ifndef TESSERA_SERVER_SHARD_JSON_H_
+#define TESSERA_SERVER_SHARD_JSON_H_
 
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -35,4 +35,4 @@ nlohmann::json DetailJson(const std::optional<shard::ShardInfo>& info,
 
 }  // namespace tessera::server
 
-#endif  // TESSERA_SERVER_SHARD_VIEWS_H_
+#endif  // TESSERA_SERVER_SHARD_JSON_H_
