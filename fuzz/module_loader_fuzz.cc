@@ -5,21 +5,25 @@
 #include <cstdint>
 #include <span>
 
+#include "shard/shard_abi.h"
+#include "wasm/abi_spec.h"
 #include "wasm/codegen.h"
 #include "wasm/instrument.h"
 #include "wasm/parse.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tessera::wasm;
-  for (ImportPolicy policy : {ImportPolicy::kShard, ImportPolicy::kBare}) {
+  for (const AbiSpec* abi : {&tessera::shard::ShardAbiSpec(),
+                             static_cast<const AbiSpec*>(nullptr)}) {
     CheckOptions options;
-    options.policy = policy;
+    options.abi = abi;
     options.memory_cap_pages = 1024;
     auto parsed = ParseModule(std::span<const uint8_t>(data, size), options);
     if (!parsed.ok()) continue;
     InstrumentFuel(parsed->ir.get());
     CapMemory(parsed->ir.get(), 1024);
-    auto c = GenerateC(parsed->ir.get(), parsed->info, true);
+    auto c = GenerateC(parsed->ir.get(), parsed->info, true,
+                       !parsed->info.import_types.empty());
     (void)c;
   }
   return 0;

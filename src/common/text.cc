@@ -64,8 +64,7 @@ std::string SafeUtf8(std::string_view text, size_t max_bytes) {
   // cut back to leave room for the marker.
   while (i < text.size()) {
     const size_t n = ValidSequence(text, i);
-    const std::string_view piece =
-        n == 0 ? kReplacement : text.substr(i, n);
+    const std::string_view piece = n == 0 ? kReplacement : text.substr(i, n);
     if (out.size() + piece.size() > max_bytes) break;
     out.append(piece);
     i += n == 0 ? 1 : n;

@@ -6,6 +6,8 @@
 #include <mutex>
 #include <vector>
 
+#include "shard/shard_abi.h"
+
 namespace tessera::shard::testing {
 
 const char* GuestPath(std::string_view name) {
@@ -60,8 +62,7 @@ Result<std::shared_ptr<const wasm::CompiledModule>> LoadGuest(
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
                              std::istreambuf_iterator<char>());
   wasm::LoadOptions options;
-  options.check.policy = wasm::ImportPolicy::kShard;
-  options.check.memory_cap_pages = memory_mb * 16;
+  options.check = ShardCheckOptions(memory_mb);
   options.fuel = true;
   options.cache_dir = TESSERA_SHARD_TEST_CACHE;
   auto module = wasm::LoadModule(bytes, options);

@@ -4,7 +4,6 @@
 #include <dlfcn.h>
 #include <openssl/evp.h>
 #include <unistd.h>
-
 #include <wabt/ir.h>
 
 #include <atomic>
@@ -29,7 +28,7 @@ namespace {
 
 // Bump when the glue, instrumentation or runtime ABI changes, so stale
 // cached objects are never loaded.
-constexpr int kCodegenVersion = 3;
+constexpr int kCodegenVersion = 4;  // 4: every import through the link glue
 
 double MsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(
@@ -147,8 +146,7 @@ Result<std::shared_ptr<const CompiledModule>> OpenSo(const fs::path& so_path,
   m->fuel = Sym<uint64_t* (*)(void*)>(h, "tessera_guest_fuel");
   m->interrupt = Sym<uint32_t* (*)(void*)>(h, "tessera_guest_interrupt");
   m->export_ptr = Sym<void* (*)(void*, uint32_t)>(h, "tessera_guest_export");
-  auto thunks =
-      Sym<const CompiledModule::Thunk*>(h, "tessera_guest_thunks");
+  auto thunks = Sym<const CompiledModule::Thunk*>(h, "tessera_guest_thunks");
   auto count = Sym<const uint32_t*>(h, "tessera_guest_thunk_count");
   if (!size_fn || !init_fn || !m->instantiate || !m->free_instance ||
       !m->memory || !m->export_ptr || !thunks || !count ||
@@ -182,24 +180,27 @@ Result<std::shared_ptr<const CompiledModule>> LoadModule(
     return InvalidArgument("LoadModule needs a cache directory");
   }
 
-  uint32_t cap = options.check.memory_cap_pages ? options.check.memory_cap_pages
-                                                : 65536;
+  uint32_t cap =
+      options.check.memory_cap_pages ? options.check.memory_cap_pages : 65536;
   std::ostringstream key;
   key << "tessera-codegen-" << kCodegenVersion << "\n"
       << "wabt-1.0.32\n"
       << CompilerVersion(options.c_compiler) << "\n"
       << options.opt_level << " fuel=" << options.fuel << " cap=" << cap
-      << " policy=" << static_cast<int>(options.check.policy) << "\n"
+      << " link_any=" << options.check.link_any_imports << "\n"
       << kWasmRtHeader << "\n";
   std::string key_text = key.str();
   key_text.append(reinterpret_cast<const char*>(wasm.data()), wasm.size());
   std::string hash = Sha256Hex(key_text);
 
+  // Every import goes through the link glue: a module's imports are bound
+  // at instantiation (Instance::Create), whatever the ABI.
+  const bool linked = !parsed->info.import_types.empty();
   std::error_code ec;
   fs::create_directories(options.cache_dir, ec);
   if (ec) {
-    return IoError("cannot create cache directory " + options.cache_dir +
-                   ": " + ec.message());
+    return IoError("cannot create cache directory " + options.cache_dir + ": " +
+                   ec.message());
   }
   fs::path so_path = fs::path(options.cache_dir) / (hash + ".so");
 
@@ -211,8 +212,7 @@ Result<std::shared_ptr<const CompiledModule>> LoadModule(
     wabt::Module* ir = parsed->ir.get();
     if (options.fuel) InstrumentFuel(ir);
     CapMemory(ir, cap);
-    auto c = GenerateC(ir, parsed->info, options.fuel,
-                       options.check.policy == ImportPolicy::kSpecTest);
+    auto c = GenerateC(ir, parsed->info, options.fuel, linked);
     if (!c.ok()) return c.status();
     st.codegen_ms = MsSince(t1);
     auto t2 = std::chrono::steady_clock::now();
@@ -220,8 +220,7 @@ Result<std::shared_ptr<const CompiledModule>> LoadModule(
     st.compile_ms = MsSince(t2);
   }
   auto t3 = std::chrono::steady_clock::now();
-  auto m = OpenSo(so_path, std::move(parsed->info),
-                  options.check.policy == ImportPolicy::kSpecTest);
+  auto m = OpenSo(so_path, std::move(parsed->info), linked);
   st.dlopen_ms = MsSince(t3);
   return m;
 }

@@ -58,7 +58,6 @@ class RuntimeTest : public ::testing::Test {
       const std::vector<uint8_t>& wasm, uint32_t cap_pages = 16,
       LoadStats* stats = nullptr) {
     LoadOptions o;
-    o.check.policy = ImportPolicy::kBare;
     o.check.memory_cap_pages = cap_pages;
     o.cache_dir = CacheDir();
     auto m = LoadModule(wasm, o, stats);
@@ -244,7 +243,6 @@ TEST_F(RuntimeTest, TrapsOnEveryThreadAtOnceDoNotCrashTheProcess) {
 
 TEST_F(RuntimeTest, ModulesWithoutFuelRunAndIgnoreFuelCalls) {
   LoadOptions o;
-  o.check.policy = ImportPolicy::kBare;
   o.cache_dir = CacheDir();
   o.fuel = false;
   auto m = LoadModule(testing::Wat(kModule), o);
