@@ -63,7 +63,7 @@ class TopicSubscriber {
   // Hands over `message` and the index of this member's part in it
   // (TopicMessage::kNoPart: none). Called on the topic's strand; the work
   // must be posted to the connection's own strand.
-  virtual void Post(std::shared_ptr<const TopicMessage> message,
+  virtual void Post(const std::shared_ptr<const TopicMessage>& message,
                     size_t part) = 0;
   // Closes the connection with a WebSocket close `code` and `reason`. Any
   // thread; idempotent (the first close wins).

@@ -58,7 +58,7 @@ std::string ShardTopic(std::string_view shard_id) {
   return topic;
 }
 
-void ShardReceiver::Post(std::shared_ptr<const TopicMessage> message,
+void ShardReceiver::Post(const std::shared_ptr<const TopicMessage>& message,
                          size_t part) {
   const auto* tick = static_cast<const ShardTick*>(message.get());
   const ShardTick::Part* mine =

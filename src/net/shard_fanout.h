@@ -53,7 +53,8 @@ class ShardReceiver : public TopicSubscriber {
                         std::shared_ptr<const Results> results) = 0;
 
   // TopicSubscriber: unpacks a shard tick into PostFrame or PostView.
-  void Post(std::shared_ptr<const TopicMessage> message, size_t part) final;
+  void Post(const std::shared_ptr<const TopicMessage>& message,
+            size_t part) final;
 };
 
 class ShardFanout {

@@ -247,9 +247,10 @@ class FakeSubscriber final : public TopicSubscriber {
   explicit FakeSubscriber(std::vector<std::string>* order = nullptr,
                           std::string name = "")
       : order_(order), name_(std::move(name)) {}
-  void Post(std::shared_ptr<const TopicMessage> message, size_t part) override {
+  void Post(const std::shared_ptr<const TopicMessage>& message,
+            size_t part) override {
     if (order_ != nullptr) order_->push_back(name_);
-    got.emplace_back(std::move(message), part);
+    got.emplace_back(message, part);
   }
   void PostClose(int code, std::string reason) override {
     closes.emplace_back(code, std::move(reason));
