@@ -121,6 +121,13 @@ TICKETS = {
     "claims_array": ticket({"s": "arena-1", "u": "a", "e": NOW + 600,
                             "c": [1]}),
     "float_expiry": ticket({"s": "arena-1", "u": "a", "e": 1.8e9}),
+    # Resources of other kinds ("k", "r"; shard tickets keep "s").
+    "realm": ticket({"k": "realm", "r": "arena-1", "u": "alice",
+                     "e": NOW + 600, "c": {"team": "red"}}),
+    "explicit_shard": ticket({"k": "shard", "r": "arena-1", "u": "bob",
+                              "e": NOW + 600}),
+    "shard_and_kind": ticket({"s": "arena-1", "k": "realm", "r": "arena-1",
+                              "u": "a", "e": NOW + 600}),
     "not_json": sign(b64(b"hello")),
     "bad_base64": sign("e30="),
     "not_v1": "v2.e30.c2ln",

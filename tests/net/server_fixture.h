@@ -139,7 +139,7 @@ class ServerTest : public ::testing::Test {
                      int64_t ttl_secs = 600,
                      const std::string& secret = kSecret) {
     net::Ticket ticket;
-    ticket.shard_id = shard;
+    ticket.resource_id = shard;
     ticket.subscriber_id = subscriber;
     ticket.expires_unix = UnixNow() + ttl_secs;
     return MintTicket(secret, ticket);
