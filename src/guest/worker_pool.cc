@@ -125,8 +125,8 @@ void WorkerPool::Remove(Task& task) {
 }
 
 int64_t WorkerPool::RunPass(int64_t now_us) {
-  if (stopping_.load(std::memory_order_acquire)) {
-    return now_us + options_.max_wait_us;
+  if (threads_ != 0 || stopping_.load(std::memory_order_acquire)) {
+    return now_us + options_.max_wait_us;  // the threads own the workers
   }
   return Pass(*workers_.front(), now_us);
 }

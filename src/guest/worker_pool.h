@@ -95,15 +95,16 @@ class WorkerPool {
   // Unregisters the task: once Remove returns, Run is not running (unless
   // Remove was called from inside it) and is never called again. The
   // pool's references go at the worker's next pass. Any thread; a no-op
-  // for a task not registered.
+  // for a task not registered. From inside a Run, removing a task of another
+  // worker waits for it: two tasks removing each other would deadlock.
   void Remove(Task& task);
 
-  // With threads = 0: one pass at `now_us` on the calling thread: runs the
-  // tasks just added or poked, then every task whose deadline is <= now_us.
-  // A task runs at most once per pass: a deadline it returns that is already
-  // due is taken by the next pass. Returns the earliest remaining deadline
-  // (now_us + max_wait_us if none).
-  // One thread at a time; nothing runs after Shutdown.
+  // With threads = 0 (else a no-op): one pass at `now_us` on the calling
+  // thread: runs the tasks just added or poked, then every task whose
+  // deadline is <= now_us. A task runs at most once per pass: a deadline it
+  // returns that is already due is taken by the next pass. Returns the
+  // earliest remaining deadline (now_us + max_wait_us if none). One thread
+  // at a time; nothing runs after Shutdown.
   int64_t RunPass(int64_t now_us);
 
   // Stops and joins the threads. Idempotent; later Adds fail.
