@@ -79,7 +79,8 @@ fuzz-test: deps
 # The whole WebAssembly core spec conformance run (the quick subset,
 # ctest spec_quick, is part of unit-test). Scripts come from the directory
 # in TESSERA_WASM_SPEC_DIR (default ../shared/wasm-spec); without them it
-# skips. Compiled modules are cached in $(BUILD)/spec-cache.
+# fails and says what to set. Compiled modules are cached in
+# $(BUILD)/spec-cache.
 spec: build
 	$(BUILD)/tests/spec/spec_runner
 
