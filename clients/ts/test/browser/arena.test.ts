@@ -4,7 +4,7 @@
 // (or $ARTIFACTS_DIR/arena.png).
 import { copyFileSync, existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, chromium, type Page, type WebSocketRoute } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { devSupportsMount, REPO, TesseraServer } from "../helpers/tessera-server.js";
 
@@ -45,8 +45,45 @@ afterAll(async () => {
   server?.removeApp();
 });
 
-async function openPlayer(name: string): Promise<Page> {
+/**
+ * Relays a page's WebSockets to the server; while `hold` is on, what the
+ * server sends is kept back (and delivered, in order, on release), so the
+ * page can get no FRAME in the meantime.
+ */
+class ServerHold {
+  private held: { ws: WebSocketRoute; message: string | Buffer }[] = [];
+  private holding = false;
+  heldCount = 0;
+
+  async install(page: Page): Promise<void> {
+    await page.routeWebSocket(/.*/, (ws) => {
+      const server = ws.connectToServer();
+      ws.onMessage((message) => server.send(message));
+      server.onMessage((message) => {
+        if (this.holding) {
+          this.held.push({ ws, message });
+          this.heldCount++;
+        } else {
+          ws.send(message);
+        }
+      });
+    });
+  }
+
+  hold(): void {
+    this.holding = true;
+    this.heldCount = 0;
+  }
+
+  release(): void {
+    this.holding = false;
+    for (const { ws, message } of this.held.splice(0)) ws.send(message);
+  }
+}
+
+async function openPlayer(name: string, hold?: ServerHold): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+  if (hold) await hold.install(page);
   page.on("pageerror", (e) => pageErrors.push(`${name}: ${e.message}`));
   page.on("console", (m) => {
     if (m.type() === "error") pageErrors.push(`${name} console: ${m.text()}`);
@@ -67,7 +104,8 @@ const drawnPlayer = (page: Page, id: string) =>
 
 describe("the arena demo page", () => {
   it("shows one player's click as movement on the other player's page", async () => {
-    const alice = await openPlayer("alice");
+    const aliceServer = new ServerHold();
+    const alice = await openPlayer("alice", aliceServer);
     const bob = await openPlayer("bob");
     expect(await alice.title()).toBe("tessera · arena");
     expect(await alice.locator('nav a[href="/zone/"]').count()).toBe(1);
@@ -99,16 +137,25 @@ describe("the arena demo page", () => {
           requestAnimationFrame(step);
         }),
     );
+    // Alice's own page moves at once (prediction): with every message from
+    // the server held back, no snapshot can say so, yet she heads for the
+    // click. (Without prediction she would stay at x = 150 until release.)
+    const framesBefore = await alice.evaluate(() => (window as any).__arena.frames);
+    aliceServer.hold();
     await clickArena(alice, 650, 380);
-    // Alice's own page moves at once (prediction), before any snapshot could say so.
     await alice.waitForFunction(
       () => {
         const me = (window as any).__arena.players.find((p: { me: boolean }) => p.me);
         return me && me.x > 160;
       },
       null,
-      { timeout: 1000 },
+      { timeout: 10_000 },
     );
+    // The shard kept ticking (its frames are being held), and none reached
+    // the page.
+    await expect.poll(() => aliceServer.heldCount, { timeout: 10_000 }).toBeGreaterThan(0);
+    expect(await alice.evaluate(() => (window as any).__arena.frames)).toBe(framesBefore);
+    aliceServer.release();
     const xs = await recording;
     expect(xs.length).toBeGreaterThan(20);
     expect(xs.at(-1)).toBeCloseTo(650, 0);
