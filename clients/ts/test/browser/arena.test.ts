@@ -121,8 +121,9 @@ describe("the arena demo page", () => {
     );
 
     await bob.bringToFront();
-    // Record what bob draws, frame by frame, while alice crosses the arena:
-    // positions in between mean a glide, not a jump.
+    // Record what bob draws, frame by frame, while alice crosses the arena,
+    // until she is drawn where she clicked (or 30 s): positions in between
+    // mean a glide, not a jump.
     const recording = bob.evaluate(
       () =>
         new Promise<number[]>((resolve) => {
@@ -131,16 +132,18 @@ describe("the arena demo page", () => {
           const step = () => {
             const p = (window as any).__arena.players.find((p: { id: string }) => p.id === "alice");
             if (p) xs.push(p.x);
-            if (performance.now() - start < 1500) requestAnimationFrame(step);
+            const arrived = p && Math.abs(p.x - 650) < 0.5;
+            if (!arrived && performance.now() - start < 30_000) requestAnimationFrame(step);
             else resolve(xs);
           };
           requestAnimationFrame(step);
         }),
     );
-    // Alice's own page moves at once (prediction): with every message from
-    // the server held back, no snapshot can say so, yet she heads for the
-    // click. (Without prediction she would stay at x = 150 until release.)
-    const framesBefore = await alice.evaluate(() => (window as any).__arena.frames);
+    // Alice's own page moves at once (prediction): every message the server
+    // sends from before her click on is held back, so no snapshot can say
+    // so, yet she heads for the click. (Without prediction she stays at
+    // x = 150 until the release: what reached her page earlier shows her
+    // there.)
     aliceServer.hold();
     await clickArena(alice, 650, 380);
     await alice.waitForFunction(
@@ -151,16 +154,15 @@ describe("the arena demo page", () => {
       null,
       { timeout: 10_000 },
     );
-    // The shard kept ticking (its frames are being held), and none reached
-    // the page.
+    // The shard kept ticking meanwhile: its frames were held, not absent.
     await expect.poll(() => aliceServer.heldCount, { timeout: 10_000 }).toBeGreaterThan(0);
-    expect(await alice.evaluate(() => (window as any).__arena.frames)).toBe(framesBefore);
     aliceServer.release();
     const xs = await recording;
-    expect(xs.length).toBeGreaterThan(20);
     expect(xs.at(-1)).toBeCloseTo(650, 0);
+    // A jump draws 150 then 650; the glide (whatever the frame rate: each
+    // frame covers at most 76% of the way) draws a position in between.
     const between = xs.filter((x) => x > 160 && x < 640);
-    expect(between.length).toBeGreaterThanOrEqual(3);
+    expect(between.length).toBeGreaterThanOrEqual(1);
     expect(await bob.locator("#players").textContent()).toBe("2");
     expect(await bob.locator("#state").textContent()).toBe("connected");
 
