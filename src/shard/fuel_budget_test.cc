@@ -50,7 +50,7 @@ int64_t StepFuel(const std::shared_ptr<const wasm::CompiledModule>& module,
 }
 
 TEST(FuelBudgetTest, InputsTickAndSnapshotShareOneBudget) {
-  TESSERA_LOAD_GUEST_OR_SKIP(module, "spin", 64);
+  TESSERA_LOAD_GUEST(module, "spin", 64);
   const int64_t base = StepFuel(module, 0);
   const int64_t per_input = StepFuel(module, 1) - base;
   ASSERT_GT(per_input, kIterations);  // each iteration costs fuel
@@ -78,7 +78,7 @@ TEST(FuelBudgetTest, InputsTickAndSnapshotShareOneBudget) {
 }
 
 TEST(FuelBudgetTest, EachTickHasItsOwnBudget) {
-  TESSERA_LOAD_GUEST_OR_SKIP(module, "spin", 64);
+  TESSERA_LOAD_GUEST(module, "spin", 64);
   const int64_t base = StepFuel(module, 0);
   const int64_t per_input = StepFuel(module, 1) - base;
   const uint64_t budget = static_cast<uint64_t>(base + per_input * 3 / 2);
