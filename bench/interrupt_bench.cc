@@ -53,7 +53,6 @@ int main(int argc, char** argv) {
       std::filesystem::temp_directory_path() /
       ("tessera-interrupt-bench-" + std::to_string(getpid()));
   LoadOptions options;
-  options.check.policy = ImportPolicy::kBare;
   options.cache_dir = cache.string();
   auto module = LoadModule(testing::Wat(kSpin), options);
   if (!module.ok()) {

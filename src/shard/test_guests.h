@@ -39,10 +39,4 @@ nlohmann::json FromMsgpack(std::string_view bytes);
   ASSERT_TRUE(var##_loaded.ok()) << var##_loaded.status().ToString();        \
   std::shared_ptr<const ::tessera::wasm::CompiledModule> var = *var##_loaded
 
-// The old name, kept while the files using it (guest_shard_test.cc,
-// tests/net) are being rewritten; like TESSERA_LOAD_GUEST it fails, never
-// skips.
-#define TESSERA_LOAD_GUEST_OR_SKIP(var, name, memory_mb) \
-  TESSERA_LOAD_GUEST(var, name, memory_mb)
-
 #endif  // TESSERA_SHARD_TEST_GUESTS_H_

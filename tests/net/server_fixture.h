@@ -88,7 +88,7 @@ bool WaitFor(F cond) {
 class ServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    TESSERA_LOAD_GUEST_OR_SKIP(counter, "counter", 64);
+    TESSERA_LOAD_GUEST(counter, "counter", 64);
     AddKind("counter", counter);
   }
 
