@@ -21,6 +21,7 @@
 #include "loadtest/delay_proxy.h"
 #include "loadtest/proc_stats.h"
 #include "loadtest/run_stats.h"
+#include "net/client/url.h"
 
 namespace tessera::loadtest {
 namespace {
@@ -28,6 +29,9 @@ namespace {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
+using net::client::ParseUrl;
+using net::client::ResolveUrl;
+using net::client::Url;
 
 Clock::duration Secs(double secs) {
   return std::chrono::duration_cast<Clock::duration>(
@@ -54,6 +58,9 @@ Status CheckOptions(const LoadTestOptions& o) {
         "--net-delay");
   }
   if (o.shards < 1) return InvalidArgument("--shards must be at least 1");
+  if (o.inputs_per_bot < 0) {
+    return InvalidArgument("the inputs per bot must be >= 0");
+  }
   if (o.shard.empty()) return InvalidArgument("the shard id is empty");
   if (o.rate > 0 && o.inputs.empty()) {
     return InvalidArgument(
@@ -155,6 +162,7 @@ Result<Setup> Prepare(const LoadTestOptions& o) {
   plan.shard_tls = need_tls ? setup.tls.get() : nullptr;
   plan.join_tls = join_tls ? setup.tls.get() : nullptr;
   plan.rate = o.rate;
+  plan.inputs_per_bot = o.inputs_per_bot;
   plan.connect_timeout = std::chrono::milliseconds(
       static_cast<int64_t>(o.connect_timeout_secs * 1000));
   return setup;
@@ -281,7 +289,14 @@ Result<Report> RunLoadTest(const LoadTestOptions& o,
       if (progress) progress(report.series.back(), stats.Totals());
     }
   };
-  sample_until(inputs_until, nullptr);
+  // With a fixed number of inputs, the run ends once all are answered.
+  const uint64_t bot_count = static_cast<uint64_t>(o.bots);
+  sample_until(inputs_until, o.inputs_per_bot > 0
+                                 ? std::function<bool()>([&stats, bot_count] {
+                                     return stats.done_sending() == bot_count &&
+                                            stats.in_flight() == 0;
+                                   })
+                                 : nullptr);
   // The answers to the last inputs.
   sample_until(inputs_until + Secs(o.drain_secs),
                [&stats] { return stats.in_flight() == 0; });
