@@ -16,7 +16,7 @@
 
 #include "bench/net/bot.h"
 #include "loadtest/proc_stats.h"
-#include "tests/net/test_client.h"
+#include "net/client/http_client.h"
 
 namespace tessera::bench {
 namespace {
@@ -32,7 +32,7 @@ double SecondsSince(Clock::time_point start) {
 // Dev-join tickets for subscribers "b0".."b<n-1>" (short ids keep the
 // snapshot, which lists every player, small).
 Result<std::vector<std::string>> JoinTickets(const RoundConfig& config) {
-  auto http = net::testing::HttpConnection::Connect(config.host, config.port);
+  auto http = net::client::HttpConnection::Connect(config.host, config.port);
   if (!http.ok()) return http.status();
   std::vector<std::string> tickets;
   const int shards = std::max(1, config.shards);

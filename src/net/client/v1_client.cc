@@ -1,6 +1,7 @@
 #include "net/client/v1_client.h"
 
 #include <algorithm>
+#include <boost/asio/post.hpp>
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -84,6 +85,9 @@ void V1Client::Close() {
 void V1Client::Abort() {
   timer_.cancel();
   ended_ = true;
+  // Dropped later: Abort may be called from one of the events.
+  asio::post(timer_.get_executor(), [dropped = std::move(events_),
+                                     payload = std::move(make_payload_)] {});
   events_ = {};
   make_payload_ = nullptr;
   ws_->Abort();
