@@ -6,15 +6,11 @@
 #include "net/client/url.h"
 
 namespace tessera::bench {
-namespace {
 
-namespace asio = boost::asio;
 namespace client = net::client;
 namespace v1 = net::v1;
 
-}  // namespace
-
-Bot::Bot(asio::io_context& ioc, BotConfig config, BotStats* stats)
+Bot::Bot(boost::asio::io_context& ioc, BotConfig config, BotStats* stats)
     : ioc_(ioc),
       config_(std::move(config)),
       stats_(stats),

@@ -3,13 +3,9 @@
 #include "net/client/http_async.h"
 
 namespace tessera::loadtest {
-namespace {
 
 namespace asio = boost::asio;
-namespace v1 = net::v1;
 namespace client = net::client;
-
-}  // namespace
 
 Bot::Bot(asio::io_context& ioc, const BotPlan& plan, int64_t number,
          StatsShard* stats)
@@ -59,12 +55,12 @@ void Bot::Start(Clock::time_point inputs_until) {
 void Bot::ConnectShard(const std::string& shard_id, const std::string& ticket) {
   client::V1Client::Events events;
   auto self = shared_from_this();
-  events.welcome = [self](const v1::Welcome& w) { self->OnWelcome(w); };
+  events.welcome = [self](const net::v1::Welcome& w) { self->OnWelcome(w); };
   events.received = [self](bool frame, size_t bytes) {
     if (!self->ended_) self->stats_->Received(frame, bytes);
   };
   events.answered = [self](uint64_t, Clock::duration rtt,
-                           const v1::Reject* reject) {
+                           const net::v1::Reject* reject) {
     if (self->ended_) return;
     self->stats_->Answered(
         static_cast<uint64_t>(
@@ -90,8 +86,8 @@ void Bot::ConnectShard(const std::string& shard_id, const std::string& ticket) {
   target.host_header = plan_.shard_url.HostHeader();
   target.path = "/shard/" + client::PercentEncode(shard_id);
   // Frame acks, as @tessera/client asks for them.
-  client_->Connect(target, plan_.connect_timeout, ticket, v1::kHelloFrameAcks,
-                   [self](Status status) {
+  client_->Connect(target, plan_.connect_timeout, ticket,
+                   net::v1::kHelloFrameAcks, [self](Status status) {
                      if (!status.ok()) self->Fail(status.message());
                    });
 }
@@ -139,7 +135,7 @@ void Bot::Close() {
   client_->Close();
 }
 
-void Bot::OnWelcome(const v1::Welcome& welcome) {
+void Bot::OnWelcome(const net::v1::Welcome& welcome) {
   if (ended_) return;
   joined_ = true;
   joined_at_ = Clock::now();
