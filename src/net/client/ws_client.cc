@@ -174,13 +174,14 @@ class WsClientImpl final
         return self->End(kClosedAbnormally, ec.message());
       }
       const auto data = self->buffer_.cdata();
-      MessageFn on_message = self->continuous_
-                                 ? self->on_message_
-                                 : std::exchange(self->on_message_, nullptr);
-      if (!self->continuous_) self->on_closed_ = nullptr;
-      if (on_message) {
-        on_message(static_cast<const uint8_t*>(data.data()), data.size(),
-                   self->ws_.got_binary());
+      const auto* bytes = static_cast<const uint8_t*>(data.data());
+      const bool binary = self->ws_.got_binary();
+      if (self->continuous_) {
+        if (self->on_message_) self->on_message_(bytes, data.size(), binary);
+      } else {
+        self->on_closed_ = nullptr;
+        MessageFn on_message = std::exchange(self->on_message_, nullptr);
+        if (on_message) on_message(bytes, data.size(), binary);
       }
       self->buffer_.consume(data.size());
       if (self->continuous_ && !self->ended_) self->Read();
