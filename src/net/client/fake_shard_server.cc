@@ -386,7 +386,7 @@ void FakeShardServer::Serve(int fd) {
 std::string FakeTicket(const std::string& secret, const std::string& shard,
                        const std::string& subscriber) {
   Ticket ticket;
-  ticket.shard_id = shard;
+  ticket.resource_id = shard;
   ticket.subscriber_id = subscriber;
   ticket.expires_unix = UnixNow() + 600;
   return MintTicket(secret, ticket);
