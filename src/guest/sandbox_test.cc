@@ -222,15 +222,20 @@ constexpr char kSpin[] = R"((func (export "run") (param i32) (result i32)
       (br $again)))
     (i32.const 0)))";
 
+// The fuel of one call of `func` with `args`, with fuel to spare.
+int64_t CallFuel(Sandbox& sb, int func, std::span<const uint64_t> args) {
+  sb.StartBudget(int64_t{1} << 40, "probe");
+  const int64_t before = sb.fuel_used();
+  EXPECT_TRUE(sb.Call(func, args, "run").ok());
+  return sb.fuel_used() - before;
+}
+
 TEST(SandboxTest, CallsShareTheBudgetTheyAreGiven) {
   auto sb = New(kSpin);
   ASSERT_NE(sb, nullptr);
   const int run = Func(*sb, "run", 1);
   const uint64_t thousand[] = {1000};
-  sb->StartBudget(int64_t{1} << 40, "probe");
-  const int64_t before = sb->fuel_used();
-  ASSERT_TRUE(sb->Call(run, thousand, "run").ok());
-  const int64_t one = sb->fuel_used() - before;
+  const int64_t one = CallFuel(*sb, run, thousand);
   ASSERT_GT(one, 1000);
 
   // Two calls fit a budget of 2.5 calls; the third overdraws it.
@@ -251,10 +256,7 @@ TEST(SandboxTest, ANewBudgetStartsWhole) {
   ASSERT_NE(sb, nullptr);
   const int run = Func(*sb, "run", 1);
   const uint64_t thousand[] = {1000};
-  sb->StartBudget(int64_t{1} << 40, "probe");
-  const int64_t before = sb->fuel_used();
-  ASSERT_TRUE(sb->Call(run, thousand, "run").ok());
-  const int64_t one = sb->fuel_used() - before;
+  const int64_t one = CallFuel(*sb, run, thousand);
   for (int k = 0; k < 5; ++k) {
     sb->StartBudget(one * 3 / 2, "the tick");
     ASSERT_TRUE(sb->Call(run, thousand, "run").ok()) << k;
