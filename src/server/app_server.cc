@@ -6,6 +6,7 @@
 #include <thread>
 #include <utility>
 
+#include "guest/log_drain.h"
 #include "net/server.h"
 #include "server/api_handler.h"
 #include "server/app_kinds.h"
@@ -14,6 +15,7 @@
 #include "server/port_probe.h"
 #include "server/shard_directory.h"
 #include "server/stop_notifier.h"
+#include "shard/guest_shard.h"
 #include "shard/kind_registry.h"
 #include "shard/shard_host.h"
 #include "store/store.h"
@@ -22,17 +24,6 @@ namespace tessera::server {
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr const char* kLogLevels[] = {"debug", "info", "warn", "error",
-                                      "panic"};
-
-// One write per line, so lines of concurrent workers do not interleave.
-void GuestLog(std::string_view shard_id, int level, std::string_view text) {
-  const char* name = level >= 0 && level <= 4 ? kLogLevels[level] : "log";
-  std::string line = "[shard " + std::string(shard_id) + "] " + name + ": " +
-                     std::string(text) + "\n";
-  std::cerr << line << std::flush;
-}
 
 void StderrLine(const std::string& line) { std::cerr << line + "\n"; }
 
@@ -122,7 +113,19 @@ Status AppServer::Init() {
   shard::HostOptions host_options;
   host_options.workers = options_.workers;
   host_options.save_interval_us = options_.save_secs * 1'000'000;
-  host_options.guest_log = GuestLog;
+  // Guest log lines leave the shard workers at once: a bounded queue that
+  // its own thread writes to stderr, each line cut, escaped and
+  // rate-limited per shard (a stalled stderr stalls only that thread).
+  guest::LogDrainOptions log_options;
+  log_options.max_line_bytes = shard::GuestShard::kMaxLogLineBytes;
+  log_options.metrics = &metrics_;
+  guest_log_ = std::make_unique<guest::LogDrain>(guest::LogDrain::WriteToStderr,
+                                                 log_options);
+  host_options.guest_log = [drain = guest_log_.get()](std::string_view id,
+                                                      int level,
+                                                      std::string_view text) {
+    drain->Push("shard " + std::string(id), level, text);
+  };
   Histogram* tick_seconds = metrics_.GetHistogram(
       "tessera_tick_duration_seconds",
       "Wall time of one shard tick: inputs, tick and snapshot.",
@@ -197,6 +200,7 @@ void AppServer::Shutdown() {
   if (sink_) sink_->SetDownstream(nullptr);
   if (server_) server_->Stop(net::kCloseGoingAway, kRestartCloseReason);
   if (notifier_) notifier_->Stop();
+  if (guest_log_) guest_log_->Stop();  // writes what is still queued
 }
 
 }  // namespace tessera::server

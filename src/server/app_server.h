@@ -4,6 +4,7 @@
 //
 //   net::Server --(HTTP)--> ApiHandler --> ShardDirectory --> ShardHost
 //   net::Server --(WebSocket inputs)--------------------------> ShardHost
+//   ShardHost --(guest log lines)--> guest::LogDrain --> stderr
 //   ShardHost --(frames, stops)--> LifecycleSink --> net::Server
 //                                      |--> ShardDirectory (forget)
 //                                      `--> StopNotifier (onStop POST)
@@ -31,6 +32,9 @@
 #include "common/status.h"
 #include "server/web_mounts.h"
 
+namespace tessera::guest {
+class LogDrain;
+}
 namespace tessera::net {
 class Server;
 }
@@ -110,6 +114,7 @@ class AppServer {
   Metrics metrics_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<shard::KindRegistry> kinds_;
+  std::unique_ptr<guest::LogDrain> guest_log_;  // guest log lines -> stderr
   std::unique_ptr<StopNotifier> notifier_;
   std::unique_ptr<LifecycleSink> sink_;
   std::unique_ptr<shard::ShardHost> host_;
