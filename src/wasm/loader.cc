@@ -4,7 +4,6 @@
 #include <dlfcn.h>
 #include <openssl/evp.h>
 #include <unistd.h>
-
 #include <wabt/ir.h>
 
 #include <atomic>
@@ -15,6 +14,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "common/subprocess.h"
 #include "wasm/codegen.h"
@@ -63,6 +63,20 @@ std::string CompilerVersion(const std::string& cc) {
   return v;
 }
 
+// The C compiler's flags besides the files (part of the cache key).
+std::vector<std::string> CompileFlags(const LoadOptions& options) {
+  return {options.opt_level, "-fPIC", "-shared", "-fno-strict-aliasing",
+          "-fwrapv",
+          // Deterministic floating point on every host: no FMA contraction
+          // (aarch64's baseline has FMA), no errno side paths for sqrt.
+          "-ffp-contract=off", "-fno-math-errno",
+          // Signalling NaNs exist: no folding of x*1, x/1, x-0, -1*x, ... to x
+          // or -x, which would return a signalling NaN unchanged where
+          // WebAssembly requires the arithmetic to quiet it (spec
+          // float_exprs.wast; tests/spec/fixtures/signalling_nan.wast).
+          "-fsignaling-nans", "-DNDEBUG", "-w"};
+}
+
 std::mutex& KeyMutex(const std::string& key) {
   static std::mutex mu;
   static std::map<std::string, std::unique_ptr<std::mutex>> locks;
@@ -93,13 +107,10 @@ Status CompileToSo(const GeneratedC& c, const LoadOptions& options,
   TESSERA_RETURN_IF_ERROR(WriteFile(dir / "guest.h", c.header));
   TESSERA_RETURN_IF_ERROR(WriteFile(dir / "guest.c", c.source));
   fs::path tmp_so = dir / "guest.so";
-  std::vector<std::string> argv = {
-      options.c_compiler, options.opt_level, "-fPIC", "-shared",
-      "-fno-strict-aliasing", "-fwrapv",
-      // Deterministic floating point on every host: no FMA contraction
-      // (aarch64's baseline has FMA), no errno side paths for sqrt.
-      "-ffp-contract=off", "-fno-math-errno", "-DNDEBUG", "-w",
-      "-I" + dir.string(), (dir / "guest.c").string(), "-o", tmp_so.string()};
+  std::vector<std::string> argv = CompileFlags(options);
+  argv.insert(argv.begin(), options.c_compiler);
+  argv.insert(argv.end(), {"-I" + dir.string(), (dir / "guest.c").string(),
+                           "-o", tmp_so.string()});
   auto run = RunProcess(argv);
   if (!run.ok()) {
     fs::remove_all(dir, ec);
@@ -147,8 +158,7 @@ Result<std::shared_ptr<const CompiledModule>> OpenSo(const fs::path& so_path,
   m->fuel = Sym<uint64_t* (*)(void*)>(h, "tessera_guest_fuel");
   m->interrupt = Sym<uint32_t* (*)(void*)>(h, "tessera_guest_interrupt");
   m->export_ptr = Sym<void* (*)(void*, uint32_t)>(h, "tessera_guest_export");
-  auto thunks =
-      Sym<const CompiledModule::Thunk*>(h, "tessera_guest_thunks");
+  auto thunks = Sym<const CompiledModule::Thunk*>(h, "tessera_guest_thunks");
   auto count = Sym<const uint32_t*>(h, "tessera_guest_thunk_count");
   if (!size_fn || !init_fn || !m->instantiate || !m->free_instance ||
       !m->memory || !m->export_ptr || !thunks || !count ||
@@ -182,14 +192,15 @@ Result<std::shared_ptr<const CompiledModule>> LoadModule(
     return InvalidArgument("LoadModule needs a cache directory");
   }
 
-  uint32_t cap = options.check.memory_cap_pages ? options.check.memory_cap_pages
-                                                : 65536;
+  uint32_t cap =
+      options.check.memory_cap_pages ? options.check.memory_cap_pages : 65536;
   std::ostringstream key;
   key << "tessera-codegen-" << kCodegenVersion << "\n"
       << "wabt-1.0.32\n"
       << CompilerVersion(options.c_compiler) << "\n"
-      << options.opt_level << " fuel=" << options.fuel << " cap=" << cap
-      << " policy=" << static_cast<int>(options.check.policy) << "\n"
+      << JoinCommand(CompileFlags(options)) << " fuel=" << options.fuel
+      << " cap=" << cap << " policy=" << static_cast<int>(options.check.policy)
+      << "\n"
       << kWasmRtHeader << "\n";
   std::string key_text = key.str();
   key_text.append(reinterpret_cast<const char*>(wasm.data()), wasm.size());
@@ -198,8 +209,8 @@ Result<std::shared_ptr<const CompiledModule>> LoadModule(
   std::error_code ec;
   fs::create_directories(options.cache_dir, ec);
   if (ec) {
-    return IoError("cannot create cache directory " + options.cache_dir +
-                   ": " + ec.message());
+    return IoError("cannot create cache directory " + options.cache_dir + ": " +
+                   ec.message());
   }
   fs::path so_path = fs::path(options.cache_dir) / (hash + ".so");
 
