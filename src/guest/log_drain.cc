@@ -122,21 +122,29 @@ bool LogDrain::Push(std::string_view source, int level, std::string_view text) {
                           " log lines dropped (over the rate limit)",
                       options_.max_line_bytes);
   }
+  return Enqueue(std::move(note), std::move(line));
+}
+
+bool LogDrain::PushLine(std::string_view line) {
+  std::string text(line);
+  text += '\n';
+  return Enqueue("", std::move(text));
+}
+
+bool LogDrain::Enqueue(std::string first, std::string second) {
   std::lock_guard<std::mutex> lock(mu_);
-  const size_t bytes = line.size() + note.size();
-  if (stopping_ ||
-      pending_lines_ + (note.empty() ? 1 : 2) > options_.max_queued_lines ||
+  const size_t lines = first.empty() ? 1 : 2;
+  const size_t bytes = first.size() + second.size();
+  if (stopping_) return false;
+  if (pending_lines_ + lines > options_.max_queued_lines ||
       pending_bytes_ + bytes > options_.max_queued_bytes) {
     ++dropped_queue_;
     if (queue_metric_ != nullptr) queue_metric_->Add();
     return false;
   }
-  if (!note.empty()) {
-    queue_.push_back(std::move(note));
-    ++pending_lines_;
-  }
-  queue_.push_back(std::move(line));
-  ++pending_lines_;
+  if (!first.empty()) queue_.push_back(std::move(first));
+  queue_.push_back(std::move(second));
+  pending_lines_ += lines;
   pending_bytes_ += bytes;
   wake_.notify_one();
   return true;

@@ -78,6 +78,12 @@ class LogDrain {
   // Returns false if it was dropped. Never waits for the output.
   bool Push(std::string_view source, int level, std::string_view text);
 
+  // Queues one line of the host's own (not rate-limited, not escaped: the
+  // caller escapes any guest text in it; a newline is added), for host
+  // threads that must not block on the log either (shard workers logging a
+  // stop). Returns false if the queue was full (counted as "queue").
+  bool PushLine(std::string_view line);
+
   // Writes out everything queued, then joins the thread; later pushes are
   // dropped. Waits for the output: a stalled output stalls Stop().
   // Idempotent.
@@ -111,6 +117,9 @@ class LogDrain {
   // its lines were dropped since its last accepted one.
   bool Admit(std::string_view source, uint64_t* dropped_before)
       EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Queues `first` (unless empty) and `second`, or drops both (counted
+  // once, as "queue").
+  bool Enqueue(std::string first, std::string second);
   void Run();
 
   const Output output_;

@@ -257,12 +257,40 @@ TEST(LogDrain, QuietSourcesAreForgottenBeyondMaxSources) {
   drain.Stop();
 }
 
+TEST(LogDrain, HostLinesShareTheQueueButNotTheRateLimit) {
+  FakeClock clock;
+  Sink sink;
+  LogDrainOptions options;
+  options.lines_per_second = 1;
+  options.burst = 1;
+  options.max_queued_lines = 4;
+  options.clock = &clock;
+  LogDrain drain(sink.Output(), options);
+  sink.Stall();
+  EXPECT_TRUE(drain.Push("shard a", abi::kLogPanic, "boom"));
+  sink.WaitUntilBlocked();
+  EXPECT_FALSE(drain.Push("shard a", abi::kLogInfo, "over the rate"));
+  EXPECT_TRUE(drain.PushLine("shard a (k) stopped (failed): panic: boom"));
+  EXPECT_TRUE(drain.PushLine("two"));
+  EXPECT_TRUE(drain.PushLine("three"));
+  EXPECT_FALSE(drain.PushLine("four: the queue is full"));
+  EXPECT_EQ(drain.dropped_by_rate(), 1u);
+  EXPECT_EQ(drain.dropped_by_queue(), 1u);
+  sink.Release();
+  drain.Stop();
+  EXPECT_THAT(sink.lines(),
+              ElementsAre("[shard a] panic: boom\n",
+                          "shard a (k) stopped (failed): panic: boom\n",
+                          "two\n", "three\n"));
+}
+
 TEST(LogDrain, PushAfterStopIsDropped) {
   FakeClock clock;
   Sink sink;
   LogDrain drain(sink.Output(), Unlimited(&clock));
   drain.Stop();
   EXPECT_FALSE(drain.Push("shard a", abi::kLogInfo, "late"));
+  EXPECT_FALSE(drain.PushLine("late"));
   drain.Stop();  // idempotent
   EXPECT_TRUE(sink.lines().empty());
 }

@@ -5,7 +5,9 @@
 //   net::Server --(HTTP)--> ApiHandler --> ShardDirectory --> ShardHost
 //   net::Server --(WebSocket inputs)--------------------------> ShardHost
 //   ShardHost --(guest log lines)--> guest::LogDrain --> stderr
+//   ShardHost --(ticks: wall, CPU, fuel)--> ShardEventMetrics
 //   ShardHost --(frames, stops)--> LifecycleSink --> net::Server
+//                                      |--> ShardEventMetrics, LogDrain
 //                                      |--> ShardDirectory (forget)
 //                                      `--> StopNotifier (onStop POST)
 //
@@ -50,6 +52,7 @@ namespace tessera::server {
 
 class ApiHandler;
 class LifecycleSink;
+class ShardEventMetrics;
 class ShardDirectory;
 class StopNotifier;
 
@@ -112,6 +115,7 @@ class AppServer {
   // Declaration order is construction order; destruction runs backwards,
   // so everything outlives what points to it.
   Metrics metrics_;
+  std::unique_ptr<ShardEventMetrics> shard_metrics_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<shard::KindRegistry> kinds_;
   std::unique_ptr<guest::LogDrain> guest_log_;  // guest log lines -> stderr
