@@ -19,6 +19,7 @@ constexpr char kDroppedHelp[] =
     "the log queue full (queue).";
 
 constexpr int64_t kLineCost = 1'000'000;
+constexpr int64_t kNoteIntervalUs = 5'000'000;
 
 const char* LevelName(int level) {
   return level >= 0 && level <= 4 ? kLevels[level] : "log";
@@ -83,7 +84,10 @@ bool LogDrain::Admit(std::string_view source, uint64_t* dropped_before) {
         return entry.second.dropped == 0 && refilled(entry.second) >= capacity;
       });
     }
-    it = buckets_.emplace(std::string(source), Bucket{capacity, now, 0}).first;
+    it = buckets_
+             .emplace(std::string(source),
+                      Bucket{capacity, now, 0, now - kNoteIntervalUs})
+             .first;
   }
   Bucket& bucket = it->second;
   bucket.credit = refilled(bucket);
@@ -93,7 +97,10 @@ bool LogDrain::Admit(std::string_view source, uint64_t* dropped_before) {
     return false;
   }
   bucket.credit -= kLineCost;
-  *dropped_before = std::exchange(bucket.dropped, 0);
+  if (bucket.dropped > 0 && now - bucket.noted_us >= kNoteIntervalUs) {
+    *dropped_before = std::exchange(bucket.dropped, 0);
+    bucket.noted_us = now;
+  }
   return true;
 }
 

@@ -12,7 +12,8 @@
 // - Each source (a shard) has its own token bucket: lines_per_second with a
 //   burst of `burst` lines; beyond it lines are dropped. When a source is
 //   allowed to log again after drops, a note with the count of lines it
-//   lost comes first.
+//   lost comes first (at most one note per source every 5 s, so a source
+//   held at its limit does not double its lines with notes).
 // Drops are counted by reason (tessera_guest_log_dropped_total{reason=
 // "rate"|"queue"} when a Metrics registry is given; dropped() otherwise).
 //
@@ -110,7 +111,8 @@ class LogDrain {
   struct Bucket {
     int64_t credit = 0;  // line-microseconds (a line costs 1e6)
     int64_t updated_us = 0;
-    uint64_t dropped = 0;  // since the last line let through
+    uint64_t dropped = 0;  // since the last note
+    int64_t noted_us = 0;  // when the last note was written
   };
 
   // Takes a token for `source`; on success, `dropped_before` is how many of

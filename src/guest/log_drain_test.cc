@@ -226,12 +226,22 @@ TEST(LogDrain, AfterDropsANoteSaysHowManyLinesWereLost) {
   EXPECT_FALSE(drain.Push("shard a", abi::kLogInfo, "lost 2"));
   clock.Advance(1'000'000);
   EXPECT_TRUE(drain.Push("shard a", abi::kLogInfo, "second"));
+  // Held at its limit: the next note waits 5 s and sums what was lost.
+  for (int s = 0; s < 5; ++s) {
+    EXPECT_FALSE(drain.Push("shard a", abi::kLogInfo, "lost"));
+    clock.Advance(1'000'000);
+    EXPECT_TRUE(drain.Push("shard a", abi::kLogInfo, "kept"));
+  }
   drain.Stop();
-  EXPECT_THAT(sink.lines(),
-              ElementsAre("[shard a] info: first\n",
-                          "[shard a] warn: 2 log lines dropped (over the rate "
-                          "limit)\n",
-                          "[shard a] info: second\n"));
+  EXPECT_THAT(
+      sink.lines(),
+      ElementsAre("[shard a] info: first\n",
+                  "[shard a] warn: 2 log lines dropped (over the rate limit)\n",
+                  "[shard a] info: second\n", "[shard a] info: kept\n",
+                  "[shard a] info: kept\n", "[shard a] info: kept\n",
+                  "[shard a] info: kept\n",
+                  "[shard a] warn: 5 log lines dropped (over the rate limit)\n",
+                  "[shard a] info: kept\n"));
 }
 
 TEST(LogDrain, QuietSourcesAreForgottenBeyondMaxSources) {
