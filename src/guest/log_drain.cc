@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <utility>
-#include <vector>
 
 #include "common/text.h"
 #include "tessera/abi.h"
