@@ -11,7 +11,10 @@ ASAN_TARGETS ?= common_test wasm_test guest_test shard_test store_test net_proto
                 app_test server_test sdk_codec_test sdk_interest_test \
                 interest_test replication_test replication_fixtures \
                 loadtest_test
+# The fuzz run: FUZZ_SECS in total, shared equally by the targets.
 FUZZ_SECS  ?= 75
+FUZZ_TARGETS := module_loader frame ticket replication_changes \
+                entities_payload view_abi
 
 .PHONY: all deps build test unit-test asan-test fuzz-test dev run-arena bench spec clean format \
         ts-deps ts-build ts-test compare
@@ -66,12 +69,11 @@ fuzz-test: deps
 	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_FUZZ=ON -DTESSERA_FUZZ_ONLY=ON
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) \
-	  --target module_loader_fuzz frame_fuzz ticket_fuzz \
-	  replication_changes_fuzz entities_payload_fuzz
-	set -e; for f in module_loader frame ticket replication_changes \
-	    entities_payload; do \
+	  --target $(addsuffix _fuzz,$(FUZZ_TARGETS))
+	set -e; for f in $(FUZZ_TARGETS); do \
 	  mkdir -p $(FUZZ_BUILD)/corpus/$$f; \
-	  $(FUZZ_BUILD)/fuzz/$${f}_fuzz -max_total_time=$$(( $(FUZZ_SECS) / 5 )) \
+	  $(FUZZ_BUILD)/fuzz/$${f}_fuzz \
+	    -max_total_time=$$(( $(FUZZ_SECS) / $(words $(FUZZ_TARGETS)) )) \
 	    -rss_limit_mb=4096 -timeout=10 \
 	    $(FUZZ_BUILD)/corpus/$$f fuzz/corpus/$$f; \
 	done
@@ -79,7 +81,8 @@ fuzz-test: deps
 # The whole WebAssembly core spec conformance run (the quick subset,
 # ctest spec_quick, is part of unit-test). Scripts come from the directory
 # in TESSERA_WASM_SPEC_DIR (default ../shared/wasm-spec); without them it
-# skips. Compiled modules are cached in $(BUILD)/spec-cache.
+# fails and says what to set. Compiled modules are cached in
+# $(BUILD)/spec-cache.
 spec: build
 	$(BUILD)/tests/spec/spec_runner
 

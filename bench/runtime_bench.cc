@@ -15,7 +15,7 @@
 //    (memory reservation, data segments), and of its destruction.
 //  - Empty call: thread CPU time per Instance::Call of the exported `nop`,
 //    including the argument checks and the guarded (setjmp) entry.
-//  - Cold compile: LoadModule of the arena example (policy kShard) into an
+//  - Cold compile: LoadModule of the arena example (the shard ABI) into an
 //    empty cache directory: check + codegen (wasm2c) + C compile, wall
 //    time, and the C compiler's CPU time.
 //
@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "guest/workloads.h"
+#include "shard/shard_abi.h"
 #include "wasm/instance.h"
 #include "wasm/loader.h"
 
@@ -157,7 +158,6 @@ struct Tier {
 bool LoadTier(const std::vector<uint8_t>& wasm_bytes, const Options& o,
               const std::string& cache_dir, Tier* tier) {
   wasm::LoadOptions lo;
-  lo.check.policy = wasm::ImportPolicy::kBare;
   lo.fuel = tier->fuel;
   lo.cache_dir = cache_dir;
   lo.opt_level = o.opt_level;
@@ -319,7 +319,7 @@ double TimeEmptyCall(Tier& tier, int calls, int batches) {
 
 // Cold LoadModule of the arena shard, fuel on and off, into fresh caches.
 void ArenaColdCompile(const Options& o, const fs::path& tmp) {
-  std::printf("\nCold compile of the arena module (policy kShard, %s):\n",
+  std::printf("\nCold compile of the arena module (the shard ABI, %s):\n",
               o.opt_level.c_str());
   if (o.quick && !o.arena_given) {
     std::printf("  skipped (--quick)\n");
@@ -339,7 +339,7 @@ void ArenaColdCompile(const Options& o, const fs::path& tmp) {
               "codegen ms", "compile ms", "total ms", "dlopen ms", "cc cpu ms");
   for (bool fuel : {true, false}) {
     wasm::LoadOptions lo;
-    lo.check.policy = wasm::ImportPolicy::kShard;
+    lo.check = shard::ShardCheckOptions(64);
     lo.fuel = fuel;
     lo.opt_level = o.opt_level;
     lo.cache_dir = (tmp / (fuel ? "arena-fuel" : "arena-nofuel")).string();

@@ -79,6 +79,8 @@ FRAMES = {
     # Valid client messages.
     "hello": pack([1, 1, "v1.eyJzIjoiYSJ9.c2ln"]),
     "hello_v2": pack([1, 2, "t"]),
+    "hello_flags": pack([1, 1, "t", 1]),
+    "hello_unknown_flags": pack([1, 1, "t", 0xFF]),
     "input": pack([2, 1, b"\x81\xa1x\x05", 10]),
     "input_nil_view": pack([2, 2, b"{}", None]),
     "input_no_view": pack([2, 3, b""]),
@@ -93,6 +95,14 @@ FRAMES = {
     "reject": pack([18, 6, "outside the arena"]),
     "frame": pack([19, 100, 5, b"\x82\xa1x\x01\xa1y\x02"]),
     "frame_bin16": pack([19, 101, 0, bytes(300)]),
+    "welcome_flags": pack([16, "zone-1", "scout-1", 20, "msgpack", 7, 1]),
+    # Replication FRAMEs: [19, tick, last_seq, snapshot | nil, entities];
+    # the entities payload a baseline (flags 1, precision, no changes).
+    "frame_view_baseline": pack([19, 7, 3, b"\x80",
+                                 b"\x01" + struct.pack("<d", 0.01)
+                                 + b"\x00\x00\x00"]),
+    "frame_view_nil": pack([19, 8, 3, None, b"\x00\x00\x00\x00"]),
+    "frame_nil_no_entities": pack([19, 9, 0, None]),
     # Invalid.
     "not_array": pack({"t": 1}),
     "empty_array": pack([]),
@@ -121,6 +131,13 @@ TICKETS = {
     "claims_array": ticket({"s": "arena-1", "u": "a", "e": NOW + 600,
                             "c": [1]}),
     "float_expiry": ticket({"s": "arena-1", "u": "a", "e": 1.8e9}),
+    # Resources of other kinds ("k", "r"; shard tickets keep "s").
+    "realm": ticket({"k": "realm", "r": "arena-1", "u": "alice",
+                     "e": NOW + 600, "c": {"team": "red"}}),
+    "explicit_shard": ticket({"k": "shard", "r": "arena-1", "u": "bob",
+                              "e": NOW + 600}),
+    "shard_and_kind": ticket({"s": "arena-1", "k": "realm", "r": "arena-1",
+                              "u": "a", "e": NOW + 600}),
     "not_json": sign(b64(b"hello")),
     "bad_base64": sign("e30="),
     "not_v1": "v2.e30.c2ln",

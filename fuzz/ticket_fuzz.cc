@@ -1,7 +1,9 @@
 // libFuzzer target: ticket verification on arbitrary text. Random text
 // almost never carries a valid HMAC, so the input is also re-signed with
 // the fuzzer's secret, both as the payload JSON and as the payload's
-// base64url text, to reach the checks behind the signature.
+// base64url text, to reach the checks behind the signature. Each text is
+// verified for a shard and for another kind of resource (tickets name a
+// kind since the realms; shard tickets keep the older format).
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
@@ -19,7 +21,8 @@ namespace {
 using namespace tessera::net;
 
 constexpr std::string_view kSecret = "fuzz-secret";
-constexpr std::string_view kShard = "arena-1";
+constexpr std::string_view kShard = "arena-1";  // also the realm's id
+constexpr std::string_view kRealm = "realm";
 constexpr int64_t kNow = 1700000000;
 
 void Check(bool ok) {
@@ -37,24 +40,36 @@ std::string Sign(std::string_view payload_part) {
          Base64UrlEncode(std::string_view(reinterpret_cast<char*>(mac), len));
 }
 
-void VerifyAndCheck(std::string_view text) {
-  TicketCheck check = VerifyTicket(kSecret, text, kShard, kNow);
+void VerifyAs(std::string_view text, std::string_view kind) {
+  TicketCheck check = VerifyTicket(kSecret, text, kind, kShard, kNow);
   Check(check.error != TicketError::kNone || check.message.empty());
   if (check.error != TicketError::kNone) {
     Check(!check.message.empty());
     return;
   }
   const Ticket& t = check.ticket;
-  Check(t.shard_id == kShard && t.expires_unix > kNow);
+  Check(t.resource_kind == kind && t.resource_id == kShard &&
+        t.expires_unix > kNow);
   Check(!t.claims_json.empty() && t.claims_json.front() == '{');
-  // What verified re-mints into a ticket with the same fields.
-  TicketCheck again =
-      VerifyTicket(kSecret, MintTicket(kSecret, t), kShard, kNow);
+  // What verified re-mints into a ticket with the same fields, the
+  // resource's kind included, and for no other kind.
+  const std::string minted = MintTicket(kSecret, t);
+  TicketCheck again = VerifyTicket(kSecret, minted, kind, kShard, kNow);
   if (again.error == TicketError::kInvalid) return;  // re-mint grew > 4 KiB
   Check(again.error == TicketError::kNone);
-  Check(again.ticket.subscriber_id == t.subscriber_id &&
+  Check(again.ticket.resource_kind == t.resource_kind &&
+        again.ticket.resource_id == t.resource_id &&
+        again.ticket.subscriber_id == t.subscriber_id &&
         again.ticket.expires_unix == t.expires_unix &&
         (again.ticket.claims_json == t.claims_json || t.claims_json == "{}"));
+  const std::string_view other = kind == kRealm ? kShardResource : kRealm;
+  Check(VerifyTicket(kSecret, minted, other, kShard, kNow).error ==
+        TicketError::kWrongResource);
+}
+
+void VerifyAndCheck(std::string_view text) {
+  VerifyAs(text, kShardResource);
+  VerifyAs(text, kRealm);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The wasm32 build of the workloads: the module runtime_bench loads with
-// ImportPolicy::kBare. It imports nothing and exports
+// a bare CheckOptions (no ABI). It imports nothing and exports
 //   sim(i32) -> i64, astar(i32) -> i64, nbody(i32) -> i64   (workloads.h)
 //   nop()                                      (the empty-call measurement)
 // plus `memory`. The link names them with `wasm-ld --export=<name>`.

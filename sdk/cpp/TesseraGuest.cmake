@@ -12,9 +12,13 @@
 # Debian's wasi-libc, libc++-14-dev-wasm32, libc++abi-14-dev-wasm32 and
 # libclang-rt-14-dev-wasm32 (scripts/install-deps).
 # Override TESSERA_WASI_SYSROOT or the TESSERA_GUEST_* cache entries to use
-# another toolchain. When the toolchain is missing, TESSERA_GUEST_TOOLCHAIN_FOUND
-# is FALSE and tessera_add_guest is not defined, so callers can test
-# `if(COMMAND tessera_add_guest)` and skip what needs guests.
+# another toolchain.
+#
+# When the toolchain is missing, configuring fails and says what to install,
+# unless TESSERA_GUEST_REQUIRED is OFF: then TESSERA_GUEST_TOOLCHAIN_FOUND is
+# FALSE and every guest target fails when it is built (with the same
+# message), so whatever needs a guest, a test above all, fails loudly instead
+# of being skipped, while targets that need no guest still build.
 include_guard(GLOBAL)
 
 set(TESSERA_GUEST_SDK_DIR "${CMAKE_CURRENT_LIST_DIR}")
@@ -48,10 +52,53 @@ if(TESSERA_GUEST_CXX AND TESSERA_GUEST_CC AND TESSERA_GUEST_WASM_LD
     set(TESSERA_GUEST_TOOLCHAIN_FOUND TRUE)
   endif()
 endif()
+if(NOT DEFINED TESSERA_GUEST_REQUIRED)
+  set(TESSERA_GUEST_REQUIRED ON)
+endif()
 if(NOT TESSERA_GUEST_TOOLCHAIN_FOUND)
-  message(STATUS "tessera: no wasm32 guest toolchain (install clang lld "
-                 "wasi-libc libc++-14-dev-wasm32 libc++abi-14-dev-wasm32 "
-                 "libclang-rt-14-dev-wasm32); guests will not be built")
+  set(missing "")
+  foreach(tool TESSERA_GUEST_CXX TESSERA_GUEST_CC TESSERA_GUEST_WASM_LD)
+    if(NOT ${tool})
+      list(APPEND missing "${tool} (clang++/clang/wasm-ld)")
+    endif()
+  endforeach()
+  foreach(file libc++.a crt1-reactor.o)
+    if(NOT EXISTS "${TESSERA_WASI_SYSROOT}/lib/wasm32-wasi/${file}")
+      list(APPEND missing "${TESSERA_WASI_SYSROOT}/lib/wasm32-wasi/${file}")
+    endif()
+  endforeach()
+  if(NOT missing)
+    list(APPEND missing "the wasm32 compiler-rt builtins "
+                        "(clang --target=wasm32-wasi -print-libgcc-file-name)")
+  endif()
+  list(JOIN missing ", " missing)
+  set(TESSERA_GUEST_TOOLCHAIN_MESSAGE
+      "no wasm32 guest toolchain (missing: ${missing}). Install it with "
+      "scripts/install-deps, or on Debian: apt-get install clang lld "
+      "wasi-libc libc++-14-dev-wasm32 libc++abi-14-dev-wasm32 "
+      "libclang-rt-14-dev-wasm32, or point TESSERA_WASI_SYSROOT and "
+      "TESSERA_GUEST_CXX/CC/WASM_LD at another toolchain")
+  string(REPLACE ";" "" TESSERA_GUEST_TOOLCHAIN_MESSAGE
+         "${TESSERA_GUEST_TOOLCHAIN_MESSAGE}")
+  if(TESSERA_GUEST_REQUIRED)
+    message(FATAL_ERROR "tessera: ${TESSERA_GUEST_TOOLCHAIN_MESSAGE}. "
+            "(-DTESSERA_BUILD_GUESTS=OFF configures without it; the tests "
+            "that need guests then fail to build.)")
+  endif()
+  message(WARNING "tessera: ${TESSERA_GUEST_TOOLCHAIN_MESSAGE}; every guest "
+          "target, and whatever depends on one, will fail to build")
+  # A guest target that fails when built, saying why.
+  function(tessera_add_guest target)
+    cmake_parse_arguments(PARSE_ARGV 1 GUEST "" "OUTPUT" "SOURCES")
+    add_custom_target(${target}
+      COMMAND "${CMAKE_COMMAND}" -E echo
+              "tessera: cannot build guest ${target}: ${TESSERA_GUEST_TOOLCHAIN_MESSAGE}"
+      COMMAND "${CMAKE_COMMAND}" -E false
+      VERBATIM)
+    get_filename_component(output "${GUEST_OUTPUT}" ABSOLUTE
+                           BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+    set_target_properties(${target} PROPERTIES TESSERA_GUEST_WASM "${output}")
+  endfunction()
   return()
 endif()
 

@@ -35,6 +35,7 @@
 #include "guest/log_drain.h"
 #include "guest/watchdog.h"
 #include "shard/guest_shard.h"
+#include "shard/shard_abi.h"
 #include "shard/shard_types.h"
 #include "wasm/loader.h"
 
@@ -46,7 +47,6 @@ using json = nlohmann::json;
 // Output objects keep their keys in the documented order.
 using ordered_json = nlohmann::ordered_json;
 
-constexpr uint32_t kPagesPerMiB = 16;  // 64 KiB pages
 
 struct RunArgs {
   std::string app_dir;
@@ -193,8 +193,7 @@ int Run(const RunArgs& args) {
     return 1;
   }
   wasm::LoadOptions load;
-  load.check.policy = wasm::ImportPolicy::kShard;
-  load.check.memory_cap_pages = config.memory_mb * kPagesPerMiB;
+  load.check = shard::ShardCheckOptions(config.memory_mb);
   load.cache_dir = (fs::path(args.app_dir) / ".tessera" / "cache").string();
   std::error_code ec;
   fs::create_directories(load.cache_dir, ec);

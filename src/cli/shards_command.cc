@@ -20,6 +20,7 @@
 #include "app/builder.h"
 #include "app/manifest.h"
 #include "cli/commands.h"
+#include "shard/shard_abi.h"
 #include "wasm/loader.h"
 #include "wasm/module_info.h"
 
@@ -47,12 +48,7 @@ Result<std::vector<uint8_t>> ReadBytes(const std::string& file) {
   return bytes;
 }
 
-wasm::CheckOptions ShardCheckOptions(uint32_t memory_mb) {
-  wasm::CheckOptions check;
-  check.policy = wasm::ImportPolicy::kShard;
-  check.memory_cap_pages = memory_mb * kPagesPerMiB;
-  return check;
-}
+using shard::ShardCheckOptions;
 
 // Runs the loader's checks on every module just built (or, for prebuilt
 // kinds, found), so a module the server would refuse fails the build.

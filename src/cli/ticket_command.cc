@@ -65,7 +65,7 @@ int MintTicket(const TicketArgs& args) {
     return 1;
   }
   net::Ticket ticket;
-  ticket.shard_id = args.shard;
+  ticket.resource_id = args.shard;
   ticket.subscriber_id = args.subscriber;
   if (!args.claims.empty()) {
     nlohmann::json claims = nlohmann::json::parse(args.claims, nullptr, false);

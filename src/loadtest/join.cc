@@ -55,7 +55,7 @@ Result<JoinReply> ParseJoinReply(int status, std::string_view body) {
 std::string MintBotTicket(std::string_view secret, const std::string& shard_id,
                           const std::string& subscriber_id, int64_t ttl_secs) {
   net::Ticket ticket;
-  ticket.shard_id = shard_id;
+  ticket.resource_id = shard_id;
   ticket.subscriber_id = subscriber_id;
   ticket.expires_unix = std::chrono::duration_cast<std::chrono::seconds>(
                             std::chrono::system_clock::now().time_since_epoch())

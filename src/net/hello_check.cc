@@ -4,23 +4,6 @@
 
 namespace tessera::net {
 
-bool OffersSubprotocol(std::string_view list) {
-  while (!list.empty()) {
-    size_t comma = list.find(',');
-    std::string_view token = list.substr(0, comma);
-    while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) {
-      token.remove_prefix(1);
-    }
-    while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) {
-      token.remove_suffix(1);
-    }
-    if (token == kSubprotocol) return true;
-    if (comma == std::string_view::npos) break;
-    list.remove_prefix(comma + 1);
-  }
-  return false;
-}
-
 std::optional<HelloRefusal> CheckHello(const v1::Hello& hello,
                                        const TicketCheck& check) {
   auto refuse = [&](int code, std::string_view fallback) {

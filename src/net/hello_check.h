@@ -1,5 +1,5 @@
-// The WebSocket session's admission rules, without sockets: the subprotocol
-// offer, and whether a HELLO (its version and its ticket, verified) lets
+// The shard session's admission rules, without sockets: our subprotocol,
+// and whether a HELLO (its version and its ticket, verified) lets
 // the connection join, or the close code and reason that refuse it.
 #ifndef TESSERA_NET_HELLO_CHECK_H_
 #define TESSERA_NET_HELLO_CHECK_H_
@@ -14,9 +14,6 @@
 namespace tessera::net {
 
 inline constexpr std::string_view kSubprotocol = "tessera.v1";
-
-// Whether the comma-separated Sec-WebSocket-Protocol list offers ours.
-bool OffersSubprotocol(std::string_view list);
 
 struct HelloRefusal {
   int code = 0;

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "net/server_context.h"
-#include "net/ws_session.h"
+#include "net/shard_session.h"
 
 namespace tessera::net {
 namespace {
@@ -90,8 +90,8 @@ class HttpSession final : public std::enable_shared_from_this<HttpSession> {
         return;
       }
       stream_.expires_never();  // the WebSocket session has its own timers
-      RunWebSocketSession(ctx_, std::move(stream_), std::move(req),
-                          std::move(shard_id));
+      RunShardSession(ctx_, std::move(stream_), std::move(req),
+                      std::move(shard_id));
       return;
     }
 

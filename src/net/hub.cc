@@ -15,15 +15,14 @@ namespace {
 
 namespace asio = boost::asio;
 using Strand = asio::strand<asio::io_context::executor_type>;
-using SessionPtr = std::shared_ptr<HubSession>;
-using Results = std::vector<shard::InputResult>;
+using SubscriberPtr = std::shared_ptr<TopicSubscriber>;
 
-struct ShardEntry {
-  explicit ShardEntry(Strand s) : strand(std::move(s)) {}
-  // Orders this shard's frame and stop jobs (see hub.h).
+struct TopicEntry {
+  explicit TopicEntry(Strand s) : strand(std::move(s)) {}
+  // Orders this topic's publish and end jobs (see hub.h).
   Strand strand;
-  std::map<std::string, std::vector<SessionPtr>, std::less<>> subscribers;
-  size_t sessions = 0;
+  std::map<std::string, std::vector<SubscriberPtr>, std::less<>> members;
+  size_t subscriptions = 0;
 };
 
 }  // namespace
@@ -31,178 +30,99 @@ struct ShardEntry {
 struct Hub::Impl {
   explicit Impl(asio::io_context& ioc) : ioc(ioc) {}
 
-  // Runs on the shard's strand: hands the frame to every session of the
-  // shard, each with its subscriber's results.
-  void FanOutFrame(const std::string& shard_id, uint64_t tick,
-                   const std::shared_ptr<const std::string>& snapshot,
-                   const std::shared_ptr<const Results>& results);
-  // Runs on the shard's strand: hands each session its subscriber's view.
-  void FanOutViews(const std::string& shard_id,
-                   const std::shared_ptr<const shard::ViewFrame>& frame);
-  // Runs on the shard's strand: closes and forgets every session.
-  void CloseForStop(const std::string& shard_id, int code,
-                    const std::string& reason);
-  // Posts `job` to the shard's strand; false (nothing posted) after
-  // Shutdown, for an unknown shard, or with `need_sessions` and none.
+  // On the topic's strand: builds the message and hands it to every
+  // subscription, each with its member's part.
+  void FanOut(const std::string& topic, const MakeMessage& make);
+  // On the topic's strand: closes and forgets every subscription.
+  void End(const std::string& topic, int code, const std::string& reason);
+  // Posts `job` to the topic's strand; false (nothing posted) after
+  // Shutdown, for an unknown topic, or with `need_subscribers` and none.
   template <class Job>
-  bool PostToShard(std::string_view shard_id, bool need_sessions, Job job) {
+  bool PostToTopic(std::string_view topic, bool need_subscribers, Job job) {
     std::lock_guard<std::mutex> lock(mu);
     if (shut_down) return false;
-    auto it = shards.find(shard_id);
-    if (it == shards.end()) return false;
-    if (need_sessions && it->second->sessions == 0) return false;
+    auto it = topics.find(topic);
+    if (it == topics.end()) return false;
+    if (need_subscribers && it->second->subscriptions == 0) return false;
     asio::post(it->second->strand, std::move(job));
     return true;
   }
-  bool HasSessions(std::string_view shard_id) const {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = shards.find(shard_id);
-    return !shut_down && it != shards.end() && it->second->sessions > 0;
-  }
-  // Sessions matching (shard, subscriber or all when null).
-  std::vector<SessionPtr> Collect(std::string_view shard_id,
-                                  const std::string_view* subscriber) const;
+  // Subscriptions of (topic, member, or all members when null).
+  std::vector<SubscriberPtr> Collect(std::string_view topic,
+                                     const std::string_view* member) const;
 
   asio::io_context& ioc;
   mutable std::mutex mu;
   bool shut_down GUARDED_BY(mu) = false;
-  std::map<std::string, std::unique_ptr<ShardEntry>, std::less<>> shards
+  std::map<std::string, std::unique_ptr<TopicEntry>, std::less<>> topics
       GUARDED_BY(mu);
-  size_t session_count GUARDED_BY(mu) = 0;
+  size_t subscription_count GUARDED_BY(mu) = 0;
 };
 
-namespace {
-
-// The input results of one tick, grouped by subscriber.
-std::map<std::string_view, std::shared_ptr<Results>> GroupResults(
-    const Results* results) {
-  std::map<std::string_view, std::shared_ptr<Results>> by_subscriber;
-  if (results == nullptr) return by_subscriber;
-  for (const shard::InputResult& r : *results) {
-    if (r.subscriber.empty()) continue;  // the server side's inputs
-    auto& group = by_subscriber[r.subscriber];
-    if (group == nullptr) group = std::make_shared<Results>();
-    group->push_back(r);
-  }
-  return by_subscriber;
-}
-
-// Connections with input results this tick go first: on a big shard the
-// frames of one tick leave over several milliseconds, and those waiting
-// for an answer (ACK/REJECT, or the frame that acks) should not also wait
-// for everyone else's frame. Order is otherwise kept.
-template <class Targets, class HasResults>
-void AnsweredFirst(Targets& targets, HasResults has_results) {
-  std::stable_partition(targets.begin(), targets.end(), has_results);
-}
-
-}  // namespace
-
-void Hub::Impl::FanOutFrame(const std::string& shard_id, uint64_t tick,
-                            const std::shared_ptr<const std::string>& snapshot,
-                            const std::shared_ptr<const Results>& results) {
-  // Group the results by subscriber first (outside the lock).
-  std::map<std::string_view, std::shared_ptr<Results>> by_subscriber =
-      GroupResults(results.get());
-  std::vector<std::pair<SessionPtr, std::shared_ptr<const Results>>> targets;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (shut_down) return;
-    auto it = shards.find(shard_id);
-    if (it == shards.end()) return;
-    targets.reserve(it->second->sessions);
-    for (const auto& [subscriber, sessions] : it->second->subscribers) {
-      auto group = by_subscriber.find(subscriber);
-      std::shared_ptr<const Results> mine;
-      if (group != by_subscriber.end()) mine = group->second;
-      for (const SessionPtr& s : sessions) targets.emplace_back(s, mine);
-    }
-  }
-  AnsweredFirst(targets, [](const auto& t) { return t.second != nullptr; });
-  for (auto& [session, mine] : targets) {
-    session->PostFrame(tick, snapshot, std::move(mine));
-  }
-}
-
-void Hub::Impl::FanOutViews(
-    const std::string& shard_id,
-    const std::shared_ptr<const shard::ViewFrame>& frame) {
-  std::map<std::string_view, std::shared_ptr<Results>> by_subscriber =
-      GroupResults(&frame->inputs);
+void Hub::Impl::FanOut(const std::string& topic, const MakeMessage& make) {
+  std::shared_ptr<const TopicMessage> message = make();  // outside the lock
+  if (message == nullptr) return;
   struct Target {
-    SessionPtr session;
-    const shard::SubscriberView* view;
-    std::shared_ptr<const Results> results;
+    SubscriberPtr subscriber;
+    size_t part;
+    bool first;
   };
   std::vector<Target> targets;
+  const size_t parts = message->part_count();
   {
     std::lock_guard<std::mutex> lock(mu);
     if (shut_down) return;
-    auto it = shards.find(shard_id);
-    if (it == shards.end()) return;
-    targets.reserve(it->second->sessions);
-    // The subscribers, the views and the result groups are all sorted by
-    // subscriber: one merge walk pairs them.
-    auto view = frame->views.begin();
-    auto group = by_subscriber.begin();
-    for (const auto& [subscriber, sessions] : it->second->subscribers) {
-      while (group != by_subscriber.end() && group->first < subscriber) {
-        ++group;
+    auto it = topics.find(topic);
+    if (it == topics.end()) return;
+    targets.reserve(it->second->subscriptions);
+    // The members and the message's parts are both sorted by member: one
+    // merge walk pairs them.
+    size_t part = 0;
+    for (const auto& [member, subscribers] : it->second->members) {
+      while (part < parts && message->part_member(part) < member) ++part;
+      const bool has_part =
+          part < parts && message->part_member(part) == member;
+      const size_t mine = has_part ? part : TopicMessage::kNoPart;
+      const bool first = has_part && message->part_first(part);
+      for (const SubscriberPtr& s : subscribers) {
+        targets.push_back({s, mine, first});
       }
-      std::shared_ptr<const Results> mine;
-      if (group != by_subscriber.end() && group->first == subscriber) {
-        mine = group->second;
-      }
-      while (view != frame->views.end() && view->subscriber < subscriber) {
-        ++view;
-      }
-      const shard::SubscriberView* found =
-          view != frame->views.end() && view->subscriber == subscriber
-              ? &*view
-              : nullptr;
-      for (const SessionPtr& s : sessions) targets.push_back({s, found, mine});
     }
   }
-  AnsweredFirst(targets, [](const Target& t) { return t.results != nullptr; });
-  for (Target& t : targets) {
-    if (t.view == nullptr) {
-      t.session->PostView(frame->tick, frame->replication, nullptr, nullptr,
-                          false, std::move(t.results));
-    } else {
-      t.session->PostView(
-          frame->tick, frame->replication,
-          frame->replication ? frame->snapshot : t.view->snapshot,
-          t.view->entities, t.view->baseline, std::move(t.results));
-    }
-  }
+  // Connections with answers waiting go first: on a big topic a message
+  // reaches its subscriptions over several milliseconds, and those waiting
+  // for an answer should not also wait for everyone else's.
+  std::stable_partition(targets.begin(), targets.end(),
+                        [](const Target& t) { return t.first; });
+  for (Target& t : targets) t.subscriber->Post(message, t.part);
 }
 
-void Hub::Impl::CloseForStop(const std::string& shard_id, int code,
-                             const std::string& reason) {
-  std::unique_ptr<ShardEntry> entry;
+void Hub::Impl::End(const std::string& topic, int code,
+                    const std::string& reason) {
+  std::unique_ptr<TopicEntry> entry;
   {
     std::lock_guard<std::mutex> lock(mu);
     if (shut_down) return;
-    auto it = shards.find(shard_id);
-    if (it == shards.end()) return;
+    auto it = topics.find(topic);
+    if (it == topics.end()) return;
     entry = std::move(it->second);
-    shards.erase(it);
-    session_count -= entry->sessions;
+    topics.erase(it);
+    subscription_count -= entry->subscriptions;
   }
-  for (auto& [subscriber, sessions] : entry->subscribers) {
-    for (const SessionPtr& s : sessions) s->PostClose(code, reason);
+  for (auto& [member, subscribers] : entry->members) {
+    for (const SubscriberPtr& s : subscribers) s->PostClose(code, reason);
   }
 }
 
-std::vector<SessionPtr> Hub::Impl::Collect(
-    std::string_view shard_id, const std::string_view* subscriber) const {
-  std::vector<SessionPtr> out;
+std::vector<SubscriberPtr> Hub::Impl::Collect(
+    std::string_view topic, const std::string_view* member) const {
+  std::vector<SubscriberPtr> out;
   std::lock_guard<std::mutex> lock(mu);
-  auto it = shards.find(shard_id);
-  if (it == shards.end()) return out;
-  for (const auto& [sub, sessions] : it->second->subscribers) {
-    if (subscriber != nullptr && sub != *subscriber) continue;
-    out.insert(out.end(), sessions.begin(), sessions.end());
+  auto it = topics.find(topic);
+  if (it == topics.end()) return out;
+  for (const auto& [m, subscribers] : it->second->members) {
+    if (member != nullptr && m != *member) continue;
+    out.insert(out.end(), subscribers.begin(), subscribers.end());
   }
   return out;
 }
@@ -211,137 +131,129 @@ Hub::Hub(asio::io_context& ioc) : impl_(std::make_unique<Impl>(ioc)) {}
 
 Hub::~Hub() { Shutdown(); }
 
-bool Hub::Add(std::string_view shard_id, std::string_view subscriber,
-              std::shared_ptr<HubSession> session) {
+bool Hub::Add(std::string_view topic, std::string_view member,
+              std::shared_ptr<TopicSubscriber> subscriber) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   if (impl_->shut_down) return false;
-  auto it = impl_->shards.find(shard_id);
-  if (it == impl_->shards.end()) {
-    it = impl_->shards
-             .emplace(std::string(shard_id),
-                      std::make_unique<ShardEntry>(
+  auto it = impl_->topics.find(topic);
+  if (it == impl_->topics.end()) {
+    it = impl_->topics
+             .emplace(std::string(topic),
+                      std::make_unique<TopicEntry>(
                           asio::make_strand(impl_->ioc.get_executor())))
              .first;
   }
-  ShardEntry& entry = *it->second;
-  auto sub = entry.subscribers.find(subscriber);
-  if (sub == entry.subscribers.end()) {
-    sub = entry.subscribers
-              .emplace(std::string(subscriber), std::vector<SessionPtr>())
-              .first;
+  TopicEntry& entry = *it->second;
+  auto m = entry.members.find(member);
+  if (m == entry.members.end()) {
+    m = entry.members.emplace(std::string(member), std::vector<SubscriberPtr>())
+            .first;
   }
-  sub->second.push_back(std::move(session));
-  ++entry.sessions;
-  ++impl_->session_count;
+  m->second.push_back(std::move(subscriber));
+  ++entry.subscriptions;
+  ++impl_->subscription_count;
   return true;
 }
 
-void Hub::Remove(std::string_view shard_id, std::string_view subscriber,
-                 const HubSession* session) {
-  SessionPtr released;  // destroyed after the lock is released
+void Hub::Remove(std::string_view topic, std::string_view member,
+                 const TopicSubscriber* subscriber) {
+  SubscriberPtr released;  // destroyed after the lock is released
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto it = impl_->shards.find(shard_id);
-  if (it == impl_->shards.end()) return;
-  ShardEntry& entry = *it->second;
-  auto sub = entry.subscribers.find(subscriber);
-  if (sub == entry.subscribers.end()) return;
-  auto& sessions = sub->second;
-  for (auto s = sessions.begin(); s != sessions.end(); ++s) {
-    if (s->get() != session) continue;
+  auto it = impl_->topics.find(topic);
+  if (it == impl_->topics.end()) return;
+  TopicEntry& entry = *it->second;
+  auto m = entry.members.find(member);
+  if (m == entry.members.end()) return;
+  auto& subscribers = m->second;
+  for (auto s = subscribers.begin(); s != subscribers.end(); ++s) {
+    if (s->get() != subscriber) continue;
     released = std::move(*s);
-    sessions.erase(s);
-    --entry.sessions;
-    --impl_->session_count;
+    subscribers.erase(s);
+    --entry.subscriptions;
+    --impl_->subscription_count;
     break;
   }
-  if (sessions.empty()) entry.subscribers.erase(sub);
-  // The entry (and its strand) stays while the shard may still send frames;
-  // CloseForStop forgets it.
+  if (subscribers.empty()) entry.members.erase(m);
+  // The entry (and its strand) stays while the topic may still publish;
+  // EndTopic forgets it.
 }
 
-void Hub::OnFrame(std::string_view shard_id, uint64_t tick,
-                  std::string_view snapshot,
-                  const std::vector<shard::InputResult>& inputs) {
-  if (!impl_->HasSessions(shard_id)) return;  // spare the copies
-  // The one copy of the snapshot, shared by every connection's write.
-  auto shared_snapshot = std::make_shared<const std::string>(snapshot);
-  auto results = std::make_shared<const Results>(inputs);
-  impl_->PostToShard(
-      shard_id, /*need_sessions=*/false,
-      [impl = impl_.get(), id = std::string(shard_id), tick,
-       snap = std::move(shared_snapshot),
-       res = std::move(results)] { impl->FanOutFrame(id, tick, snap, res); });
+bool Hub::HasSubscribers(std::string_view topic) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->topics.find(topic);
+  return !impl_->shut_down && it != impl_->topics.end() &&
+         it->second->subscriptions > 0;
 }
 
-void Hub::OnViews(std::string_view shard_id,
-                  std::shared_ptr<const shard::ViewFrame> frame) {
-  impl_->PostToShard(
-      shard_id, /*need_sessions=*/true,
-      [impl = impl_.get(), id = std::string(shard_id),
-       frame = std::move(frame)] { impl->FanOutViews(id, frame); });
+bool Hub::Publish(std::string_view topic, MakeMessage make) {
+  return impl_->PostToTopic(
+      topic, /*need_subscribers=*/true,
+      [impl = impl_.get(), t = std::string(topic), make = std::move(make)] {
+        impl->FanOut(t, make);
+      });
 }
 
-void Hub::OnStopped(std::string_view shard_id, int code, std::string reason) {
-  impl_->PostToShard(
-      shard_id, /*need_sessions=*/false,
-      [impl = impl_.get(), id = std::string(shard_id), code,
-       reason = std::move(reason)] { impl->CloseForStop(id, code, reason); });
+void Hub::EndTopic(std::string_view topic, int code, std::string reason) {
+  impl_->PostToTopic(
+      topic, /*need_subscribers=*/false,
+      [impl = impl_.get(), t = std::string(topic), code,
+       reason = std::move(reason)] { impl->End(t, code, reason); });
 }
 
-size_t Hub::CloseSubscriber(std::string_view shard_id,
-                            std::string_view subscriber, int code,
-                            std::string_view reason) {
-  std::vector<SessionPtr> sessions = impl_->Collect(shard_id, &subscriber);
-  for (const SessionPtr& s : sessions) s->PostClose(code, std::string(reason));
-  return sessions.size();
+size_t Hub::CloseMember(std::string_view topic, std::string_view member,
+                        int code, std::string_view reason) {
+  std::vector<SubscriberPtr> subs = impl_->Collect(topic, &member);
+  for (const SubscriberPtr& s : subs) s->PostClose(code, std::string(reason));
+  return subs.size();
 }
 
-size_t Hub::CloseShard(std::string_view shard_id, int code,
+size_t Hub::CloseTopic(std::string_view topic, int code,
                        std::string_view reason) {
-  std::vector<SessionPtr> sessions = impl_->Collect(shard_id, nullptr);
-  for (const SessionPtr& s : sessions) s->PostClose(code, std::string(reason));
-  return sessions.size();
+  std::vector<SubscriberPtr> subs = impl_->Collect(topic, nullptr);
+  for (const SubscriberPtr& s : subs) s->PostClose(code, std::string(reason));
+  return subs.size();
 }
 
 size_t Hub::CloseAll(int code, std::string_view reason) {
-  std::vector<SessionPtr> sessions;
+  std::vector<SubscriberPtr> subs;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
-    for (const auto& [id, entry] : impl_->shards) {
-      for (const auto& [sub, list] : entry->subscribers) {
-        sessions.insert(sessions.end(), list.begin(), list.end());
+    for (const auto& [topic, entry] : impl_->topics) {
+      for (const auto& [member, list] : entry->members) {
+        subs.insert(subs.end(), list.begin(), list.end());
       }
     }
   }
-  for (const SessionPtr& s : sessions) s->PostClose(code, std::string(reason));
-  return sessions.size();
+  for (const SubscriberPtr& s : subs) s->PostClose(code, std::string(reason));
+  return subs.size();
 }
 
-std::vector<std::string> Hub::Subscribers(std::string_view shard_id) const {
+std::vector<std::string> Hub::Members(std::string_view topic) const {
   std::vector<std::string> out;
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto it = impl_->shards.find(shard_id);
-  if (it == impl_->shards.end()) return out;
-  for (const auto& [sub, sessions] : it->second->subscribers) {
-    if (!sessions.empty()) out.push_back(sub);
+  auto it = impl_->topics.find(topic);
+  if (it == impl_->topics.end()) return out;
+  for (const auto& [member, subscribers] : it->second->members) {
+    if (!subscribers.empty()) out.push_back(member);
   }
   return out;
 }
 
-size_t Hub::session_count() const {
+size_t Hub::subscription_count() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->session_count;
+  return impl_->subscription_count;
 }
 
 void Hub::Shutdown() {
-  std::map<std::string, std::unique_ptr<ShardEntry>, std::less<>> dropped;
+  std::map<std::string, std::unique_ptr<TopicEntry>, std::less<>> dropped;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->shut_down = true;
-    dropped.swap(impl_->shards);
-    impl_->session_count = 0;
+    dropped.swap(impl_->topics);
+    impl_->subscription_count = 0;
   }
-  // Sessions released here may run their destructors, which call Remove.
+  // Subscriptions released here may run their destructors, which call
+  // Remove.
 }
 
 }  // namespace tessera::net

@@ -1,5 +1,5 @@
-// One message waiting in a WebSocket session's write queue
-// (net/ws_session.cc).
+// One message waiting in a WebSocket connection's send queue
+// (net/send_queue.h).
 #ifndef TESSERA_NET_OUTGOING_H_
 #define TESSERA_NET_OUTGOING_H_
 

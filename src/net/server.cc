@@ -1,6 +1,7 @@
 // Server: the acceptor, the io threads and the shared ServerContext; HTTP
-// and WebSocket work is in http_session.cc and ws_session.cc, the fan-out
-// of frames in hub.cc.
+// work is in http_session.cc, WebSocket connections in ws_connection.cc
+// with the shard protocol in shard_session.cc, the fan-out of ticks in
+// hub.cc and shard_fanout.cc.
 //
 // Threading: options.io_threads threads, each running its own io_context
 // (connections are spread over them at accept). The
@@ -26,6 +27,7 @@
 #include "net/http_session.h"
 #include "net/hub.h"
 #include "net/server_context.h"
+#include "net/shard_host_gateway.h"
 #include "shard/kind_registry.h"
 #include "shard/shard_host.h"
 
@@ -34,52 +36,7 @@ namespace tessera::net {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
-// ---- NetMetrics / ServerContext (declared in server_context.h) ----
-
-NetMetrics::NetMetrics(Metrics& r)
-    : registry(r),
-      connections(
-          r.GetGauge("tessera_connections", "Open WebSocket connections.")),
-      messages_in(r.GetCounter("tessera_ws_messages_in_total",
-                               "WebSocket messages received.")),
-      messages_out(r.GetCounter("tessera_ws_messages_out_total",
-                                "WebSocket messages sent.")),
-      bytes_in(r.GetCounter("tessera_ws_bytes_in_total",
-                            "WebSocket message payload bytes received.")),
-      bytes_out(r.GetCounter("tessera_ws_bytes_out_total",
-                             "WebSocket message payload bytes sent.")),
-      inputs_submitted(
-          r.GetCounter("tessera_inputs_submitted_total",
-                       "Inputs from connections queued to their shard.")),
-      inputs_accepted(r.GetCounter("tessera_inputs_accepted_total",
-                                   "Inputs the shards applied and accepted.")),
-      inputs_refused_module(r.GetCounter("tessera_inputs_refused_total",
-                                         "Inputs refused, by reason.",
-                                         {{"reason", "module"}})),
-      inputs_refused_rate(r.GetCounter("tessera_inputs_refused_total",
-                                       "Inputs refused, by reason.",
-                                       {{"reason", "rate_limited"}})),
-      inputs_refused_queue(r.GetCounter("tessera_inputs_refused_total",
-                                        "Inputs refused, by reason.",
-                                        {{"reason", "not_queued"}})),
-      frames_superseded(r.GetCounter(
-          "tessera_ws_frames_superseded_total",
-          "Snapshot frames a slow connection skipped: a newer one replaced "
-          "them before they were written.")),
-      baselines_resent(r.GetCounter(
-          "tessera_ws_baselines_resent_total",
-          "Slow connections whose queued replication frames were dropped "
-          "for a new baseline.")),
-      http_requests(r.GetCounter("tessera_http_requests_total",
-                                 "Plain HTTP requests and upgrades read.")) {}
-
-void NetMetrics::CountClose(int code) {
-  registry
-      .GetCounter("tessera_ws_closes_total",
-                  "WebSocket connections closed by the server, by code.",
-                  {{"code", std::to_string(code)}})
-      ->Add();
-}
+// ---- ServerContext (declared in server_context.h) ----
 
 int64_t ServerContext::UnixNow() const {
   if (options.unix_now) return options.unix_now();
@@ -103,8 +60,8 @@ void ServerContext::BeginStop(int code, std::string reason) {
   stop_reason_ = std::move(reason);
 }
 
-void ServerContext::AddSession(const HubSession* key,
-                               std::weak_ptr<HubSession> session) {
+void ServerContext::AddSession(const TopicSubscriber* key,
+                               std::weak_ptr<TopicSubscriber> session) {
   std::lock_guard<std::mutex> lock(mu_);
   if (sessions_.emplace(key, std::move(session)).second) {
     live_sessions_.fetch_add(1);
@@ -112,7 +69,7 @@ void ServerContext::AddSession(const HubSession* key,
   }
 }
 
-void ServerContext::RemoveSession(const HubSession* key) {
+void ServerContext::RemoveSession(const TopicSubscriber* key) {
   std::lock_guard<std::mutex> lock(mu_);
   if (sessions_.erase(key) > 0) {
     live_sessions_.fetch_sub(1);
@@ -121,7 +78,7 @@ void ServerContext::RemoveSession(const HubSession* key) {
 }
 
 size_t ServerContext::CloseAllSessions(int code, const std::string& reason) {
-  std::vector<std::shared_ptr<HubSession>> live;
+  std::vector<std::shared_ptr<TopicSubscriber>> live;
   {
     std::lock_guard<std::mutex> lock(mu_);
     live.reserve(sessions_.size());
@@ -182,6 +139,7 @@ struct Server::Impl {
   size_t next_context = 0;   // on the acceptor's strand
   std::unique_ptr<Hub> hub;  // before ctx, which refers to it
   ServerContext ctx;
+  std::unique_ptr<ShardHostGateway> host_gateway;    // after SetHost
   std::unique_ptr<tcp::acceptor> acceptor;           // on its own strand
   std::unique_ptr<asio::steady_timer> accept_retry;  // same strand
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work;
@@ -236,7 +194,17 @@ Server::Server(ServerOptions options, std::string ticket_secret,
 
 Server::~Server() { Stop(); }
 
-void Server::SetHost(shard::ShardHost* host) { impl_->ctx.host = host; }
+void Server::SetHost(shard::ShardHost* host) {
+  impl_->host_gateway = host == nullptr ? nullptr
+                                        : std::make_unique<ShardHostGateway>(
+                                              *host, impl_->options.find_kind);
+  impl_->ctx.shards = impl_->host_gateway.get();
+}
+
+void Server::SetGateway(ShardGateway* gateway) {
+  impl_->host_gateway.reset();
+  impl_->ctx.shards = gateway;
+}
 
 Status Server::Start() {
   Impl& im = *impl_;
@@ -337,7 +305,7 @@ void Server::OnFrame(std::string_view shard_id, uint64_t tick,
                 : impl_->ctx.metrics.inputs_refused_module)
         ->Add();
   }
-  impl_->hub->OnFrame(shard_id, tick, snapshot, inputs);
+  impl_->ctx.fanout.OnFrame(shard_id, tick, snapshot, inputs);
 }
 
 void Server::OnViews(std::string_view shard_id,
@@ -347,29 +315,29 @@ void Server::OnViews(std::string_view shard_id,
                 : impl_->ctx.metrics.inputs_refused_module)
         ->Add();
   }
-  impl_->hub->OnViews(shard_id, std::move(frame));
+  impl_->ctx.fanout.OnViews(shard_id, std::move(frame));
 }
 
 void Server::OnStopped(std::string_view shard_id, shard::StopReason reason,
                        std::string_view message) {
   std::string text = shard::StopReasonName(reason);
   if (!message.empty()) text.append(": ").append(message);
-  impl_->hub->OnStopped(shard_id, kCloseShardStopped, std::move(text));
+  impl_->ctx.fanout.OnStopped(shard_id, kCloseShardStopped, std::move(text));
 }
 
 size_t Server::CloseSubscriber(std::string_view shard_id,
                                std::string_view subscriber, int code,
                                std::string_view reason) {
-  return impl_->hub->CloseSubscriber(shard_id, subscriber, code, reason);
+  return impl_->ctx.fanout.CloseSubscriber(shard_id, subscriber, code, reason);
 }
 
 size_t Server::CloseShard(std::string_view shard_id, int code,
                           std::string_view reason) {
-  return impl_->hub->CloseShard(shard_id, code, reason);
+  return impl_->ctx.fanout.CloseShard(shard_id, code, reason);
 }
 
 std::vector<std::string> Server::Subscribers(std::string_view shard_id) const {
-  return impl_->hub->Subscribers(shard_id);
+  return impl_->ctx.fanout.Subscribers(shard_id);
 }
 
 size_t Server::ConnectionCount() const { return impl_->ctx.live_sessions(); }

@@ -3,18 +3,20 @@
 // HttpHandler. Implemented with Boost.Beast/Asio (kept to few translation
 // units: they are slow to compile).
 //
-// It is the shard host's ShardSink (frames and stops flow from workers to
-// connections) and implements Connections for the admin API.
+// It is the shard host's ShardSink (frames and stops flow from workers
+// through the hub, as messages on the topic "shard/<id>", to connections),
+// reaches the shards through a ShardGateway, and implements Connections for
+// the admin API.
 //
 // Threading: Start/Stop from one controlling thread; the ShardSink and
 // Connections methods from any thread (they post to the io threads).
 //
 // Lifetime and wiring: construct the Server, then the ShardHost with the
-// server as its sink; SetHost; Start. At the end: the host object must stay
-// alive until Stop() returns (closing sessions unregister from it; calling
-// host.Shutdown() before or after Stop is fine), and the server must outlive
-// the host's workers (destroy or Shutdown the host first). Frames arriving
-// after Stop are dropped.
+// server as its sink; SetHost (or SetGateway); Start. At the end: the host
+// object must stay alive until Stop() returns (closing sessions unregister from
+// it; calling host.Shutdown() before or after Stop is fine), and the server
+// must outlive the host's workers (destroy or Shutdown the host first). Frames
+// arriving after Stop are dropped.
 #ifndef TESSERA_NET_SERVER_H_
 #define TESSERA_NET_SERVER_H_
 
@@ -26,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/metrics.h"
 #include "common/status.h"
 #include "net/connections.h"
@@ -40,6 +43,8 @@ class ShardHost;
 
 namespace tessera::net {
 
+class ShardGateway;
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 4321;  // 0: an ephemeral port (see Server::port())
@@ -52,6 +57,9 @@ struct ServerOptions {
   int64_t ping_interval_ms = 5000;
   // Returns the current unix time in seconds (ticket expiry); null: system.
   std::function<int64_t()> unix_now;
+  // Monotonic time of the connections' input token buckets; null: the real
+  // clock. Not owned; must outlive the server.
+  const Clock* clock = nullptr;
   // The config of a shard kind by name: WELCOME's tick rate and codec. Null,
   // or nullopt for a kind: KindConfig's defaults. Called on io threads. See
   // FindKindIn.
@@ -86,8 +94,11 @@ class Server final : public shard::ShardSink, public Connections {
          Metrics* metrics);
   ~Server() override;
 
-  // The host whose shards connections join; set before Start. Not owned.
+  // The host whose shards connections join (through a ShardHostGateway
+  // with options.find_kind); set before Start. Not owned.
   void SetHost(shard::ShardHost* host);
+  // Or any other gateway to the shards; set before Start. Not owned.
+  void SetGateway(ShardGateway* gateway);
 
   // Binds and starts the io threads. Errors: kIo (e.g. port in use),
   // kFailedPrecondition if already started or stopped.

@@ -1,6 +1,7 @@
 // State shared by the server's sessions (internal to src/net): options,
-// the hub, the shard host, metrics, and the set of live WebSocket sessions
-// that Stop() closes. Owned by Server::Impl, which outlives every session.
+// the hub and its shard fan-out, the shard gateway, the clock, metrics, and
+// the set of live WebSocket sessions that Stop() closes. Owned by Server::Impl,
+// which outlives every session.
 //
 // Threading: immutable after Start except the atomics and what `mu` guards;
 // used from every io thread.
@@ -14,39 +15,17 @@
 #include <string>
 #include <unordered_map>
 
+#include "common/clock.h"
 #include "common/metrics.h"
+#include "common/thread_annotations.h"
 #include "net/http_types.h"
 #include "net/hub.h"
+#include "net/net_metrics.h"
 #include "net/server.h"
-#include "common/thread_annotations.h"
-
-namespace tessera::shard {
-class ShardHost;
-}
+#include "net/shard_fanout.h"
+#include "net/shard_gateway.h"
 
 namespace tessera::net {
-
-// The network layer's metrics (names in docs: tessera_ws_*, tessera_inputs_*).
-struct NetMetrics {
-  explicit NetMetrics(Metrics& registry);
-  // Counts a close the server sent (or Beast sent for it, e.g. 1009).
-  void CountClose(int code);
-
-  Metrics& registry;
-  Gauge* connections;
-  Counter* messages_in;
-  Counter* messages_out;
-  Counter* bytes_in;
-  Counter* bytes_out;
-  Counter* inputs_submitted;
-  Counter* inputs_accepted;
-  Counter* inputs_refused_module;
-  Counter* inputs_refused_rate;
-  Counter* inputs_refused_queue;
-  Counter* frames_superseded;
-  Counter* baselines_resent;
-  Counter* http_requests;
-};
 
 struct ServerContext {
   ServerContext(const ServerOptions& options, std::string ticket_secret,
@@ -54,8 +33,10 @@ struct ServerContext {
       : options(options),
         ticket_secret(std::move(ticket_secret)),
         http(http),
+        clock(options.clock != nullptr ? *options.clock : *RealClock::Get()),
         metrics(metrics),
-        hub(hub) {}
+        hub(hub),
+        fanout(hub) {}
 
   int64_t UnixNow() const;
   // The stop code/reason once Stop() began, else false.
@@ -63,19 +44,22 @@ struct ServerContext {
   void BeginStop(int code, std::string reason);
 
   // Live WebSocket sessions (joined or not), keyed by address.
-  void AddSession(const HubSession* key, std::weak_ptr<HubSession> session);
-  void RemoveSession(const HubSession* key);
+  void AddSession(const TopicSubscriber* key,
+                  std::weak_ptr<TopicSubscriber> session);
+  void RemoveSession(const TopicSubscriber* key);
   // Posts a close to every live session; returns how many.
   size_t CloseAllSessions(int code, const std::string& reason);
   size_t live_sessions() const { return live_sessions_.load(); }
 
   const ServerOptions& options;
   const std::string ticket_secret;
-  HttpHandler* const http;           // may be null: 404 for every request
-  shard::ShardHost* host = nullptr;  // set before Start
+  HttpHandler* const http;         // may be null: 404 for every request
+  ShardGateway* shards = nullptr;  // set before Start
+  const Clock& clock;              // monotonic: the input token buckets
   NetMetrics metrics;
   Hub& hub;
-  // Ids passed to ShardHost::SubmitInput as the seq, unique per server, so
+  ShardFanout fanout;  // the shards' ticks on `hub`
+  // Ids passed to ShardGateway::SubmitInput as the seq, unique per server, so
   // each result finds the connection that sent it (client seqs are per
   // connection and may repeat across a subscriber's connections).
   std::atomic<uint64_t> next_input_id{1};
@@ -85,8 +69,8 @@ struct ServerContext {
   bool stopping_ GUARDED_BY(mu_) = false;
   int stop_code_ GUARDED_BY(mu_) = 0;
   std::string stop_reason_ GUARDED_BY(mu_);
-  std::unordered_map<const HubSession*, std::weak_ptr<HubSession>> sessions_
-      GUARDED_BY(mu_);
+  std::unordered_map<const TopicSubscriber*, std::weak_ptr<TopicSubscriber>>
+      sessions_ GUARDED_BY(mu_);
   std::atomic<size_t> live_sessions_{0};
 };
 

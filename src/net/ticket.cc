@@ -58,9 +58,23 @@ TicketCheck ParsePayload(std::string_view payload_b64, Ticket* ticket) {
   json j = json::parse(*payload, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Invalid("payload is not JSON");
   if (!j.is_object()) return Invalid("payload is not a JSON object");
+  // A shard's id is "s" (the format from before tickets named a kind);
+  // any kind's is "k" with "r", one way or the other, not both.
   auto s = j.find("s");
-  if (s == j.end() || !s->is_string()) {
-    return Invalid("shard id missing or not a string");
+  auto k = j.find("k");
+  auto r = j.find("r");
+  if (k == j.end()) {
+    if (s == j.end() || !s->is_string()) {
+      return Invalid("shard id missing or not a string");
+    }
+  } else {
+    if (s != j.end()) return Invalid("both a shard id and a resource kind");
+    if (!k->is_string() || k->get_ref<const std::string&>().empty()) {
+      return Invalid("resource kind empty or not a string");
+    }
+    if (r == j.end() || !r->is_string()) {
+      return Invalid("resource id missing or not a string");
+    }
   }
   auto u = j.find("u");
   if (u == j.end() || !u->is_string()) {
@@ -79,7 +93,13 @@ TicketCheck ParsePayload(std::string_view payload_b64, Ticket* ticket) {
   if (c != j.end() && !c->is_object()) {
     return Invalid("claims are not a JSON object");
   }
-  ticket->shard_id = s->get<std::string>();
+  if (k == j.end()) {
+    ticket->resource_kind = std::string(kShardResource);
+    ticket->resource_id = s->get<std::string>();
+  } else {
+    ticket->resource_kind = k->get<std::string>();
+    ticket->resource_id = r->get<std::string>();
+  }
   ticket->subscriber_id = u->get<std::string>();
   ticket->expires_unix = e->get<int64_t>();
   ticket->claims_json =
@@ -92,7 +112,12 @@ TicketCheck ParsePayload(std::string_view payload_b64, Ticket* ticket) {
 
 std::string MintTicket(std::string_view secret, const Ticket& ticket) {
   json payload = json::object();
-  payload["s"] = ticket.shard_id;
+  if (ticket.resource_kind == kShardResource) {
+    payload["s"] = ticket.resource_id;
+  } else {
+    payload["k"] = ticket.resource_kind;
+    payload["r"] = ticket.resource_id;
+  }
   payload["u"] = ticket.subscriber_id;
   payload["e"] = ticket.expires_unix;
   // Claims that are not a JSON object break the caller's contract; they
@@ -112,7 +137,8 @@ std::string MintTicket(std::string_view secret, const Ticket& ticket) {
 }
 
 TicketCheck VerifyTicket(std::string_view secret, std::string_view text,
-                         std::string_view shard_id, int64_t now_unix) {
+                         std::string_view kind, std::string_view id,
+                         int64_t now_unix) {
   if (secret.empty()) return Invalid("no ticket secret is configured");
   if (text.size() > kMaxTicketBytes) return Invalid("too long");
   if (text.substr(0, kPrefix.size()) != kPrefix) return Invalid("not v1");
@@ -136,11 +162,21 @@ TicketCheck VerifyTicket(std::string_view secret, std::string_view text,
   if (now_unix >= ticket.expires_unix) {
     return Fail(TicketError::kExpired, "ticket expired");
   }
-  if (ticket.shard_id != shard_id) {
-    return Fail(TicketError::kWrongShard, "ticket is for another shard");
+  if (ticket.resource_kind != kind) {
+    return Fail(TicketError::kWrongResource,
+                "ticket is not for a " + std::string(kind));
+  }
+  if (ticket.resource_id != id) {
+    return Fail(TicketError::kWrongResource,
+                "ticket is for another " + std::string(kind));
   }
   check.ticket = std::move(ticket);
   return check;
+}
+
+TicketCheck VerifyTicket(std::string_view secret, std::string_view text,
+                         std::string_view shard_id, int64_t now_unix) {
+  return VerifyTicket(secret, text, kShardResource, shard_id, now_unix);
 }
 
 }  // namespace tessera::net

@@ -1,5 +1,6 @@
 // Tickets (docs/protocol.md "Tickets"): HMAC-SHA256-signed grants to join
-// one shard as one subscriber until an expiry.
+// one resource (a shard now; realms and other kinds later) as one
+// subscriber until an expiry.
 #ifndef TESSERA_NET_TICKET_H_
 #define TESSERA_NET_TICKET_H_
 
@@ -13,17 +14,29 @@ namespace tessera::net {
 
 inline constexpr int64_t kDefaultTicketLifetimeSecs = 600;
 
+// The kind of resource a shard is. Shard tickets keep the format tickets had
+// before they named a kind, so tickets minted then still verify.
+inline constexpr std::string_view kShardResource = "shard";
+
 struct Ticket {
-  std::string shard_id;
+  std::string resource_id;  // e.g. the shard id
   std::string subscriber_id;
   int64_t expires_unix = 0;        // seconds
   std::string claims_json = "{}";  // a JSON object, application-defined
+  // What kind of resource `resource_id` names (not empty).
+  std::string resource_kind = std::string(kShardResource);
 };
 
 // Signs `ticket` with `secret`. `claims_json` must be a JSON object.
 std::string MintTicket(std::string_view secret, const Ticket& ticket);
 
-enum class TicketError { kNone, kInvalid, kExpired, kWrongShard };
+enum class TicketError {
+  kNone,
+  kInvalid,
+  kExpired,
+  kWrongResource,  // valid, but for another resource (or kind)
+  kWrongShard = kWrongResource,
+};
 
 struct TicketCheck {
   TicketError error = TicketError::kNone;
@@ -32,7 +45,12 @@ struct TicketCheck {
 };
 
 // Verifies the signature in constant time, then the payload, then expiry
-// (against `now_unix`) and that the ticket is for `shard_id`.
+// (against `now_unix`) and that the ticket is for the resource `id` of
+// kind `kind`.
+TicketCheck VerifyTicket(std::string_view secret, std::string_view text,
+                         std::string_view kind, std::string_view id,
+                         int64_t now_unix);
+// The same for the shard `shard_id`.
 TicketCheck VerifyTicket(std::string_view secret, std::string_view text,
                          std::string_view shard_id, int64_t now_unix);
 

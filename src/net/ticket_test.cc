@@ -18,7 +18,7 @@ constexpr int64_t kNow = 1700000000;
 
 Ticket Sample() {
   Ticket t;
-  t.shard_id = "arena-1";
+  t.resource_id = "arena-1";
   t.subscriber_id = "alice";
   t.expires_unix = kNow + kDefaultTicketLifetimeSecs;
   t.claims_json = R"({"team":"red","level":3,"tags":["a","b"]})";
@@ -53,7 +53,7 @@ TEST(Ticket, ValidTicketPreservesEveryField) {
   EXPECT_TRUE(text.starts_with("v1."));
   TicketCheck check = Verify(text);
   ASSERT_EQ(check.error, TicketError::kNone) << check.message;
-  EXPECT_EQ(check.ticket.shard_id, "arena-1");
+  EXPECT_EQ(check.ticket.resource_id, "arena-1");
   EXPECT_EQ(check.ticket.subscriber_id, "alice");
   EXPECT_EQ(check.ticket.expires_unix, kNow + 600);
   EXPECT_EQ(json::parse(check.ticket.claims_json),
@@ -93,7 +93,7 @@ TEST(Ticket, ClaimsAreOptional) {
 
 TEST(Ticket, UnicodeIdsSurvive) {
   Ticket t = Sample();
-  t.shard_id = "arène/1";
+  t.resource_id = "arène/1";
   t.subscriber_id = "名前";
   TicketCheck check =
       VerifyTicket(kSecret, MintTicket(kSecret, t), "arène/1", kNow);
@@ -251,6 +251,78 @@ TEST(Ticket, ErrorsHaveDistinctMessages) {
   for (const std::string& m : {invalid, expired, wrong_shard}) {
     EXPECT_FALSE(m.empty());
     EXPECT_LE(m.size(), 123u);  // fits a WebSocket close reason
+  }
+}
+
+// ---- Resources of other kinds ----
+
+TEST(Ticket, ShardTicketsKeepTheirFormat) {
+  // A ticket minted before tickets named a kind (payload "s") verifies.
+  const std::string old =
+      SignJson(R"({"s":"arena-1","u":"bob","e":1800000000})");
+  TicketCheck check = Verify(old);
+  ASSERT_EQ(check.error, TicketError::kNone) << check.message;
+  EXPECT_EQ(check.ticket.resource_kind, "shard");
+  EXPECT_EQ(check.ticket.resource_id, "arena-1");
+  // And a shard ticket minted now is written that way.
+  const std::string text = MintTicket(kSecret, Sample());
+  const std::string payload =
+      text.substr(3, text.find('.', 3) - 3);  // after "v1."
+  json j = json::parse(*Base64UrlDecode(payload));
+  EXPECT_EQ(j["s"], "arena-1");
+  EXPECT_FALSE(j.contains("k"));
+  EXPECT_FALSE(j.contains("r"));
+}
+
+TEST(Ticket, OtherKindsNameTheirResource) {
+  Ticket t = Sample();
+  t.resource_kind = "realm";
+  t.resource_id = "lobby";
+  const std::string text = MintTicket(kSecret, t);
+  TicketCheck check = VerifyTicket(kSecret, text, "realm", "lobby", kNow);
+  ASSERT_EQ(check.error, TicketError::kNone) << check.message;
+  EXPECT_EQ(check.ticket.resource_kind, "realm");
+  EXPECT_EQ(check.ticket.resource_id, "lobby");
+  EXPECT_EQ(check.ticket.subscriber_id, "alice");
+  // Not a shard ticket, even for a shard of the same id.
+  check = Verify(text, "lobby");
+  EXPECT_EQ(check.error, TicketError::kWrongResource);
+  EXPECT_EQ(check.message, "ticket is not for a shard");
+  check = VerifyTicket(kSecret, text, "realm", "hall", kNow);
+  EXPECT_EQ(check.error, TicketError::kWrongResource);
+  EXPECT_EQ(check.message, "ticket is for another realm");
+  // A shard ticket is not a realm ticket.
+  check = VerifyTicket(kSecret, MintTicket(kSecret, Sample()), "realm",
+                       "arena-1", kNow);
+  EXPECT_EQ(check.message, "ticket is not for a realm");
+}
+
+TEST(Ticket, AnExplicitShardKindIsAShard) {
+  TicketCheck check =
+      Verify(SignJson(R"({"k":"shard","r":"arena-1","u":"a","e":1800000000})"));
+  ASSERT_EQ(check.error, TicketError::kNone) << check.message;
+  EXPECT_EQ(check.ticket.resource_id, "arena-1");
+}
+
+TEST(Ticket, SignedButMalformedResources) {
+  struct Case {
+    std::string text, message;
+  } cases[] = {
+      {SignJson(R"({"s":"a","k":"realm","r":"a","u":"a","e":1800000000})"),
+       "invalid ticket: both a shard id and a resource kind"},
+      {SignJson(R"({"k":"","r":"a","u":"a","e":1800000000})"),
+       "invalid ticket: resource kind empty or not a string"},
+      {SignJson(R"({"k":7,"r":"a","u":"a","e":1800000000})"),
+       "invalid ticket: resource kind empty or not a string"},
+      {SignJson(R"({"k":"realm","u":"a","e":1800000000})"),
+       "invalid ticket: resource id missing or not a string"},
+      {SignJson(R"({"k":"realm","r":["a"],"u":"a","e":1800000000})"),
+       "invalid ticket: resource id missing or not a string"},
+  };
+  for (const Case& c : cases) {
+    TicketCheck check = VerifyTicket(kSecret, c.text, "realm", "a", kNow);
+    EXPECT_EQ(check.error, TicketError::kInvalid) << c.text;
+    EXPECT_EQ(check.message, c.message) << c.text;
   }
 }
 

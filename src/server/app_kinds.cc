@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/builder.h"
+#include "shard/shard_abi.h"
 #include "wasm/loader.h"
 
 namespace tessera::server {
@@ -14,7 +15,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr uint32_t kPagesPerMiB = 16;  // 64 KiB pages
 
 Result<std::vector<uint8_t>> ReadBytes(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
@@ -51,8 +51,7 @@ Status LoadAppKinds(const app::Manifest& manifest, bool build,
     Result<std::vector<uint8_t>> bytes = ReadBytes(spec.output);
     if (!bytes.ok()) return bytes.status();
     wasm::LoadOptions load;
-    load.check.policy = wasm::ImportPolicy::kShard;
-    load.check.memory_cap_pages = spec.config.memory_mb * kPagesPerMiB;
+    load.check = shard::ShardCheckOptions(spec.config.memory_mb);
     load.cache_dir = cache_dir.string();
     wasm::LoadStats stats;
     auto module = wasm::LoadModule(*bytes, load, &stats);

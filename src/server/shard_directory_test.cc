@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "server/api_handler.h"
 #include "server/lifecycle_sink.h"
 #include "server/test_fakes.h"
-#include "common/clock.h"
 #include "shard/shard_host.h"
 #include "shard/test_guests.h"
 
@@ -49,17 +49,14 @@ class SnapshotSink final : public shard::ShardSink {
 class ShardDirectoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    TESSERA_LOAD_GUEST_OR_SKIP(counter, "counter", 64);
+    TESSERA_LOAD_GUEST(counter, "counter", 64);
     shard::KindConfig kind;
     kind.name = "counter";
     kind.idle_shutdown_secs = 1;
     ASSERT_TRUE(kinds_.Add(kind, counter).ok());
-    if (shard::testing::GuestPath("badrestore") != nullptr) {
-      auto bad = shard::testing::LoadGuest("badrestore", 64);
-      ASSERT_TRUE(bad.ok()) << bad.status().ToString();
-      kind.name = "badrestore";
-      ASSERT_TRUE(kinds_.Add(kind, *bad).ok());
-    }
+    TESSERA_LOAD_GUEST(bad, "badrestore", 64);
+    kind.name = "badrestore";
+    ASSERT_TRUE(kinds_.Add(kind, bad).ok());
     Start();
   }
 
@@ -144,9 +141,7 @@ TEST_F(ShardDirectoryTest, WithoutASaveARecordStartsFromInitWithItsParams) {
 }
 
 TEST_F(ShardDirectoryTest, ARefusedRestoreKeepsTheStateUntilStopped) {
-  if (kinds_.Find("badrestore") == nullptr) {
-    GTEST_SKIP() << "test guest badrestore was not built";
-  }
+  ASSERT_NE(kinds_.Find("badrestore"), nullptr);
   Record("bad", "badrestore", "");
   ASSERT_TRUE(store_.Save("bad", "ticks=3").ok());
   Record("gone", "removed-kind", "");

@@ -179,7 +179,7 @@ HttpResponse ApiHandler::MintTicket(const std::string& id, const json& body) {
   }
   if (!Knows(id)) return UnknownShard(id);
   net::Ticket ticket;
-  ticket.shard_id = id;
+  ticket.resource_id = id;
   ticket.subscriber_id = *subscriber;
   ticket.expires_unix = UnixNow() + ttl;
   ticket.claims_json = std::move(claims);
@@ -251,7 +251,7 @@ HttpResponse ApiHandler::DevJoin(const json& body) {
     *subscriber = "guest-" + *suffix;
   }
   net::Ticket ticket;
-  ticket.shard_id = *id;
+  ticket.resource_id = *id;
   ticket.subscriber_id = *subscriber;
   ticket.expires_unix = UnixNow() + net::kDefaultTicketLifetimeSecs;
   return JsonResponse(

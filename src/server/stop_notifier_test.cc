@@ -19,8 +19,12 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// Polls `done` until it holds, for up to 30 s (generous: only a condition
+// that never comes fails).
 bool WaitUntil(const std::function<bool()>& done) {
-  for (int i = 0; i < 5000; ++i) {
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < give_up) {
     if (done()) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }

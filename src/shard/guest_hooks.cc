@@ -2,6 +2,7 @@
 // guest_shard.h, Hook). Kept apart from the core ABI calls.
 #include <string>
 
+#include "common/text.h"
 #include "shard/guest_shard.h"
 #include "tessera/abi.h"
 
@@ -20,12 +21,6 @@ bool TakesArgument(Hook hook) {
          hook == Hook::kSnapshotVisible;
 }
 
-// Error text from a guest, cut to one reasonable line.
-std::string Cut(std::string_view text) {
-  constexpr size_t kMax = GuestShard::kMaxLogLineBytes;
-  return std::string(text.substr(0, kMax));
-}
-
 }  // namespace
 
 Status GuestShard::FailAbi(std::string message) {
@@ -33,16 +28,17 @@ Status GuestShard::FailAbi(std::string message) {
 }
 
 Result<HookOutput> GuestShard::CallHook(Hook hook, std::string_view arg) {
-  if (!instance_) return StoppedStatus();
+  if (failed() || !sandbox_) return StoppedStatus();
   const size_t slot = static_cast<size_t>(hook);
   const char* name = kHookNames[slot];
   if (fn_.hooks[slot] < 0) {
     return Status(StatusCode::kFailedPrecondition,
                   std::string("the module does not export ") + name);
   }
+  BeginCall(name);
   Result<uint32_t> code = 0u;
   if (TakesArgument(hook)) {
-    Result<GuestBytes> in = Pass(arg, name);
+    Result<guest::GuestBytes> in = Pass(arg, name);
     if (!in.ok()) return in.status();
     const uint64_t args[] = {in->ptr, in->len};
     code = GuardedCall(fn_.hooks[slot], args, name);
@@ -56,17 +52,19 @@ Result<HookOutput> GuestShard::CallHook(Hook hook, std::string_view arg) {
       HookOutput out;
       out.code = static_cast<int32_t>(*code);
       if (*code == abi::kOk) {
-        Result<std::string> bytes = ReadOutput(name);
+        Result<std::string> bytes =
+            ReadOutput(name, hook == Hook::kSnapshotVisible ? kMaxSnapshotBytes
+                                                            : kMaxOutputBytes);
         if (!bytes.ok()) return bytes.status();
         out.bytes = std::move(bytes).value();
       }
       return out;
     }
     case abi::kError: {
-      Result<std::string> text = ReadOutput(name);
+      Result<std::string> text = ReadText(name);
       if (!text.ok()) return text.status();
       return Fail(StatusCode::kFailedPrecondition,
-                  std::string("error: ") + name + " failed: " + Cut(*text));
+                  std::string("error: ") + name + " failed: " + *text);
     }
     default:
       return Fail(StatusCode::kFailedPrecondition,

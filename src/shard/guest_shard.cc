@@ -1,107 +1,20 @@
 #include "shard/guest_shard.h"
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 #include <limits>
 #include <utility>
 
+#include "common/text.h"
+#include "shard/shard_abi.h"
 #include "tessera/abi.h"
+#include "wasm/compiled_module.h"
 #include "wasm/module_info.h"
 
 namespace tessera::shard {
-namespace {
-
-constexpr uint64_t kMiB = 1024 * 1024;
-
-// Argument layouts of guest ABI v1 (docs/guest-abi.md), in one place:
-//   tessera_alloc(len) -> ptr
-//   tessera_init(codec, id_ptr, id_len, params_ptr, params_len) -> code
-//   tessera_restore(codec, id_ptr, id_len, params_ptr, params_len,
-//                   state_ptr, state_len) -> code
-//   tessera_apply_input(sid_ptr, sid_len, input_ptr, input_len) -> code
-//   tessera_tick(dt_us: i64) -> code
-//   tessera_snapshot() / tessera_save() -> code
-//   tessera_output_ptr() / tessera_output_len() -> i32
-struct ExportSpec {
-  const char* name;
-  int i32_params;  // -1: the single i64 of tessera_tick
-  bool required;
-};
-
-wasm::FuncSig SigOf(int i32_params) {
-  wasm::FuncSig sig;
-  if (i32_params < 0) {
-    sig.params = {wasm::ValType::kI64};
-  } else {
-    sig.params.assign(static_cast<size_t>(i32_params), wasm::ValType::kI32);
-  }
-  sig.results = {wasm::ValType::kI32};
-  return sig;
-}
-
-const char* TrapText(wasm::TrapKind kind) {
-  switch (kind) {
-    case wasm::TrapKind::kOutOfBounds:
-      return "out of bounds memory access";
-    case wasm::TrapKind::kIntOverflow:
-      return "integer overflow";
-    case wasm::TrapKind::kDivByZero:
-      return "integer divide by zero";
-    case wasm::TrapKind::kInvalidConversion:
-      return "invalid conversion to integer";
-    case wasm::TrapKind::kUnreachable:
-      return "unreachable executed";
-    case wasm::TrapKind::kIndirectCall:
-      return "indirect call to a null or mismatched function";
-    case wasm::TrapKind::kStackExhausted:
-      return "call stack exhausted";
-    default:
-      return nullptr;
-  }
-}
-
-std::string Truncate(std::string_view text, size_t max_bytes) {
-  if (text.size() <= max_bytes) return std::string(text);
-  return std::string(text.substr(0, max_bytes)) + "...";
-}
-
-std::string FormatMiB(uint64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f", static_cast<double>(bytes) / kMiB);
-  return buf;
-}
-
-}  // namespace
-
-struct GuestShard::LogState {
-  size_t capacity = 64;
-  wasm::LogSink forward;
-  std::deque<LogLine> lines;
-  std::string last_panic;
-  // The panic text logged during the current guest call, if any.
-  std::string panic_in_call;
-
-  void Add(int level, std::string_view text) {
-    if (forward) forward(level, text);
-    std::string line = Truncate(text, kMaxLogLineBytes);
-    if (level >= abi::kLogPanic) {
-      last_panic = line;
-      panic_in_call = line;
-    }
-    if (capacity == 0) return;
-    if (lines.size() >= capacity) lines.pop_front();
-    lines.push_back(LogLine{level, std::move(line)});
-  }
-};
 
 GuestShard::GuestShard(const KindConfig& kind, std::string_view shard_id,
                        const GuestEnv& env)
-    : kind_(kind), shard_id_(shard_id), env_(env) {
-  log_ = std::make_unique<LogState>();
-  log_->capacity = env_.log_lines;
-  log_->forward = env_.forward_log;
-}
+    : kind_(kind), shard_id_(shard_id), env_(env) {}
 
 GuestShard::~GuestShard() = default;
 
@@ -109,7 +22,7 @@ Result<std::unique_ptr<GuestShard>> GuestShard::Create(
     std::shared_ptr<const wasm::CompiledModule> module, const KindConfig& kind,
     std::string_view shard_id, std::string_view params, const GuestEnv& env) {
   std::unique_ptr<GuestShard> shard(new GuestShard(kind, shard_id, env));
-  TESSERA_RETURN_IF_ERROR(shard->Instantiate(std::move(module)));
+  TESSERA_RETURN_IF_ERROR(shard->Instantiate(std::move(module), "init"));
   TESSERA_RETURN_IF_ERROR(shard->RunStartCall(false, params, {}));
   return shard;
 }
@@ -119,7 +32,7 @@ Result<std::unique_ptr<GuestShard>> GuestShard::Restore(
     std::string_view shard_id, std::string_view params, std::string_view state,
     const GuestEnv& env) {
   std::unique_ptr<GuestShard> shard(new GuestShard(kind, shard_id, env));
-  TESSERA_RETURN_IF_ERROR(shard->Instantiate(std::move(module)));
+  TESSERA_RETURN_IF_ERROR(shard->Instantiate(std::move(module), "restore"));
   if (!shard->has_restore()) {
     return Status(StatusCode::kFailedPrecondition,
                   "the module exports no tessera_restore: it cannot be "
@@ -130,166 +43,100 @@ Result<std::unique_ptr<GuestShard>> GuestShard::Restore(
 }
 
 Status GuestShard::Instantiate(
-    std::shared_ptr<const wasm::CompiledModule> module) {
-  LogState* log = log_.get();
-  // `_initialize` (run by Create) is bounded by one call's fuel. It runs
-  // before the instance exists for the watchdog to arm against.
-  const int64_t fuel = CallFuel();
-  auto instance = wasm::Instance::Create(
-      std::move(module),
-      [log](int level, std::string_view text) { log->Add(level, text); }, fuel);
-  if (!instance.ok()) {
-    const Status& st = instance.status();
-    std::string line;
-    if (!log_->panic_in_call.empty()) {
-      line = "panic: " + log_->panic_in_call;
-    } else if (st.code() == StatusCode::kResourceExhausted) {
-      line = "memory: " + st.message();
-    } else if (st.code() == StatusCode::kTrap) {
-      line = "trap: " + st.message() + " while instantiating";
-    } else {
-      line = st.message();
-    }
-    outcome_ = TickOutcome{StopReason::kFailed, line};
-    return Status(st.code(), line);
+    std::shared_ptr<const wasm::CompiledModule> module, const char* what) {
+  guest::SandboxOptions options = ShardSandboxOptions();
+  options.max_run_ms = kind_.max_run_ms;
+  options.memory_mb = kind_.memory_mb;
+  options.max_log_line_bytes = kMaxLogLineBytes;
+  auto sandbox =
+      guest::Sandbox::Create(std::move(module), ShardHostFunctions(),
+                             std::move(options), env_, TickFuel(), what);
+  if (!sandbox.ok()) {
+    outcome_ = TickOutcome{StopReason::kFailed, sandbox.status().message()};
+    return sandbox.status();
   }
-  instance_ = std::move(instance).value();
-  // Without fuel instrumentation SetFuel/fuel() are no-ops returning 0.
-  const int64_t left = instance_->fuel();
-  instance_->SetFuel(12345);
-  fuel_metered_ = instance_->fuel() == 12345;
-  if (fuel_metered_) fuel_used_ += fuel - left;
-  return ResolveExports();
+  sandbox_ = std::move(sandbox).value();
+  ResolveExports();
+  return Status::Ok();
 }
 
-Status GuestShard::ResolveExports() {
-  const wasm::ModuleInfo& info = instance_->info();
-  struct Slot {
-    ExportSpec spec;
-    int* index;
-  };
-  const Slot slots[] = {
-      {{abi::kExportAlloc, 1, true}, &fn_.alloc},
-      {{abi::kExportInit, 5, true}, &fn_.init},
-      {{abi::kExportRestore, 7, false}, &fn_.restore},
-      {{abi::kExportApplyInput, 4, true}, &fn_.apply_input},
-      {{abi::kExportTick, -1, true}, &fn_.tick},
-      {{abi::kExportSnapshot, 0, true}, &fn_.snapshot},
-      {{abi::kExportSave, 0, false}, &fn_.save},
-      {{abi::kExportOutputPtr, 0, true}, &fn_.output_ptr},
-      {{abi::kExportOutputLen, 0, true}, &fn_.output_len},
-      {{abi::kExportInterestConfig, 0, false}, &fn_.hooks[0]},
-      {{abi::kExportEntities, 0, false}, &fn_.hooks[1]},
-      {{abi::kExportInterestAreas, 2, false}, &fn_.hooks[2]},
-      {{abi::kExportFilter, 2, false}, &fn_.hooks[3]},
-      {{abi::kExportSnapshotVisible, 2, false}, &fn_.hooks[4]},
-      {{abi::kExportReplicationConfig, 0, false}, &fn_.hooks[5]},
-      {{abi::kExportReplicated, 0, false}, &fn_.hooks[6]},
-  };
-  for (const Slot& slot : slots) {
-    int index = info.FindFunc(slot.spec.name);
-    if (index < 0) {
-      if (!slot.spec.required) continue;
-      return Fail(StatusCode::kRefused,
-                  std::string("abi: the module exports no ") + slot.spec.name +
-                      " (required by guest ABI v1)");
+// The loader has checked every export's signature against ShardAbiSpec();
+// what is absent here is optional.
+void GuestShard::ResolveExports() {
+  const wasm::AbiSpec& spec = ShardAbiSpec();
+  const auto find = [&](const char* name) {
+    for (const wasm::ExportSpec& e : spec.exports) {
+      if (e.name == name) return sandbox_->FindFunc(name, e.sig);
     }
-    wasm::FuncSig want = SigOf(slot.spec.i32_params);
-    const wasm::FuncSig& got = info.funcs[static_cast<size_t>(index)].sig;
-    if (!(got == want)) {
-      return Fail(StatusCode::kRefused,
-                  std::string("abi: export ") + slot.spec.name +
-                      " has signature " + wasm::SigToString(got) +
-                      ", guest ABI v1 needs " + wasm::SigToString(want));
-    }
-    *slot.index = index;
+    return -1;
+  };
+  fn_.init = find(abi::kExportInit);
+  fn_.restore = find(abi::kExportRestore);
+  fn_.apply_input = find(abi::kExportApplyInput);
+  fn_.tick = find(abi::kExportTick);
+  fn_.snapshot = find(abi::kExportSnapshot);
+  fn_.save = find(abi::kExportSave);
+  const char* hooks[kHookCount] = {
+      abi::kExportInterestConfig,  abi::kExportEntities,
+      abi::kExportInterestAreas,   abi::kExportFilter,
+      abi::kExportSnapshotVisible, abi::kExportReplicationConfig,
+      abi::kExportReplicated,
+  };
+  for (size_t k = 0; k < kHookCount; ++k) fn_.hooks[k] = find(hooks[k]);
+}
+
+int64_t GuestShard::TickFuel() const {
+  return static_cast<int64_t>(std::min<uint64_t>(
+      kind_.fuel_per_tick, std::numeric_limits<int64_t>::max()));
+}
+
+void GuestShard::BeginCall(const char* what) {
+  if (!in_step_ && sandbox_) sandbox_->StartBudget(TickFuel(), what);
+}
+
+Status GuestShard::Failed(Status status) {
+  if (sandbox_ && sandbox_->failed() && outcome_.stop != StopReason::kFailed) {
+    outcome_ = TickOutcome{StopReason::kFailed, sandbox_->failure()};
   }
-  return Status::Ok();
+  return status;
 }
 
 Result<uint32_t> GuestShard::GuardedCall(int func,
                                          std::span<const uint64_t> args,
                                          const char* what) {
-  if (!instance_) return StoppedStatus();
-  wasm::Instance& inst = *instance_;
-  const int64_t fuel = CallFuel();
-  inst.ClearInterrupt();
-  if (fuel_metered_) inst.SetFuel(fuel);
-  log_->panic_in_call.clear();
-
-  guest::Watchdog::Token token = 0;
-  if (env_.watchdog != nullptr) {
-    int64_t deadline = env_.watchdog->clock()->NowUs() +
-                       static_cast<int64_t>(kind_.max_run_ms) * 1000;
-    token = env_.watchdog->Arm(&inst, deadline);
+  if (func < 0) {
+    return Fail(StatusCode::kFailedPrecondition,
+                std::string("abi: the module exports no function for ") + what);
   }
-  uint64_t result = 0;
-  Status st = inst.Call(func, args, std::span<uint64_t>(&result, 1));
-  if (env_.watchdog != nullptr) env_.watchdog->Disarm(token);
-  if (fuel_metered_) fuel_used_ += fuel - inst.fuel();
-
-  if (!st.ok()) {
-    wasm::TrapKind kind = inst.last_trap();
-    if (kind == wasm::TrapKind::kNone) {
-      return Fail(StatusCode::kInternal, std::string("host: calling ") + what +
-                                             " failed: " + st.ToString());
-    }
-    StatusCode code = StatusCode::kTrap;
-    if (kind == wasm::TrapKind::kFuelExhausted ||
-        kind == wasm::TrapKind::kOutOfMemory) {
-      code = StatusCode::kResourceExhausted;
-    } else if (kind == wasm::TrapKind::kInterrupted) {
-      code = StatusCode::kDeadlineExceeded;
-    }
-    return Fail(code, DescribeTrap(kind, st, what));
-  }
-  return static_cast<uint32_t>(result);
+  Result<uint32_t> r = sandbox_->Call(func, args, what);
+  if (!r.ok()) return Failed(r.status());
+  return r;
 }
 
-std::string GuestShard::DescribeTrap(wasm::TrapKind kind,
-                                     const Status& call_status,
-                                     const char* what) const {
-  switch (kind) {
-    case wasm::TrapKind::kFuelExhausted:
-      return "fuel exhausted: " + std::string(what) + " used more than " +
-             std::to_string(kind_.fuel_per_tick) + " fuel";
-    case wasm::TrapKind::kInterrupted:
-      return "watchdog: call ran longer than maxRunMs " +
-             std::to_string(kind_.max_run_ms) + " ms (" + what + ")";
-    case wasm::TrapKind::kOutOfMemory:
-      return "memory: " + call_status.message();
-    default:
-      break;
-  }
-  std::string line;
-  if (!log_->panic_in_call.empty()) {
-    line = "panic: " + log_->panic_in_call;
-  } else if (const char* text = TrapText(kind)) {
-    line = std::string("trap: ") + text + " in " + what;
-  } else {
-    line = "trap: " + call_status.message() + " in " + what;
-  }
-  return MemoryNote() + line;
+Result<guest::GuestBytes> GuestShard::Pass(std::string_view bytes,
+                                           const char* what) {
+  Result<guest::GuestBytes> r = sandbox_->Pass(bytes, what);
+  if (!r.ok()) return Failed(r.status());
+  return r;
 }
 
-std::string GuestShard::MemoryNote() const {
-  if (!instance_ || instance_->failed_grows() == 0) return "";
-  return "memory: the module asked to grow its memory past memoryMb " +
-         std::to_string(kind_.memory_mb) + " (it had " +
-         FormatMiB(instance_->memory().size()) + " MiB); ";
+Result<std::string> GuestShard::ReadOutput(const char* what, size_t max_bytes) {
+  Result<std::string> r = sandbox_->ReadOutput(what, max_bytes);
+  if (!r.ok()) return Failed(r.status());
+  return r;
 }
 
-int64_t GuestShard::CallFuel() const {
-  return static_cast<int64_t>(std::min<uint64_t>(
-      kind_.fuel_per_tick, std::numeric_limits<int64_t>::max()));
+Result<std::string> GuestShard::ReadText(const char* what) {
+  Result<std::string> r = ReadOutput(what);
+  if (!r.ok()) return r;
+  return SafeUtf8(*r, kMaxLogLineBytes);
 }
 
 Status GuestShard::Fail(StatusCode code, std::string message) {
   if (outcome_.stop != StopReason::kFailed) {
-    outcome_ = TickOutcome{StopReason::kFailed, std::move(message)};
+    outcome_ = TickOutcome{StopReason::kFailed, message};
   }
-  // A trapped instance is dead; release its memory now.
-  instance_.reset();
+  if (sandbox_) sandbox_->Fail(code, std::move(message));
   return Status(code, outcome_.message);
 }
 
@@ -305,58 +152,14 @@ const std::string& GuestShard::failure() const {
   return failed() ? outcome_.message : kEmpty;
 }
 
-Result<GuestShard::GuestBytes> GuestShard::Pass(std::string_view bytes,
-                                                const char* what) {
-  if (bytes.empty()) return GuestBytes{};
-  if (bytes.size() > std::numeric_limits<uint32_t>::max()) {
-    return Status(StatusCode::kInvalidArgument,
-                  std::string("argument of ") + what + " is too large");
-  }
-  const uint64_t len = bytes.size();
-  const uint64_t args[] = {len};
-  Result<uint32_t> ptr = GuardedCall(fn_.alloc, args, "tessera_alloc");
-  if (!ptr.ok()) return ptr.status();
-  if (*ptr == 0) {
-    return Fail(StatusCode::kResourceExhausted,
-                MemoryNote() + "memory: tessera_alloc(" + std::to_string(len) +
-                    ") returned null (for " + what + ")");
-  }
-  Status st = instance_->Write(
-      *ptr, std::span<const uint8_t>(
-                reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
-  if (!st.ok()) {
-    return Fail(StatusCode::kFailedPrecondition,
-                "abi: tessera_alloc(" + std::to_string(len) + ") returned " +
-                    std::to_string(*ptr) + ", outside guest memory of " +
-                    std::to_string(instance_->memory().size()) + " bytes");
-  }
-  return GuestBytes{*ptr, static_cast<uint32_t>(len)};
-}
-
-Result<std::string> GuestShard::ReadOutput(const char* what) {
-  Result<uint32_t> ptr = GuardedCall(fn_.output_ptr, {}, "tessera_output_ptr");
-  if (!ptr.ok()) return ptr.status();
-  Result<uint32_t> len = GuardedCall(fn_.output_len, {}, "tessera_output_len");
-  if (!len.ok()) return len.status();
-  Result<std::string_view> bytes = instance_->Read(*ptr, *len);
-  if (!bytes.ok()) {
-    return Fail(StatusCode::kFailedPrecondition,
-                std::string("abi: output of ") + what + " at (" +
-                    std::to_string(*ptr) + ", " + std::to_string(*len) +
-                    ") lies outside guest memory of " +
-                    std::to_string(instance_->memory().size()) + " bytes");
-  }
-  return std::string(*bytes);
-}
-
 Status GuestShard::RunStartCall(bool restore, std::string_view params,
                                 std::string_view state) {
   const char* what = restore ? "restore" : "init";
-  Result<GuestBytes> id = Pass(shard_id_, what);
+  Result<guest::GuestBytes> id = Pass(shard_id_, what);
   if (!id.ok()) return id.status();
-  Result<GuestBytes> p = Pass(params, what);
+  Result<guest::GuestBytes> p = Pass(params, what);
   if (!p.ok()) return p.status();
-  Result<GuestBytes> st = GuestBytes{};
+  Result<guest::GuestBytes> st = guest::GuestBytes{};
   if (restore) st = Pass(state, what);
   if (!st.ok()) return st.status();
   const uint64_t codec =
@@ -370,14 +173,12 @@ Status GuestShard::RunStartCall(bool restore, std::string_view params,
   if (!code.ok()) return code.status();
   if (*code == abi::kOk) return Status::Ok();
   if (*code == abi::kError) {
-    Result<std::string> text = ReadOutput(what);
+    Result<std::string> text = ReadText(what);
     if (!text.ok()) return text.status();
-    std::string message = Truncate(*text, kMaxLogLineBytes);
-    outcome_ = TickOutcome{StopReason::kFailed, message};
-    instance_.reset();
+    Fail(StatusCode::kFailedPrecondition, *text);
     return Status(restore ? StatusCode::kFailedPrecondition
                           : StatusCode::kInvalidArgument,
-                  message);
+                  *text);
   }
   return Fail(StatusCode::kFailedPrecondition,
               std::string("abi: tessera_") + what + " returned unknown code " +
@@ -391,10 +192,11 @@ InputResult GuestShard::ApplyInput(std::string_view subscriber,
     result.rejection = failed() ? "shard failed" : "shard finished";
     return result;
   }
+  BeginCall("the input");
   result.rejection = "shard failed";
-  Result<GuestBytes> sid = Pass(subscriber, "the input");
+  Result<guest::GuestBytes> sid = Pass(subscriber, "the input");
   if (!sid.ok()) return result;
-  Result<GuestBytes> in = Pass(input, "the input");
+  Result<guest::GuestBytes> in = Pass(input, "the input");
   if (!in.ok()) return result;
   const uint64_t args[] = {sid->ptr, sid->len, in->ptr, in->len};
   Result<uint32_t> code = GuardedCall(fn_.apply_input, args, "the input");
@@ -405,9 +207,9 @@ InputResult GuestShard::ApplyInput(std::string_view subscriber,
     return result;
   }
   if (*code == abi::kError) {
-    Result<std::string> text = ReadOutput("tessera_apply_input");
+    Result<std::string> text = ReadText("tessera_apply_input");
     if (!text.ok()) return result;
-    result.rejection = Truncate(*text, kMaxLogLineBytes);
+    result.rejection = std::move(text).value();
     return result;
   }
   Fail(StatusCode::kFailedPrecondition,
@@ -418,6 +220,7 @@ InputResult GuestShard::ApplyInput(std::string_view subscriber,
 
 TickOutcome GuestShard::Tick(int64_t dt_us) {
   if (!outcome_.running()) return outcome_;
+  BeginCall("the tick");
   const uint64_t args[] = {static_cast<uint64_t>(dt_us)};
   Result<uint32_t> code = GuardedCall(fn_.tick, args, "the tick");
   if (!code.ok()) return outcome_;
@@ -427,17 +230,15 @@ TickOutcome GuestShard::Tick(int64_t dt_us) {
       break;
     case abi::kFinished: {
       ++ticks_;
-      Result<std::string> reason = ReadOutput("tessera_tick");
+      Result<std::string> reason = ReadText("tessera_tick");
       if (!reason.ok()) break;
-      outcome_ = TickOutcome{StopReason::kFinished,
-                             Truncate(*reason, kMaxLogLineBytes)};
+      outcome_ = TickOutcome{StopReason::kFinished, std::move(reason).value()};
       break;
     }
     case abi::kError: {
-      Result<std::string> text = ReadOutput("tessera_tick");
+      Result<std::string> text = ReadText("tessera_tick");
       if (!text.ok()) break;
-      Fail(StatusCode::kFailedPrecondition,
-           "error: the tick failed: " + Truncate(*text, kMaxLogLineBytes));
+      Fail(StatusCode::kFailedPrecondition, "error: the tick failed: " + *text);
       break;
     }
     default:
@@ -448,16 +249,18 @@ TickOutcome GuestShard::Tick(int64_t dt_us) {
 }
 
 Result<std::string> GuestShard::Snapshot() {
-  if (!instance_) return StoppedStatus();
+  if (failed() || !sandbox_) return StoppedStatus();
+  BeginCall("the snapshot");
   Result<uint32_t> code = GuardedCall(fn_.snapshot, {}, "the snapshot");
   if (!code.ok()) return code.status();
-  if (*code == abi::kOk) return ReadOutput("tessera_snapshot");
+  if (*code == abi::kOk) {
+    return ReadOutput("tessera_snapshot", kMaxSnapshotBytes);
+  }
   if (*code == abi::kError) {
-    Result<std::string> text = ReadOutput("tessera_snapshot");
+    Result<std::string> text = ReadText("tessera_snapshot");
     if (!text.ok()) return text.status();
-    return Fail(
-        StatusCode::kFailedPrecondition,
-        "error: the snapshot failed: " + Truncate(*text, kMaxLogLineBytes));
+    return Fail(StatusCode::kFailedPrecondition,
+                "error: the snapshot failed: " + *text);
   }
   return Fail(
       StatusCode::kFailedPrecondition,
@@ -465,8 +268,9 @@ Result<std::string> GuestShard::Snapshot() {
 }
 
 Result<std::optional<std::string>> GuestShard::Save() {
-  if (!instance_) return StoppedStatus();
+  if (failed() || !sandbox_) return StoppedStatus();
   if (!has_save()) return std::optional<std::string>();
+  BeginCall("save");
   Result<uint32_t> code = GuardedCall(fn_.save, {}, "save");
   if (!code.ok()) return code.status();
   switch (*code) {
@@ -478,10 +282,9 @@ Result<std::optional<std::string>> GuestShard::Save() {
     case abi::kNoState:
       return std::optional<std::string>();
     case abi::kError: {
-      Result<std::string> text = ReadOutput("tessera_save");
+      Result<std::string> text = ReadText("tessera_save");
       if (!text.ok()) return text.status();
-      return Status(StatusCode::kFailedPrecondition,
-                    Truncate(*text, kMaxLogLineBytes));
+      return Status(StatusCode::kFailedPrecondition, *text);
     }
     default:
       return Fail(
@@ -499,6 +302,9 @@ StepResult GuestShard::Step(std::span<const PendingInput> inputs, int64_t dt_us,
   }
   const Clock* cpu = env_.cpu_clock ? env_.cpu_clock : ThreadCpuClock::Get();
   const int64_t cpu_start = cpu->NowUs();
+  // One fuel budget for the whole tick: inputs, tick, snapshot, hooks.
+  sandbox_->StartBudget(TickFuel(), "the tick");
+  in_step_ = true;
   step.inputs.reserve(inputs.size());
   for (const PendingInput& in : inputs) {
     if (!outcome_.running()) break;
@@ -513,6 +319,7 @@ StepResult GuestShard::Step(std::span<const PendingInput> inputs, int64_t dt_us,
     if (bytes.ok()) step.snapshot = std::move(bytes).value();
   }
   if (!failed() && after) after();
+  in_step_ = false;
   step.cpu_us = cpu->NowUs() - cpu_start;
   const int64_t budget_us = static_cast<int64_t>(kind_.tick_budget_ms) * 1000;
   if (!failed() && budget_us > 0 && step.cpu_us > budget_us) {
@@ -528,13 +335,16 @@ StepResult GuestShard::Step(std::span<const PendingInput> inputs, int64_t dt_us,
 }
 
 size_t GuestShard::memory_bytes() const {
-  return instance_ ? instance_->memory().size() : 0;
+  return sandbox_ ? sandbox_->memory_bytes() : 0;
 }
 
 std::vector<LogLine> GuestShard::recent_log() const {
-  return std::vector<LogLine>(log_->lines.begin(), log_->lines.end());
+  return sandbox_ ? sandbox_->recent_log() : std::vector<LogLine>();
 }
 
-const std::string& GuestShard::last_panic() const { return log_->last_panic; }
+const std::string& GuestShard::last_panic() const {
+  static const std::string kEmpty;
+  return sandbox_ ? sandbox_->last_panic() : kEmpty;
+}
 
 }  // namespace tessera::shard

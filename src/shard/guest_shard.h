@@ -1,21 +1,31 @@
-// GuestShard drives one wasm::Instance through the tessera guest ABI v1
-// (sdk/cpp/include/tessera/abi.h, docs/guest-abi.md): it passes arguments by
-// asking the guest to allocate (tessera_alloc) and writing into its memory,
-// reads results through tessera_output_ptr/len with bounds checks, and
-// enforces the kind's limits on every call:
-//   - fuel: set to kind.fuel_per_tick before each guest call; what the call
-//     used is added to fuel_used() (deterministic: the same inputs give the
-//     same count on every run and machine);
+// GuestShard drives one guest::Sandbox through the shard guest ABI v1
+// (shard/shard_abi.h, tessera/abi.h, docs/guest-abi.md): what init, restore,
+// inputs, the tick, the snapshot, saves and the interest and replication
+// hooks mean. The sandbox passes arguments through tessera_alloc, reads
+// results through tessera_output_ptr/len with bounds checks, and enforces
+// the kind's limits:
+//   - fuel: fuel_per_tick is one budget per tick, shared by the tick's
+//     inputs, tessera_tick, the snapshot and the per-subscriber hooks run in
+//     Step(); a loop spread over many inputs is stopped like one in the
+//     tick ("fuel exhausted: the tick used more than N fuel"). There is no
+//     separate per-call cap: the watchdog bounds one call's wall time.
+//     Init (with _initialize), restore and each save get a budget of their
+//     own, as does each call made outside Step(). fuel_used() is
+//     deterministic: the same inputs give the same count everywhere;
 //   - wall clock: a Watchdog deadline of kind.max_run_ms around each call;
 //   - CPU: Step() measures the thread CPU time of a whole tick (inputs +
 //     tick + snapshot) against kind.tick_budget_ms;
 //   - memory: the module was loaded with the kind's cap; a guest that hits it
-//     fails its own allocation and panics or traps.
+//     fails its own allocation and panics or traps;
+//   - size: a snapshot over kMaxSnapshotBytes, or any other output over
+//     kMaxOutputBytes, fails the shard ("limit: ...").
 // Any trap, panic, limit or ABI violation (a bad pointer, an unknown return
 // code) fails the shard: failed() turns true, failure() holds one line
 // ("fuel exhausted: ...", "watchdog: ...", "tick budget: ...", "trap: ...",
-// "panic: ...", "memory: ...", "abi: ..."), the instance is released and
-// every later call reports the same failure without entering the guest.
+// "panic: ...", "memory: ...", "limit: ...", "abi: ..."), the instance is
+// released and every later call reports the same failure without entering
+// the guest. Text from the guest (rejections, errors, reasons) is cut to
+// kMaxLogLineBytes as valid UTF-8.
 //
 // Threading: not thread-safe. One thread at a time (the owning worker) may
 // call any method; it may hand the object to another thread with the usual
@@ -33,11 +43,10 @@
 #include <string_view>
 #include <vector>
 
-#include "common/status.h"
 #include "common/clock.h"
+#include "common/status.h"
+#include "guest/sandbox.h"
 #include "shard/shard_types.h"
-#include "guest/watchdog.h"
-#include "wasm/instance.h"
 
 namespace tessera::wasm {
 class CompiledModule;
@@ -45,24 +54,10 @@ class CompiledModule;
 
 namespace tessera::shard {
 
-// Where a GuestShard runs. Pointers are not owned and must outlive it.
-struct GuestEnv {
-  // Arms max_run_ms around each call. Null: no wall-clock limit (fuel and
-  // the tick budget still apply).
-  guest::Watchdog* watchdog = nullptr;
-  // Thread CPU time for the tick budget; null means ThreadCpuClock.
-  const Clock* cpu_clock = nullptr;
-  // Receives every guest log line as well (e.g. the server log); runs on
-  // the calling thread inside the guest call. May be empty.
-  wasm::LogSink forward_log;
-  // How many recent log lines recent_log() keeps.
-  size_t log_lines = 64;
-};
-
-struct LogLine {
-  int level = 0;
-  std::string text;  // truncated to kMaxLogLineBytes
-};
+// Where a GuestShard runs (watchdog, CPU clock, log forwarding, recent
+// lines kept); pointers are not owned and must outlive it.
+using GuestEnv = guest::SandboxEnv;
+using LogLine = guest::LogLine;
 
 // One queued input for Step().
 struct PendingInput {
@@ -110,6 +105,8 @@ struct StepResult {
 class GuestShard {
  public:
   static constexpr size_t kMaxLogLineBytes = 4096;
+  static constexpr size_t kMaxSnapshotBytes = size_t{4} << 20;
+  static constexpr size_t kMaxOutputBytes = size_t{64} << 20;
 
   // Instantiates `module` and calls tessera_init(codec, shard_id, params).
   // Errors: kInvalidArgument with the module's own text verbatim when init
@@ -192,7 +189,7 @@ class GuestShard {
   bool has_restore() const { return fn_.restore >= 0; }
   // Fuel used by every guest call so far, init included. 0 when the module
   // was loaded without fuel instrumentation.
-  int64_t fuel_used() const { return fuel_used_; }
+  int64_t fuel_used() const { return sandbox_ ? sandbox_->fuel_used() : 0; }
   // tessera_tick calls that returned (running or finished).
   uint64_t ticks() const { return ticks_; }
   // Current size of the guest's linear memory; 0 once the instance has been
@@ -207,33 +204,30 @@ class GuestShard {
 
  private:
   struct Exports {
-    int alloc = -1, init = -1, restore = -1, apply_input = -1, tick = -1,
-        snapshot = -1, save = -1, output_ptr = -1, output_len = -1;
+    int init = -1, restore = -1, apply_input = -1, tick = -1, snapshot = -1,
+        save = -1;
     int hooks[kHookCount] = {-1, -1, -1, -1, -1, -1, -1};
-  };
-  // Log capture; heap-allocated so the instance's LogSink can point at it.
-  struct LogState;
-  // A guest-memory (ptr, len) argument pair.
-  struct GuestBytes {
-    uint32_t ptr = 0;
-    uint32_t len = 0;
   };
 
   GuestShard(const KindConfig& kind, std::string_view shard_id,
              const GuestEnv& env);
-  // Instantiates and resolves exports. Errors as Create.
-  Status Instantiate(std::shared_ptr<const wasm::CompiledModule> module);
-  Status ResolveExports();
+  // Instantiates in a sandbox and resolves exports. Errors as Create.
+  Status Instantiate(std::shared_ptr<const wasm::CompiledModule> module,
+                     const char* what);
+  void ResolveExports();
 
-  // One guarded call: clears the interrupt, sets fuel, arms the watchdog,
-  // calls, accounts fuel. A trap fails the shard. `what` names the call in
-  // messages ("the tick", "init", ...).
+  // Opens a fuel budget of fuel_per_tick for `what` unless inside Step(),
+  // whose one budget covers every call of the tick.
+  void BeginCall(const char* what);
+  // The sandbox's guarded call, buffers and output; a failure there fails
+  // the shard (outcome_).
   Result<uint32_t> GuardedCall(int func, std::span<const uint64_t> args,
                                const char* what);
-  // Copies `bytes` into guest memory through tessera_alloc.
-  Result<GuestBytes> Pass(std::string_view bytes, const char* what);
-  // Reads the output buffer (bounds-checked copy).
-  Result<std::string> ReadOutput(const char* what);
+  Result<guest::GuestBytes> Pass(std::string_view bytes, const char* what);
+  Result<std::string> ReadOutput(const char* what,
+                                 size_t max_bytes = kMaxOutputBytes);
+  // Guest text (a rejection, an error, a reason) as one safe line.
+  Result<std::string> ReadText(const char* what);
   // Calls init or restore and interprets the code.
   Status RunStartCall(bool restore, std::string_view params,
                       std::string_view state);
@@ -241,23 +235,17 @@ class GuestShard {
   // Marks the shard failed (first failure wins), releases the instance and
   // returns a Status with `code` and the failure line.
   Status Fail(StatusCode code, std::string message);
-  // The failure line for a trapped call.
-  std::string DescribeTrap(wasm::TrapKind kind, const Status& call_status,
-                           const char* what) const;
-  // "memory: ..." prefix when the guest is close to its cap, else empty.
-  std::string MemoryNote() const;
+  // Takes the sandbox's failure into outcome_ and returns `status`.
+  Status Failed(Status status);
   Status StoppedStatus() const;
-  // The fuel each guest call starts with: kind.fuel_per_tick.
-  int64_t CallFuel() const;
+  int64_t TickFuel() const;
 
   const KindConfig kind_;
   const std::string shard_id_;
   const GuestEnv env_;
-  std::unique_ptr<LogState> log_;
-  std::unique_ptr<wasm::Instance> instance_;
+  std::unique_ptr<guest::Sandbox> sandbox_;
   Exports fn_;
-  bool fuel_metered_ = false;
-  int64_t fuel_used_ = 0;
+  bool in_step_ = false;
   uint64_t ticks_ = 0;
   TickOutcome outcome_;
 };

@@ -38,7 +38,7 @@ std::vector<PendingInput> Inputs(
 }
 
 TEST(GuestShardTest, CounterAppliesInputsAndSnapshots) {
-  TESSERA_LOAD_GUEST_OR_SKIP(module, "counter", 64);
+  TESSERA_LOAD_GUEST(module, "counter", 64);
   auto shard = GuestShard::Create(module, Kind("counter"), "c1",
                                   Msgpack({{"start", 5}}));
   ASSERT_TRUE(shard.ok()) << shard.status().ToString();
@@ -64,7 +64,7 @@ TEST(GuestShardTest, CounterAppliesInputsAndSnapshots) {
 }
 
 TEST(GuestShardTest, InitRefusalCarriesTheModulesText) {
-  TESSERA_LOAD_GUEST_OR_SKIP(module, "counter", 64);
+  TESSERA_LOAD_GUEST(module, "counter", 64);
   auto shard = GuestShard::Create(module, Kind("counter"), "c1",
                                   Msgpack({{"start", "not a number"}}));
   ASSERT_FALSE(shard.ok());
@@ -73,7 +73,7 @@ TEST(GuestShardTest, InitRefusalCarriesTheModulesText) {
 }
 
 TEST(GuestShardTest, InitErrorTextBecomesTheStatus) {
-  TESSERA_LOAD_GUEST_OR_SKIP(module, "initfail", 64);
+  TESSERA_LOAD_GUEST(module, "initfail", 64);
   auto shard = GuestShard::Create(module, Kind("initfail"), "i1",
                                   Msgpack({{"reason", "no map"}}));
   ASSERT_FALSE(shard.ok());
@@ -85,7 +85,7 @@ TEST(GuestShardTest, InitErrorTextBecomesTheStatus) {
 }
 
 TEST(GuestShardTest, LogIsCapturedInABoundedBuffer) {
-  TESSERA_LOAD_GUEST_OR_SKIP(module, "logger", 64);
+  TESSERA_LOAD_GUEST(module, "logger", 64);
   int forwarded = 0;
   GuestEnv env;
   env.log_lines = 3;
@@ -106,7 +106,7 @@ TEST(GuestShardTest, LogIsCapturedInABoundedBuffer) {
 }
 
 TEST(GuestShardTest, FinishStopsWithReasonFinished) {
-  TESSERA_LOAD_GUEST_OR_SKIP(module, "counter", 64);
+  TESSERA_LOAD_GUEST(module, "counter", 64);
   auto shard = GuestShard::Create(module, Kind("counter"), "c1",
                                   Msgpack({{"start", 0}}));
   ASSERT_TRUE(shard.ok()) << shard.status().ToString();
@@ -124,7 +124,7 @@ TEST(GuestShardTest, FinishStopsWithReasonFinished) {
 }
 
 TEST(GuestShardTest, SameInputsGiveSameSnapshotsAndFuel) {
-  TESSERA_LOAD_GUEST_OR_SKIP(module, "counter", 64);
+  TESSERA_LOAD_GUEST(module, "counter", 64);
   auto run = [&](std::vector<std::string>* snapshots) -> int64_t {
     auto shard = GuestShard::Create(module, Kind("counter"), "c1",
                                     Msgpack({{"start", 1}}));
@@ -147,7 +147,7 @@ TEST(GuestShardTest, SameInputsGiveSameSnapshotsAndFuel) {
 }
 
 TEST(GuestShardTest, SaveRestoreGivesTheSameNextSnapshot) {
-  TESSERA_LOAD_GUEST_OR_SKIP(module, "counter", 64);
+  TESSERA_LOAD_GUEST(module, "counter", 64);
   const std::string params = Msgpack({{"start", 7}});
   auto original = GuestShard::Create(module, Kind("counter"), "c1", params);
   ASSERT_TRUE(original.ok());
@@ -171,7 +171,7 @@ TEST(GuestShardTest, SaveRestoreGivesTheSameNextSnapshot) {
 }
 
 TEST(GuestShardTest, RefusedRestoreKeepsTheModulesMessage) {
-  TESSERA_LOAD_GUEST_OR_SKIP(module, "badrestore", 64);
+  TESSERA_LOAD_GUEST(module, "badrestore", 64);
   auto shard = GuestShard::Restore(module, Kind("badrestore"), "b1",
                                    Msgpack(json::object()), "whatever");
   ASSERT_FALSE(shard.ok());
@@ -180,7 +180,7 @@ TEST(GuestShardTest, RefusedRestoreKeepsTheModulesMessage) {
 }
 
 TEST(GuestShardTest, InfiniteLoopRunsOutOfFuelDeterministically) {
-  TESSERA_LOAD_GUEST_OR_SKIP(module, "spin", 64);
+  TESSERA_LOAD_GUEST(module, "spin", 64);
   KindConfig kind = Kind("spin");
   kind.max_run_ms = 60000;       // let fuel, not the watchdog, stop it
   kind.tick_budget_ms = 600000;  // and not the tick budget
@@ -203,7 +203,7 @@ TEST(GuestShardTest, InfiniteLoopRunsOutOfFuelDeterministically) {
 }
 
 TEST(GuestShardTest, WatchdogStopsALongLoopWithinMaxRunMs) {
-  TESSERA_LOAD_GUEST_OR_SKIP(module, "spin", 64);
+  TESSERA_LOAD_GUEST(module, "spin", 64);
   guest::Watchdog watchdog(RealClock::Get());
   watchdog.Start();
   GuestEnv env;
@@ -229,7 +229,7 @@ TEST(GuestShardTest, WatchdogStopsALongLoopWithinMaxRunMs) {
 }
 
 TEST(GuestShardTest, TickBudgetCountsCpuOfTheWholeTick) {
-  TESSERA_LOAD_GUEST_OR_SKIP(module, "counter", 64);
+  TESSERA_LOAD_GUEST(module, "counter", 64);
   // A CPU clock that reports 130 ms between any two readings.
   class SlowCpu final : public Clock {
    public:
@@ -251,7 +251,7 @@ TEST(GuestShardTest, TickBudgetCountsCpuOfTheWholeTick) {
 }
 
 TEST(GuestShardTest, LongTickOverRealCpuBudgetFails) {
-  TESSERA_LOAD_GUEST_OR_SKIP(module, "spin", 64);
+  TESSERA_LOAD_GUEST(module, "spin", 64);
   KindConfig kind = Kind("spin");
   kind.fuel_per_tick = 1000000000000000ull;
   kind.max_run_ms = 60000;
@@ -268,7 +268,7 @@ TEST(GuestShardTest, LongTickOverRealCpuBudgetFails) {
 }
 
 TEST(GuestShardTest, MemoryBombCannotPassTheCap) {
-  TESSERA_LOAD_GUEST_OR_SKIP(module, "membomb", 16);
+  TESSERA_LOAD_GUEST(module, "membomb", 16);
   KindConfig kind = Kind("membomb");
   kind.memory_mb = 16;
   // One 1 MiB chunk per tick, so the cap is approached tick by tick.
@@ -288,7 +288,7 @@ TEST(GuestShardTest, MemoryBombCannotPassTheCap) {
 }
 
 TEST(GuestShardTest, DeepRecursionTrapsCleanly) {
-  TESSERA_LOAD_GUEST_OR_SKIP(module, "recurse", 64);
+  TESSERA_LOAD_GUEST(module, "recurse", 64);
   auto shard = GuestShard::Create(module, Kind("recurse"), "r1",
                                   Msgpack(json::object()));
   ASSERT_TRUE(shard.ok()) << shard.status().ToString();
@@ -301,7 +301,7 @@ TEST(GuestShardTest, DeepRecursionTrapsCleanly) {
 }
 
 TEST(GuestShardTest, PanicTextReachesTheFailure) {
-  TESSERA_LOAD_GUEST_OR_SKIP(module, "panicker", 64);
+  TESSERA_LOAD_GUEST(module, "panicker", 64);
   auto shard =
       GuestShard::Create(module, Kind("panicker"), "p1", Msgpack({{"at", 3}}));
   ASSERT_TRUE(shard.ok()) << shard.status().ToString();

@@ -1,10 +1,7 @@
 #include "shard/shard_host.h"
 
 #include <algorithm>
-#include <chrono>
-#include <limits>
 #include <set>
-#include <thread>
 #include <utility>
 
 #include "shard/hosted_shard.h"
@@ -13,16 +10,20 @@
 namespace tessera::shard {
 namespace {
 
-// Longest a worker sleeps without an event (new shards and pokes wake it).
-constexpr int64_t kMaxWaitUs = 100'000;
-
-int ResolveWorkers(int requested) {
-  if (requested >= 0) return requested;
-  unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : static_cast<int>(n);
+std::unique_ptr<guest::WorkerPool> OwnPool(const HostOptions& options,
+                                           const Clock* clock) {
+  if (options.pool != nullptr) return nullptr;
+  guest::WorkerPool::Options pool;
+  pool.threads = options.workers;
+  pool.clock = clock;
+  return std::make_unique<guest::WorkerPool>(pool);
 }
 
 }  // namespace
+
+std::optional<int64_t> HostedShard::Run(int64_t now_us) {
+  return host->RunShard(*this, now_us);
+}
 
 ShardHost::ShardHost(const KindRegistry* kinds, ShardSink* sink,
                      StateStore* store, HostOptions options)
@@ -32,24 +33,15 @@ ShardHost::ShardHost(const KindRegistry* kinds, ShardSink* sink,
       options_(std::move(options)),
       clock_(options_.clock ? options_.clock : RealClock::Get()),
       watchdog_(options_.watchdog_clock ? options_.watchdog_clock
-                                        : RealClock::Get()) {
+                                        : RealClock::Get()),
+      owned_pool_(OwnPool(options_, clock_)),
+      pool_(owned_pool_ ? owned_pool_.get() : options_.pool) {
   watchdog_.Start();
-  const int n = ResolveWorkers(options_.workers);
-  // Manual mode still has one (thread-less) worker for StepForTest.
-  for (int i = 0; i < std::max(n, 1); ++i) {
-    workers_.push_back(std::make_unique<Worker>());
-  }
-  for (int i = 0; i < n; ++i) {
-    Worker* w = workers_[static_cast<size_t>(i)].get();
-    w->thread = std::thread([this, w] { WorkerLoop(w); });
-  }
 }
 
 ShardHost::~ShardHost() { Shutdown(); }
 
-size_t ShardHost::worker_count() const {
-  return options_.workers == 0 ? 0 : workers_.size();
-}
+size_t ShardHost::worker_count() const { return pool_->thread_count(); }
 
 Status ShardHost::Create(std::string_view kind, std::string_view id,
                          std::string_view params) {
@@ -82,7 +74,8 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
     state = std::move(**loaded);
   }
 
-  auto shard = std::make_shared<HostedShard>(std::string(id), kind);
+  auto shard = std::make_shared<HostedShard>(this, std::string(id), kind);
+  std::shared_ptr<HostedShard> replaced;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (shut_down_) {
@@ -95,9 +88,13 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
         return Status(StatusCode::kAlreadyExists,
                       "shard \"" + std::string(id) + "\" already exists");
       }
+      replaced = it->second;
     }
     shards_[std::string(id)] = shard;  // replaces a stopped record
   }
+  // The stopped record waited only for its retention: off the pool (outside
+  // mu_, which its run may be waiting for).
+  if (replaced != nullptr) pool_->Remove(*replaced);
 
   GuestEnv env;
   env.watchdog = &watchdog_;
@@ -115,7 +112,8 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
   // Interest and replication configs are read once, right after start.
   std::unique_ptr<SubscriberFrames> views;
   if (guest.ok()) {
-    Result<std::unique_ptr<SubscriberFrames>> made = SubscriberFrames::Create(**guest);
+    Result<std::unique_ptr<SubscriberFrames>> made =
+        SubscriberFrames::Create(**guest);
     if (made.ok()) {
       views = std::move(made).value();
     } else {
@@ -165,19 +163,11 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
                   "shard \"" + std::string(id) + "\" was replaced");
   }
 
-  // Hand over to the least-loaded worker.
-  Worker* target = workers_.front().get();
-  for (const auto& w : workers_) {
-    if (w->load.load() < target->load.load()) target = w.get();
+  // Hand over to the least-loaded worker (a given pool may have shut down).
+  if (Status added = pool_->Add(shard); !added.ok()) {
+    shards_.erase(it);
+    return added;
   }
-  target->load.fetch_add(1);
-  shard->worker.store(target);
-  {
-    std::lock_guard<std::mutex> worker_lock(target->mu);
-    target->incoming.push_back(shard);
-    target->wake = true;
-  }
-  target->cv.notify_one();
   return result;
 }
 
@@ -232,19 +222,8 @@ Status ShardHost::Stop(std::string_view id) {
     }
     shard->stop_requested = true;
   }
-  Poke(shard);
+  pool_->Poke(shard);  // still starting: seen on its first run
   return Status::Ok();
-}
-
-void ShardHost::Poke(const std::shared_ptr<HostedShard>& shard) {
-  Worker* w = shard->worker.load();
-  if (w == nullptr) return;  // still starting: seen on its first pass
-  {
-    std::lock_guard<std::mutex> lock(w->mu);
-    w->poked.push_back(shard);
-    w->wake = true;
-  }
-  w->cv.notify_one();
 }
 
 Status ShardHost::SubmitInput(std::string_view id, std::string_view subscriber,
@@ -320,55 +299,17 @@ Status ShardHost::RemoveSubscriber(std::string_view id,
   return Status::Ok();
 }
 
-void ShardHost::StepForTest(int64_t now_us) {
-  RunPass(*workers_.front(), now_us);
-}
+void ShardHost::StepForTest(int64_t now_us) { pool_->RunPass(now_us); }
 
-void ShardHost::WorkerLoop(Worker* w) {
-  while (!stopping_.load(std::memory_order_acquire)) {
-    const int64_t next = RunPass(*w, clock_->NowUs());
-    std::unique_lock<std::mutex> lock(w->mu);
-    const int64_t wait_us =
-        std::clamp<int64_t>(next - clock_->NowUs(), 0, kMaxWaitUs);
-    if (wait_us > 0) {
-      w->cv.wait_for(lock, std::chrono::microseconds(wait_us), [&] {
-        return w->wake || stopping_.load(std::memory_order_acquire);
-      });
-    }
-  }
-}
-
-int64_t ShardHost::RunPass(Worker& w, int64_t now_us) {
-  std::vector<std::shared_ptr<HostedShard>> incoming, poked;
-  {
-    std::lock_guard<std::mutex> lock(w.mu);
-    incoming.swap(w.incoming);
-    poked.swap(w.poked);
-    w.wake = false;
-  }
-  auto process = [&](const std::shared_ptr<HostedShard>& shard) {
-    if (!Process(*shard, now_us)) return;
-    const int64_t at = shard->done ? shard->stopped_at_us + RetentionUs(*shard)
-                                   : shard->schedule->next_deadline_us();
-    w.Schedule(shard, at);
-  };
-  for (const auto& shard : incoming) process(shard);
-  for (const auto& shard : poked) process(shard);
-  while (!w.events.empty() && w.events.top().at_us <= now_us) {
-    Worker::Event event = w.events.top();
-    w.events.pop();
-    if (event.gen != event.shard->event_gen) continue;  // stale
-    process(event.shard);
-  }
-  return w.events.empty() ? now_us + kMaxWaitUs : w.events.top().at_us;
+std::optional<int64_t> ShardHost::RunShard(HostedShard& shard, int64_t now_us) {
+  if (!Process(shard, now_us)) return std::nullopt;
+  return shard.done ? shard.stopped_at_us + RetentionUs(shard)
+                    : shard.schedule->next_deadline_us();
 }
 
 bool ShardHost::Process(HostedShard& shard, int64_t now_us) {
-  if (shard.removed) return false;
   if (shard.done) {
     if (now_us - shard.stopped_at_us >= RetentionUs(shard)) {
-      shard.removed = true;
-      shard.worker.load()->load.fetch_sub(1);
       std::lock_guard<std::mutex> lock(mu_);
       auto it = shards_.find(shard.id);
       if (it != shards_.end() && it->second.get() == &shard) shards_.erase(it);
@@ -519,30 +460,23 @@ void ShardHost::Shutdown() {
     if (shut_down_) return;
     shut_down_ = true;
   }
-  stopping_.store(true, std::memory_order_release);
-  for (const auto& w : workers_) {
-    {
-      std::lock_guard<std::mutex> lock(w->mu);
-      w->wake = true;
-    }
-    w->cv.notify_all();
-  }
-  for (const auto& w : workers_) {
-    if (w->thread.joinable()) w->thread.join();
-  }
-  // Every worker has exited: this thread now owns every shard.
+  if (owned_pool_ != nullptr) owned_pool_->Shutdown();
   std::vector<std::shared_ptr<HostedShard>> shards;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [id, shard] : shards_) shards.push_back(shard);
   }
+  // Off the pool (waiting for a run in progress): no worker touches these
+  // shards again, this thread now owns every one.
+  for (const auto& shard : shards) pool_->Remove(*shard);
   for (const auto& shard : shards) {
-    if (shard->done || shard->guest == nullptr || store_ == nullptr ||
-        !shard->guest->has_save()) {
-      continue;
+    if (shard->done || shard->guest == nullptr) continue;
+    if (store_ != nullptr && shard->guest->has_save()) {
+      Result<std::optional<std::string>> saved = shard->guest->Save();
+      if (saved.ok() && saved->has_value()) store_->Save(shard->id, **saved);
     }
-    Result<std::optional<std::string>> saved = shard->guest->Save();
-    if (saved.ok() && saved->has_value()) store_->Save(shard->id, **saved);
+    // A given pool may drop its last references after this host is gone.
+    shard->guest.reset();
   }
   watchdog_.Stop();
 }

@@ -1,11 +1,13 @@
-// ShardHost: the lifecycle of many shards on a pool of worker threads.
+// ShardHost: the lifecycle of many shards, each a task on a
+// guest::WorkerPool (the host's own, or one shared with other hosts).
 //
 //   Create/Restore --> running --(tick, inputs, frames)--> stopped(reason)
 //
-// Each shard belongs to exactly one worker for its whole life, so its
-// GuestShard is touched by one thread at a time and a tick takes no locks.
-// Other threads talk to a shard through its small locked mailbox: queued
-// inputs, subscribers, a stop request, and the published ShardInfo.
+// Each shard belongs to exactly one worker for its whole life (the pool's
+// invariant), so its GuestShard is touched by one thread at a time and a
+// tick takes no locks. Other threads talk to a shard through its small
+// locked mailbox: queued inputs, subscribers, a stop request, and the
+// published ShardInfo; a stop request pokes the shard's worker.
 //
 // Scheduling: a shard ticks on absolute deadlines at its kind's tick_rate
 // (TickSchedule: no drift; a tick a whole period late counts an overrun and
@@ -22,15 +24,14 @@
 // Shutdown() the state goes to the StateStore; a shard that stops for any
 // reason has its saved state forgotten (it will not be resumed).
 //
-// Time: the host reads `clock` for creation times, idle and saves, and its
-// workers for deadlines. With workers = 0 no thread runs and StepForTest(now)
-// does a worker's pass on the calling thread: with a FakeClock as `clock`
-// tests drive it deterministically without sleeping. The watchdog always
-// runs on `watchdog_clock` (real time by default).
+// Time: the host reads `clock` for creation times, idle and saves, and the
+// pool's workers for deadlines. With workers = 0 no thread runs and
+// StepForTest(now) does a worker's pass on the calling thread: with a
+// FakeClock as `clock` tests drive it deterministically without sleeping.
+// The watchdog always runs on `watchdog_clock` (real time by default).
 #ifndef TESSERA_SHARD_SHARD_HOST_H_
 #define TESSERA_SHARD_SHARD_HOST_H_
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -41,19 +42,19 @@
 #include <string_view>
 #include <vector>
 
-#include "common/status.h"
 #include "common/clock.h"
+#include "common/status.h"
+#include "common/thread_annotations.h"
+#include "guest/watchdog.h"
+#include "guest/worker_pool.h"
 #include "shard/kind_registry.h"
 #include "shard/shard_sink.h"
 #include "shard/shard_types.h"
 #include "shard/state_store.h"
-#include "common/thread_annotations.h"
-#include "guest/watchdog.h"
 
 namespace tessera::shard {
 
 class HostedShard;
-class Worker;
 
 // What List/Get report about one shard (a copy).
 struct ShardInfo {
@@ -71,7 +72,12 @@ struct ShardInfo {
 };
 
 struct HostOptions {
-  // Worker threads: -1 = one per core, 0 = none (StepForTest drives).
+  // The pool the shards run on; not owned, must outlive the host, its clock
+  // on the same timeline as `clock`. Null: the host builds its own with
+  // `workers` threads on `clock`.
+  guest::WorkerPool* pool = nullptr;
+  // Worker threads of the host's own pool: -1 = one per core, 0 = none
+  // (StepForTest drives).
   int workers = -1;
   const Clock* clock = nullptr;           // null: RealClock
   const Clock* watchdog_clock = nullptr;  // null: RealClock
@@ -104,7 +110,7 @@ class ShardHost {
  public:
   // `kinds`, `sink` and `store` are not owned and must outlive the host;
   // `sink` and `store` may be null (frames dropped / nothing saved). Starts
-  // the worker threads and the watchdog.
+  // the watchdog, and the worker threads unless `options.pool` is given.
   ShardHost(const KindRegistry* kinds, ShardSink* sink, StateStore* store,
             HostOptions options = {});
   // Shutdown().
@@ -113,7 +119,8 @@ class ShardHost {
   ShardHost& operator=(const ShardHost&) = delete;
 
   // Creates and starts a shard: instantiates the kind's module and runs its
-  // init on the calling thread, then hands it to the least-loaded worker.
+  // init on the calling thread, then adds it to the pool (the least-loaded
+  // worker).
   // Errors: kNotFound (unknown kind), kAlreadyExists (a shard with this id
   // is starting or running; a stopped one is replaced), kFailedPrecondition
   // after Shutdown, and GuestShard::Create's errors (the module's refusal
@@ -153,26 +160,31 @@ class ShardHost {
   // kNotFound. Any thread.
   Status RequestBaseline(std::string_view id, std::string_view subscriber);
 
-  // With workers = 0: runs everything due at `now_us` (ticks, stop
-  // requests, idle stops, saves, removals) on the calling thread. One
-  // thread at a time; not after Shutdown.
+  // With a thread-less pool (workers = 0): runs everything due at `now_us`
+  // (ticks, stop requests, idle stops, saves, removals) on the calling
+  // thread. One thread at a time; not after Shutdown.
   void StepForTest(int64_t now_us);
 
-  // Stops the workers, then saves every running shard whose module has
-  // tessera_save. Shards are not stopped (no OnStopped): they resume from
-  // the save elsewhere. Idempotent; later calls of the mutators fail with
-  // kFailedPrecondition.
+  // Stops the workers (of the host's own pool; a given pool keeps running
+  // and the shards are removed from it), then saves every running shard
+  // whose module has tessera_save and releases the instances. Shards are
+  // not stopped (no OnStopped): they resume from the save elsewhere.
+  // Idempotent; later calls of the mutators fail with kFailedPrecondition.
   void Shutdown();
 
+  // The pool's threads (0 in manual mode).
   size_t worker_count() const;
 
  private:
+  friend class HostedShard;  // its Run is RunShard
+
   Status Start(std::string_view kind_name, std::string_view id,
                std::string_view params, bool restore);
   std::shared_ptr<HostedShard> Find(std::string_view id) const;
-  // The worker's pass: runs what is due, returns the time of its next
-  // event. On the worker's thread (or StepForTest's).
-  int64_t RunPass(Worker& worker, int64_t now_us);
+  // The shard's task: its due work, then its next deadline (the next tick,
+  // or the end of its retention once stopped); nullopt once it has been
+  // removed. On the shard's worker (or StepForTest's thread).
+  std::optional<int64_t> RunShard(HostedShard& shard, int64_t now_us);
   // One shard's due work; returns false once it has been removed.
   bool Process(HostedShard& shard, int64_t now_us);
   void RunTick(HostedShard& shard, int64_t now_us);
@@ -181,9 +193,6 @@ class ShardHost {
   int64_t RetentionUs(HostedShard& shard) const;
   void Finish(HostedShard& shard, StopReason reason, std::string message,
               int64_t now_us);
-  void WorkerLoop(Worker* worker);
-  // Makes the shard's worker process it at once (stop requests).
-  void Poke(const std::shared_ptr<HostedShard>& shard);
 
   const KindRegistry* const kinds_;
   ShardSink* const sink_;
@@ -191,8 +200,10 @@ class ShardHost {
   const HostOptions options_;
   const Clock* const clock_;
   guest::Watchdog watchdog_;
-  std::vector<std::unique_ptr<Worker>> workers_;
-  std::atomic<bool> stopping_{false};
+  // Declared after the watchdog: the pool's last references to shards (and
+  // their instances) go before it.
+  std::unique_ptr<guest::WorkerPool> owned_pool_;  // null: options_.pool
+  guest::WorkerPool* const pool_;
 
   mutable std::mutex mu_;  // before any HostedShard::mu
   std::map<std::string, std::shared_ptr<HostedShard>, std::less<>> shards_

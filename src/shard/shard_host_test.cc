@@ -475,5 +475,50 @@ TEST_F(ShardHostTest, TenThousandTrapsOnAllWorkersDoNotDisturbHealthyShards) {
   host.Shutdown();
 }
 
+// Two hosts on one given (manual) pool: both tick on it; a host's Shutdown
+// takes only its own shards off, and the pool outlives it.
+TEST_F(ShardHostTest, HostsShareAGivenPool) {
+  REQUIRE_KIND("counter", Kind("counter"));
+  guest::WorkerPool::Options pool_options;
+  pool_options.threads = 0;
+  pool_options.clock = &clock_;
+  guest::WorkerPool pool(pool_options);
+  HostOptions options;
+  options.pool = &pool;
+  options.clock = &clock_;
+  options.workers = 4;  // ignored: the pool is given
+  auto a = std::make_unique<ShardHost>(&kinds_, &sink_, &store_, options);
+  ShardHost b(&kinds_, &sink_, &store_, options);
+  EXPECT_EQ(a->worker_count(), 0u);
+  ASSERT_TRUE(a->Create("counter", "a1", Msgpack({{"start", 0}})).ok());
+  ASSERT_TRUE(b.Create("counter", "b1", Msgpack({{"start", 0}})).ok());
+  EXPECT_EQ(pool.task_count(), 2u);
+  for (int64_t t = 50'000; t <= 200'000; t += 50'000) {
+    clock_.Set(t);
+    pool.RunPass(t);
+  }
+  EXPECT_EQ(a->Get("a1")->tick, 4u);
+  EXPECT_EQ(b.Get("b1")->tick, 4u);
+
+  // A stopped record replaced by a new shard leaves the pool at once.
+  ASSERT_TRUE(b.Stop("b1").ok());
+  pool.RunPass(clock_.NowUs());
+  ASSERT_EQ(b.Get("b1")->status, ShardStatus::kStopped);
+  ASSERT_TRUE(b.Create("counter", "b1", Msgpack({{"start", 0}})).ok());
+  EXPECT_EQ(pool.task_count(), 2u);
+
+  a->Shutdown();
+  EXPECT_EQ(pool.task_count(), 1u);
+  EXPECT_EQ(store_.saves(), 1u);  // a1 saved at Shutdown
+  a.reset();
+  for (int64_t t = 250'000; t <= 400'000; t += 50'000) {
+    clock_.Set(t);
+    pool.RunPass(t);
+  }
+  EXPECT_EQ(b.Get("b1")->tick, 4u);
+  b.Shutdown();
+  EXPECT_EQ(pool.task_count(), 0u);
+}
+
 }  // namespace
 }  // namespace tessera::shard

@@ -19,7 +19,7 @@ struct KindConfig {
   uint32_t tick_rate = 20;             // ticks per second
   uint32_t tick_budget_ms = 100;       // CPU time of one tick
   uint32_t memory_mb = 64;             // guest memory cap
-  uint64_t fuel_per_tick = 200000000;  // per guest call
+  uint64_t fuel_per_tick = 200000000;  // one budget per tick (all its calls)
   uint32_t max_run_ms = 200;           // wall clock of one guest call
   uint32_t idle_shutdown_secs = 90;    // 0 = never
   std::string on_stop;                 // function to notify (later issue)

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "replication/decoder.h"
 #include "common/clock.h"
+#include "replication/decoder.h"
 #include "shard/shard_host.h"
 #include "shard/test_guests.h"
 
@@ -67,9 +67,6 @@ class ViewSink final : public ShardSink {
 class SubscriberFramesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (testing::GuestPath("zone_mini") == nullptr) {
-      GTEST_SKIP() << "test guest zone_mini was not built";
-    }
     KindConfig kind;
     kind.name = "zone";
     auto module = testing::LoadGuest("zone_mini", kind.memory_mb);

@@ -6,6 +6,8 @@
 #include <mutex>
 #include <vector>
 
+#include "shard/shard_abi.h"
+
 namespace tessera::shard::testing {
 
 const char* GuestPath(std::string_view name) {
@@ -54,14 +56,23 @@ Result<std::shared_ptr<const wasm::CompiledModule>> LoadGuest(
   if (it != cache.end()) return it->second;
 
   const char* path = GuestPath(name);
-  if (path == nullptr) return NotFound("guest not built: " + std::string(name));
+  if (path == nullptr) {
+    return NotFound("test guest " + std::string(name) +
+                    " is not a dependency of this test binary (add it to "
+                    "the test's TESSERA_GUEST_* definitions in CMake)");
+  }
   std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError(std::string("cannot open ") + path);
+  if (!in) {
+    return IoError("test guest " + std::string(name) +
+                   " was not built: " + path +
+                   " is missing (it needs the wasm32 guest toolchain: run "
+                   "scripts/install-deps, configure with "
+                   "TESSERA_BUILD_GUESTS=ON and build this test's target)");
+  }
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
                              std::istreambuf_iterator<char>());
   wasm::LoadOptions options;
-  options.check.policy = wasm::ImportPolicy::kShard;
-  options.check.memory_cap_pages = memory_mb * 16;
+  options.check = ShardCheckOptions(memory_mb);
   options.fuel = true;
   options.cache_dir = TESSERA_SHARD_TEST_CACHE;
   auto module = wasm::LoadModule(bytes, options);

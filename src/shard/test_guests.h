@@ -1,5 +1,6 @@
 // Test-only helpers: the wasm test guests under tests/guests/ (built by
-// CMake when the guest SDK's toolchain is available) and codec helpers.
+// CMake with the guest SDK's toolchain, which configuring requires) and codec
+// helpers.
 #ifndef TESSERA_SHARD_TEST_GUESTS_H_
 #define TESSERA_SHARD_TEST_GUESTS_H_
 
@@ -15,12 +16,14 @@
 namespace tessera::shard::testing {
 
 // Path of the built guest `name` (counter, spin, membomb, recurse,
-// panicker, badrestore, initfail, logger; see tests/guests/README.md), or
-// nullptr when it was not built.
+// panicker, badrestore, initfail, logger, zone_mini; see
+// tests/guests/README.md), or nullptr when this test binary does not depend
+// on that guest (its CMakeLists.txt defines TESSERA_GUEST_<NAME>).
 const char* GuestPath(std::string_view name);
 
 // Loads guest `name` with the shard policy, fuel instrumentation and a
-// memory cap of memory_mb; cached per (name, cap) for the process.
+// memory cap of memory_mb; cached per (name, cap) for the process. A guest
+// that is not there is an error saying what to build or install.
 Result<std::shared_ptr<const wasm::CompiledModule>> LoadGuest(
     std::string_view name, uint32_t memory_mb);
 
@@ -29,11 +32,9 @@ nlohmann::json FromMsgpack(std::string_view bytes);
 
 }  // namespace tessera::shard::testing
 
-// Declares `var` as the loaded guest, skipping the test if it was not built.
-#define TESSERA_LOAD_GUEST_OR_SKIP(var, name, memory_mb)                     \
-  if (::tessera::shard::testing::GuestPath(name) == nullptr) {               \
-    GTEST_SKIP() << "test guest " << name << " was not built";               \
-  }                                                                          \
+// Declares `var` as the loaded guest; the test fails (never skips) when the
+// guest is missing.
+#define TESSERA_LOAD_GUEST(var, name, memory_mb)                             \
   auto var##_loaded = ::tessera::shard::testing::LoadGuest(name, memory_mb); \
   ASSERT_TRUE(var##_loaded.ok()) << var##_loaded.status().ToString();        \
   std::shared_ptr<const ::tessera::wasm::CompiledModule> var = *var##_loaded

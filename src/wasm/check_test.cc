@@ -1,115 +1,119 @@
-// Every refusal of the loader, with its message.
+// The loader's checks that do not depend on an ABI, and an ABI described
+// as data (AbiSpec): its host functions, versions, marker and exports.
 #include <gtest/gtest.h>
 
+#include "wasm/abi_spec.h"
 #include "wasm/loader.h"
 #include "wasm/testing/wat.h"
 
 namespace tessera::wasm {
 namespace {
 
-using testing::ShardWat;
 using testing::Wat;
 
-Status Check(const std::vector<uint8_t>& wasm, uint32_t cap_pages = 1024) {
-  CheckOptions o;
-  o.memory_cap_pages = cap_pages;
-  auto r = CheckModule(wasm, o);
-  return r.ok() ? Status::Ok() : r.status();
-}
-
 void ExpectRefused(const std::vector<uint8_t>& wasm, const std::string& part,
-                   uint32_t cap_pages = 1024) {
-  Status st = Check(wasm, cap_pages);
-  ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find(part), std::string::npos) << st.message();
+                   const CheckOptions& o = {}) {
+  auto r = CheckModule(wasm, o);
+  ASSERT_FALSE(r.ok()) << "accepted";
+  EXPECT_NE(r.status().message().find(part), std::string::npos)
+      << r.status().message();
 }
 
-TEST(CheckModule, AcceptsMinimalShardAndDescribesIt) {
-  auto wasm = ShardWat("", R"((import "tessera_v1" "log" (func (param i32 i32 i32))))");
+// A made-up ABI with two host functions and one required export, to show
+// the loader follows the data and nothing shard-specific.
+AbiSpec DemoAbi() {
+  AbiSpec abi;
+  abi.import_prefix = "demo_v";
+  abi.version = 2;
+  abi.host_functions = {
+      {"now", {{}, {ValType::kI64}}},
+      {"emit", {{ValType::kI32, ValType::kI32}, {}}},
+  };
+  abi.marker_prefix = "demo_abi_v";
+  abi.exports = {{"run", {{ValType::kI32}, {ValType::kI32}}, true},
+                 {"stop", {{}, {}}, false}};
+  abi.memory_export = false;
+  abi.module_noun = "demo module";
+  abi.build_hint = "build it with the demo recipe";
+  return abi;
+}
+
+std::vector<uint8_t> DemoWat(std::string_view imports,
+                             std::string_view exports) {
+  std::string text = "(module " + std::string(imports) +
+                     R"( (func (export "demo_abi_v2")) )" +
+                     std::string(exports) + ")";
+  return Wat(text);
+}
+
+constexpr char kRun[] =
+    R"((func (export "run") (param i32) (result i32) (local.get 0)))";
+
+TEST(AbiSpec, AcceptsWhatTheSpecAllows) {
+  const AbiSpec abi = DemoAbi();
   CheckOptions o;
-  auto info = CheckModule(wasm, o);
+  o.abi = &abi;
+  auto info =
+      CheckModule(DemoWat(R"((import "demo_v2" "now" (func (result i64)))
+                 (import "demo_v2" "emit" (func (param i32 i32))))",
+                          kRun),
+                  o);
   ASSERT_TRUE(info.ok()) << info.status().ToString();
-  EXPECT_EQ(info->imports, std::vector<std::string>{"tessera_v1.log"});
-  EXPECT_GE(info->FindFunc("tessera_tick"), 0);
-  EXPECT_EQ(info->initial_pages, 1u);
+  EXPECT_EQ(info->imports,
+            (std::vector<std::string>{"demo_v2.now", "demo_v2.emit"}));
 }
 
-TEST(CheckModule, RefusesBytesThatAreNotWebAssembly) {
-  std::vector<uint8_t> text = {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r'};
-  ExpectRefused(text, "not a WebAssembly module");
-  ExpectRefused({}, "not a WebAssembly module");
+TEST(AbiSpec, RefusesWhatTheSpecDoesNotList) {
+  const AbiSpec abi = DemoAbi();
+  CheckOptions o;
+  o.abi = &abi;
+  ExpectRefused(DemoWat(R"((import "demo_v2" "spawn" (func)))", kRun),
+                "`demo_v2.spawn`, which demo_v2 does not provide (it "
+                "provides only the functions demo_v2.now and demo_v2.emit)",
+                o);
+  ExpectRefused(
+      DemoWat(R"((import "demo_v2" "now" (func (result i32))))", kRun),
+      "imports demo_v2.now with signature () -> (i32), expected () "
+      "-> (i64)",
+      o);
+  ExpectRefused(
+      DemoWat(R"((import "demo_v3" "now" (func (result i64))))", kRun),
+      "unknown ABI version: imports `demo_v3.now` from demo_v3, but "
+      "this host speaks demo_v2",
+      o);
+  ExpectRefused(DemoWat(R"((import "env" "f" (func)))", kRun),
+                "imports `env.f`: tessera modules may import only "
+                "demo_v2.now and demo_v2.emit",
+                o);
+  ExpectRefused(DemoWat(R"((import "wasi_unstable" "f" (func)))", kRun),
+                "(build it with the demo recipe)", o);
 }
 
-TEST(CheckModule, RefusesUnknownBinaryVersion) {
-  std::vector<uint8_t> v2 = {0, 'a', 's', 'm', 2, 0, 0, 0};
-  ExpectRefused(v2, "binary version 2");
+TEST(AbiSpec, ChecksTheMarkerAndTheExports) {
+  const AbiSpec abi = DemoAbi();
+  CheckOptions o;
+  o.abi = &abi;
+  ExpectRefused(Wat(std::string("(module ") + kRun + ")"),
+                "missing required export `demo_abi_v2`: this is not a demo "
+                "module (build it with the demo recipe)",
+                o);
+  ExpectRefused(Wat(R"((module (func (export "demo_abi_v9"))))"),
+                "unknown ABI version 9 (export `demo_abi_v9`); this host "
+                "speaks version 2",
+                o);
+  ExpectRefused(DemoWat("", ""), "missing required export `run` (i32) -> (i32)",
+                o);
+  ExpectRefused(
+      DemoWat("", std::string(kRun) + R"((func (export "stop") (param i32)))"),
+      "export `stop` has signature (i32) -> (), expected () -> ()", o);
+  EXPECT_TRUE(CheckModule(DemoWat("", kRun), o).ok());
 }
 
-TEST(CheckModule, RefusesInvalidModules) {
-  auto wasm = ShardWat();
-  wasm.resize(wasm.size() - 3);  // truncated
-  ExpectRefused(wasm, "invalid module");
-  // Type error: i32.add of an i64.
-  ExpectRefused(Wat(R"((module (func (result i32) (i32.add (i32.const 1) (i64.const 2)))))"),
-                "invalid module");
-}
-
-TEST(CheckModule, RefusesWasi) {
-  ExpectRefused(ShardWat("", R"((import "wasi_snapshot_preview1" "fd_write" (func (param i32 i32 i32 i32) (result i32))))"),
-                "WASI function `wasi_snapshot_preview1.fd_write`");
-}
-
-TEST(CheckModule, RefusesOtherImports) {
-  ExpectRefused(ShardWat("", R"((import "env" "now" (func (result f64))))"),
-                "imports `env.now`");
-  ExpectRefused(ShardWat("", R"((import "tessera_v1" "spawn" (func)))"),
-                "tessera_v1 does not provide");
-  ExpectRefused(ShardWat("", R"((import "tessera_v1" "log" (func (param i32))))"),
-                "expected (i32, i32, i32) -> ()");
-}
-
-TEST(CheckModule, RefusesStartFunction) {
-  ExpectRefused(ShardWat("(func $s) (start $s)"), "start function");
-}
-
-TEST(CheckModule, RefusesSimdThreadsAndTailCalls) {
-  ExpectRefused(ShardWat(R"((func (result v128) (v128.const i32x4 1 2 3 4)))"),
-                "SIMD");
-  ExpectRefused(ShardWat("", "", "(memory 1 1 shared)"), "threads");
-  ExpectRefused(ShardWat(R"((func $a (result i32) (return_call $a)))"),
-                "tail calls");
-}
-
-TEST(CheckModule, RefusesInitialMemoryAboveCap) {
-  ExpectRefused(ShardWat("", "", "(memory 2000)"),
-                "initial memory of 2000 pages (125 MiB) is above the memory "
-                "cap of 64 MiB",
-                1024);
-  EXPECT_TRUE(Check(ShardWat("", "", "(memory 1024)"), 1024).ok());
-}
-
-TEST(CheckModule, RefusesUnknownAbiVersion) {
-  ExpectRefused(ShardWat("", R"((import "tessera_v2" "log" (func (param i32 i32 i32))))"),
-                "unknown ABI version");
-  ExpectRefused(ShardWat(R"((func (export "tessera_abi_v7")))"),
-                "unknown ABI version 7");
-}
-
-TEST(CheckModule, RefusesMissingRequiredExports) {
-  ExpectRefused(Wat(R"((module (memory (export "memory") 1)))"),
-                "missing required export `tessera_abi_v1`");
-  auto no_tick = Wat(R"((module
-    (memory (export "memory") 1)
-    (func (export "tessera_abi_v1"))
-    (func (export "tessera_alloc") (param i32) (result i32) (i32.const 0))
-    (func (export "tessera_init") (param i32 i32 i32 i32 i32) (result i32) (i32.const 0))
-    (func (export "tessera_apply_input") (param i32 i32 i32 i32) (result i32) (i32.const 0))
-    (func (export "tessera_snapshot") (result i32) (i32.const 0))
-    (func (export "tessera_output_ptr") (result i32) (i32.const 0))
-    (func (export "tessera_output_len") (result i32) (i32.const 0))))");
-  ExpectRefused(no_tick, "missing required export `tessera_tick` (i64) -> (i32)");
-  ExpectRefused(ShardWat(R"((func (export "tessera_save") (param i32) (result i32) (i32.const 0)))"),
-                "export `tessera_save` has signature (i32) -> (i32)");
+TEST(AbiSpec, BareModulesImportNothing) {
+  ExpectRefused(
+      DemoWat(R"((import "demo_v2" "now" (func (result i64))))", kRun),
+      "imports `demo_v2.now`; this loader mode allows none");
+  EXPECT_TRUE(CheckModule(DemoWat("", kRun), CheckOptions{}).ok());
 }
 
 std::vector<uint8_t> Binary(std::initializer_list<uint8_t> sections) {
@@ -139,7 +143,7 @@ TEST(CheckModule, RefusesWhatWabtIsLenientAbout) {
   // A data count of 1 and no data section.
   ExpectRefused(Binary({5, 3, 1, 0, 1, 12, 1, 1}),
                 "data count and data section have inconsistent lengths");
-  EXPECT_TRUE(CheckModule(Binary({12, 1, 0}), {ImportPolicy::kBare}).ok());
+  EXPECT_TRUE(CheckModule(Binary({12, 1, 0}), CheckOptions{}).ok());
   ExpectRefused(Wat(R"((module (type (func)) (table 1 externref)
                          (func (call_indirect (type 0) (i32.const 0)))))"),
                 "type mismatch");

@@ -20,9 +20,9 @@ struct GeneratedC {
 };
 
 // Renames the module's exports (the glue addresses exports by index in
-// info.funcs), generates C and appends the glue. With `link` (modules
-// loaded with ImportPolicy::kSpecTest) imports are renamed and implemented
-// by the link glue (link_glue.h). `module` is consumed.
+// info.funcs), generates C and appends the glue. With `link` (every module
+// that has imports) imports are renamed and implemented by the link glue
+// (link_glue.h), bound at instantiation. `module` is consumed.
 Result<GeneratedC> GenerateC(wabt::Module* module, const ModuleInfo& info,
                              bool fuel, bool link = false);
 

@@ -33,7 +33,7 @@ class CompiledModule {
   // wasm_rt_memory_t or table; null for functions.
   void* (*export_ptr)(void* instance, uint32_t k) = nullptr;
   std::vector<Thunk> thunks;  // parallel to info.funcs; null = not callable
-  // Loaded with ImportPolicy::kSpecTest: imports go through the link glue.
+  // The module has imports: they go through the link glue.
   bool linkable = false;
 };
 

@@ -9,19 +9,23 @@
 
 namespace tessera::wasm {
 
-// What the generated code receives as its `tessera_v1` import instance.
+// The instance's memory, for host functions.
 struct Instance::HostContext {
-  Instance* self = nullptr;
-  LogSink log;
   wasm_rt_memory_t* memory = nullptr;
 };
 
-// What linked (kSpecTest) generated code receives as its `tessera_link`
-// import instance (see wasm-rt.h), and the bindings behind it.
+// What generated code with imports receives as its `tessera_link` import
+// instance (see wasm-rt.h), and the bindings behind it.
 struct Instance::LinkState {
   Z_tessera_link_instance_t c{};  // c.self == &c: never moves
   std::vector<tessera_link_entry_t> entries;
   std::vector<Extern> imports;
+};
+
+// One host function bound to one import: the link entry's ctx.
+struct Instance::HostBinding {
+  Instance* self;
+  HostImport import;
 };
 
 namespace {
@@ -49,44 +53,34 @@ void RunInstantiate(void* p) {
   f->module->instantiate(f->raw, f->host);
 }
 
-// Called with C++ objects alive only below this frame (never across a trap).
-void DeliverLog(Instance::HostContext* ctx, int level, const uint8_t* data,
-                uint32_t len) {
-  if (!ctx->log) return;
-  ctx->log(level, std::string_view(reinterpret_cast<const char*>(data), len));
-}
-
 }  // namespace
 
-}  // namespace tessera::wasm
-
-// The tessera_v1.log import, resolved by dlopen'ed modules against the host
-// executable. Traps: an out-of-bounds (ptr, len) traps with OOB. No C++
-// object is alive in this frame when it traps.
-extern "C" void Z_tessera_v1Z_log(void* host, uint32_t level, uint32_t ptr,
-                                  uint32_t len) {
-  auto* ctx = static_cast<tessera::wasm::Instance::HostContext*>(host);
-  wasm_rt_memory_t* mem = ctx->memory;
-  if (!mem || uint64_t{ptr} + len > mem->size) wasm_rt_trap(WASM_RT_TRAP_OOB);
-  tessera::wasm::DeliverLog(ctx, static_cast<int>(level), mem->data + ptr,
-                            len);
-}
-
-namespace tessera::wasm {
+void TrapOutOfBoundsFromHost() { wasm_rt_trap(WASM_RT_TRAP_OOB); }
 
 const char* TrapKindName(TrapKind kind) {
   switch (kind) {
-    case TrapKind::kNone: return "none";
-    case TrapKind::kOutOfBounds: return "out of bounds memory access";
-    case TrapKind::kIntOverflow: return "integer overflow";
-    case TrapKind::kDivByZero: return "integer divide by zero";
-    case TrapKind::kInvalidConversion: return "invalid conversion to integer";
-    case TrapKind::kUnreachable: return "unreachable executed";
-    case TrapKind::kIndirectCall: return "indirect call to a null or mistyped function";
-    case TrapKind::kStackExhausted: return "call stack exhausted";
-    case TrapKind::kFuelExhausted: return "fuel exhausted";
-    case TrapKind::kInterrupted: return "interrupted";
-    case TrapKind::kOutOfMemory: return "out of memory: could not reserve guest memory";
+    case TrapKind::kNone:
+      return "none";
+    case TrapKind::kOutOfBounds:
+      return "out of bounds memory access";
+    case TrapKind::kIntOverflow:
+      return "integer overflow";
+    case TrapKind::kDivByZero:
+      return "integer divide by zero";
+    case TrapKind::kInvalidConversion:
+      return "invalid conversion to integer";
+    case TrapKind::kUnreachable:
+      return "unreachable executed";
+    case TrapKind::kIndirectCall:
+      return "indirect call to a null or mistyped function";
+    case TrapKind::kStackExhausted:
+      return "call stack exhausted";
+    case TrapKind::kFuelExhausted:
+      return "fuel exhausted";
+    case TrapKind::kInterrupted:
+      return "interrupted";
+    case TrapKind::kOutOfMemory:
+      return "out of memory: could not reserve guest memory";
   }
   return "unknown trap";
 }
@@ -97,18 +91,25 @@ TrapKind FromRtTrap(int code) {
     case WASM_RT_TRAP_OOB:
     case WASM_RT_TRAP_TABLE_OOB:
       return TrapKind::kOutOfBounds;
-    case WASM_RT_TRAP_INT_OVERFLOW: return TrapKind::kIntOverflow;
-    case WASM_RT_TRAP_DIV_BY_ZERO: return TrapKind::kDivByZero;
-    case WASM_RT_TRAP_INVALID_CONVERSION: return TrapKind::kInvalidConversion;
-    case WASM_RT_TRAP_UNREACHABLE: return TrapKind::kUnreachable;
+    case WASM_RT_TRAP_INT_OVERFLOW:
+      return TrapKind::kIntOverflow;
+    case WASM_RT_TRAP_DIV_BY_ZERO:
+      return TrapKind::kDivByZero;
+    case WASM_RT_TRAP_INVALID_CONVERSION:
+      return TrapKind::kInvalidConversion;
+    case WASM_RT_TRAP_UNREACHABLE:
+      return TrapKind::kUnreachable;
     case WASM_RT_TRAP_CALL_INDIRECT:
     case WASM_RT_TRAP_UNDEFINED_ELEMENT:
     case WASM_RT_TRAP_UNINITIALIZED_ELEMENT:
     case WASM_RT_TRAP_INDIRECT_TYPE_MISMATCH:
       return TrapKind::kIndirectCall;
-    case WASM_RT_TRAP_EXHAUSTION: return TrapKind::kStackExhausted;
-    case WASM_RT_TRAP_OOM: return TrapKind::kOutOfMemory;
-    default: return TrapKind::kUnreachable;
+    case WASM_RT_TRAP_EXHAUSTION:
+      return TrapKind::kStackExhausted;
+    case WASM_RT_TRAP_OOM:
+      return TrapKind::kOutOfMemory;
+    default:
+      return TrapKind::kUnreachable;
   }
 }
 
@@ -137,18 +138,69 @@ Status Instance::AllocateRaw() {
   return Status::Ok();
 }
 
+int Instance::Link(std::vector<Extern> imports) {
+  link_ = std::make_unique<LinkState>();
+  LinkState& link = *link_;
+  link.imports = std::move(imports);
+  for (const Extern& x : link.imports) {
+    link.entries.push_back({x.fn, x.ctx, x.ptr});
+  }
+  link.c.self = &link.c;
+  link.c.entries = link.entries.data();
+  InstantiateFrame frame{module_.get(), raw_, &link.c};
+  int code = rt::GuardedCall(RunInstantiate, &frame);
+  host_->memory = module_->memory(raw_);
+  return code;
+}
+
+namespace {
+void DispatchHostCall(void* ctx, const uint64_t* args, uint64_t* results) {
+  auto* b = static_cast<Instance::HostBinding*>(ctx);
+  b->import.fn(*b->self, b->import.user, args, results);
+}
+}  // namespace
+
 Result<std::unique_ptr<Instance>> Instance::Create(
-    std::shared_ptr<const CompiledModule> module, LogSink log,
-    int64_t initial_fuel) {
+    std::shared_ptr<const CompiledModule> module,
+    std::vector<HostImport> imports, int64_t initial_fuel) {
+  const std::vector<ImportEntry>& wanted = module->info.import_types;
+  if (imports.size() != wanted.size()) {
+    return InvalidArgument("the module has " + std::to_string(wanted.size()) +
+                           " imports, " + std::to_string(imports.size()) +
+                           " host functions were given");
+  }
   std::unique_ptr<Instance> inst(new Instance());
   inst->module_ = std::move(module);
   inst->host_ = std::make_unique<HostContext>();
-  inst->host_->self = inst.get();
-  inst->host_->log = std::move(log);
   TESSERA_RETURN_IF_ERROR(inst->AllocateRaw());
-  InstantiateFrame frame{inst->module_.get(), inst->raw_, inst->host_.get()};
-  int code = rt::GuardedCall(RunInstantiate, &frame);
-  inst->host_->memory = inst->module_->memory(inst->raw_);
+  int code = 0;
+  if (wanted.empty()) {
+    InstantiateFrame frame{inst->module_.get(), inst->raw_, nullptr};
+    code = rt::GuardedCall(RunInstantiate, &frame);
+    inst->host_->memory = inst->module_->memory(inst->raw_);
+  } else {
+    if (!inst->module_->linkable) {
+      return Internal("a module with imports was compiled without link glue");
+    }
+    inst->bindings_.reserve(imports.size());
+    std::vector<Extern> externs;
+    for (size_t k = 0; k < wanted.size(); ++k) {
+      if (wanted[k].type.kind != ExternKind::kFunc ||
+          imports[k].fn == nullptr) {
+        return InvalidArgument("import " + std::to_string(k) + " (`" +
+                               wanted[k].module + "." + wanted[k].field +
+                               "`) is not bound to a host function");
+      }
+      inst->bindings_.push_back(
+          std::make_unique<HostBinding>(HostBinding{inst.get(), imports[k]}));
+      Extern x;
+      x.type = wanted[k].type;
+      x.fn = DispatchHostCall;
+      x.ctx = inst->bindings_.back().get();
+      externs.push_back(x);
+    }
+    code = inst->Link(std::move(externs));
+  }
   if (code != 0) {
     return Status(StatusCode::kTrap,
                   "instantiation trapped: " + inst->Trapped(code).message());
@@ -166,8 +218,7 @@ Result<std::unique_ptr<Instance>> Instance::CreateLinked(
     std::shared_ptr<const CompiledModule> module, std::vector<Extern> imports) {
   const std::vector<ImportEntry>& wanted = module->info.import_types;
   if (!module->linkable && !wanted.empty()) {
-    return InvalidArgument(
-        "CreateLinked needs a module loaded with ImportPolicy::kSpecTest");
+    return InvalidArgument("the module was compiled without link glue");
   }
   if (imports.size() != wanted.size()) {
     return InvalidArgument("the module has " + std::to_string(wanted.size()) +
@@ -180,19 +231,8 @@ Result<std::unique_ptr<Instance>> Instance::CreateLinked(
   std::unique_ptr<Instance> inst(new Instance());
   inst->module_ = std::move(module);
   inst->host_ = std::make_unique<HostContext>();
-  inst->host_->self = inst.get();
-  inst->link_ = std::make_unique<LinkState>();
-  LinkState& link = *inst->link_;
-  link.imports = std::move(imports);
-  for (const Extern& x : link.imports) {
-    link.entries.push_back({x.fn, x.ctx, x.ptr});
-  }
-  link.c.self = &link.c;
-  link.c.entries = link.entries.data();
   TESSERA_RETURN_IF_ERROR(inst->AllocateRaw());
-  InstantiateFrame frame{inst->module_.get(), inst->raw_, &link.c};
-  int code = rt::GuardedCall(RunInstantiate, &frame);
-  inst->host_->memory = inst->module_->memory(inst->raw_);
+  int code = inst->Link(std::move(imports));
   inst->SetFuel(kUnlimitedFuel);
   if (code != 0) inst->Trapped(code);
   return inst;
@@ -269,8 +309,7 @@ Status Instance::Call(int func_index, std::span<const uint64_t> args,
     return InvalidArgument("no such exported function");
   }
   const FuncSig& sig = module_->info.funcs[func_index].sig;
-  if (args.size() != sig.params.size() ||
-      results.size() < sig.results.size()) {
+  if (args.size() != sig.params.size() || results.size() < sig.results.size()) {
     return InvalidArgument("wrong number of arguments or results for `" +
                            module_->info.funcs[func_index].name + "`");
   }
@@ -328,8 +367,7 @@ Result<std::string_view> Instance::Read(uint32_t ptr, uint32_t len) {
                            std::to_string(len) + ") is outside its memory of " +
                            std::to_string(mem.size()) + " bytes");
   }
-  return std::string_view(reinterpret_cast<const char*>(mem.data()) + ptr,
-                          len);
+  return std::string_view(reinterpret_cast<const char*>(mem.data()) + ptr, len);
 }
 
 Status Instance::Write(uint32_t ptr, std::span<const uint8_t> bytes) {

@@ -39,22 +39,42 @@ enum class TrapKind : uint8_t {
 };
 const char* TrapKindName(TrapKind kind);
 
-// Receives the guest's tessera_v1.log calls. Runs on the calling thread,
-// inside the guest call; must not throw.
-using LogSink = std::function<void(int level, std::string_view text)>;
+class Instance;
+
+// A host function bound to a function import of an instance: it gets the
+// calling instance (to read and write its memory) and the `user` pointer it
+// was bound with; arguments and results are raw bits as in Instance::Call.
+// Runs on the calling thread inside the guest call. It may trap
+// (TrapFromHost), but must then hold no object with a destructor.
+using HostCallFn = void (*)(Instance& caller, void* user, const uint64_t* args,
+                            uint64_t* results);
+struct HostImport {
+  HostCallFn fn = nullptr;
+  void* user = nullptr;
+};
+
+// Ends the running guest call with an out-of-bounds trap (a host function
+// handed a pointer outside the caller's memory). Only from inside a
+// HostCallFn.
+[[noreturn]] void TrapOutOfBoundsFromHost();
 
 // Fuel a new instance starts with unless told otherwise: effectively none.
 inline constexpr int64_t kUnlimitedFuel = int64_t{1} << 62;
 
 class Instance {
  public:
-  // Instantiates: allocates memory and tables, runs data/elem segments and
-  // (if exported) `_initialize` with `initial_fuel`. Errors: kTrap if
-  // instantiation or `_initialize` trapped.
+  // Instantiates: binds `imports[k]` to function import k (a module loaded
+  // for an ABI imports only functions, whose signatures the loader has
+  // checked), allocates memory and tables, runs data/elem segments and (if
+  // exported) `_initialize` with `initial_fuel`. The `user` pointers must
+  // outlive the instance. Errors: kInvalidArgument when the imports do not
+  // match the module's (count or kind); kTrap if instantiation or
+  // `_initialize` trapped.
   static Result<std::unique_ptr<Instance>> Create(
-      std::shared_ptr<const CompiledModule> module, LogSink log = nullptr,
+      std::shared_ptr<const CompiledModule> module,
+      std::vector<HostImport> imports = {},
       int64_t initial_fuel = kUnlimitedFuel);
-  // Test-only, for modules loaded with ImportPolicy::kSpecTest: binds
+  // Test-only, for modules loaded with CheckOptions::link_any_imports: binds
   // imports[k] to import k (info().import_types), then instantiates and
   // runs the start function, if any, without a fuel limit. Errors: kRefused
   // "incompatible import type" when a binding does not match (nothing ran).
@@ -81,8 +101,10 @@ class Instance {
   // Convenience for the common (i32...) -> i32 case.
   Result<uint32_t> CallI32(int func_index, std::span<const uint64_t> args);
 
-  // The context handed to the generated code's import functions.
+  // What the instance keeps of its own state for host functions.
   struct HostContext;
+  // A host function bound to one import (the link entry's context).
+  struct HostBinding;
 
   // The export `name` as something another instance can import. Valid
   // while this instance lives. Errors: kNotFound; kInvalidArgument for a
@@ -126,6 +148,9 @@ class Instance {
   struct LinkState;
 
   Instance();
+  // Fills link_ with `imports` (one entry each) and instantiates into
+  // raw_; returns the wasm-rt trap code (0: none).
+  int Link(std::vector<Extern> imports);
   // Allocates the zeroed wasm2c instance struct.
   Status AllocateRaw();
   // Records the trap with wasm-rt code `code` and returns it as a status.
@@ -134,7 +159,8 @@ class Instance {
   std::shared_ptr<const CompiledModule> module_;
   void* raw_ = nullptr;  // the wasm2c instance struct
   std::unique_ptr<HostContext> host_;
-  std::unique_ptr<LinkState> link_;  // CreateLinked only
+  std::unique_ptr<LinkState> link_;                     // modules with imports
+  std::vector<std::unique_ptr<HostBinding>> bindings_;  // Create's imports
   TrapKind last_trap_ = TrapKind::kNone;
   std::string last_trap_message_;
   uint64_t failed_grows_ = 0;

@@ -1,7 +1,7 @@
-// Test-only linking of modules loaded with ImportPolicy::kSpecTest (the
-// WebAssembly spec conformance runner): what an import can be bound to, and
-// the spec's import-matching rules. Shards never link: they import only
-// tessera_v1.log, which the loader resolves itself.
+// What an import can be bound to, and the spec's import-matching rules.
+// Production modules bind only host functions (Instance::Create with
+// HostImports); the WebAssembly spec conformance runner binds externs of
+// every kind (Instance::CreateLinked, CheckOptions::link_any_imports).
 #ifndef TESSERA_WASM_LINK_H_
 #define TESSERA_WASM_LINK_H_
 

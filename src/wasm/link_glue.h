@@ -1,10 +1,12 @@
-// Internal to src/wasm: the C side of test-only linking
-// (ImportPolicy::kSpecTest). Every import is renamed to `tessera_link.i<k>`
+// Internal to src/wasm: the C side of linking, for every module with
+// imports (an ABI's host functions, or the spec runner's imports of any
+// kind). Every import is renamed to `tessera_link.i<k>`
 // before wasm2c runs, so the generated code calls and reads imports through
 // functions the glue defines once per module, whatever they are later bound
 // to: a compiled module links to any earlier instance without recompiling.
 // The binding itself is the run-time struct of wasm-rt.h
-// (Z_tessera_link_instance_t), filled by Instance::CreateLinked.
+// (Z_tessera_link_instance_t), filled by Instance::Create (host functions)
+// or Instance::CreateLinked (test-only: any externs).
 #ifndef TESSERA_WASM_LINK_GLUE_H_
 #define TESSERA_WASM_LINK_GLUE_H_
 

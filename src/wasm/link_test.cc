@@ -1,4 +1,4 @@
-// Test-only linking (ImportPolicy::kSpecTest) and the runtime fixes the
+// Test-only linking (CheckOptions::link_any_imports) and the runtime fixes the
 // spec conformance runner drove: trap kinds, instantiation order, 4 GiB
 // memories, start functions under fuel.
 #include <gtest/gtest.h>
@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "wasm/abi_spec.h"
 #include "wasm/instance.h"
 #include "wasm/loader.h"
 #include "wasm/rt/wasm-rt.h"
@@ -29,7 +30,7 @@ std::string CacheDir() {
 
 std::shared_ptr<const CompiledModule> Load(std::string_view wat) {
   LoadOptions o;
-  o.check.policy = ImportPolicy::kSpecTest;
+  o.check.link_any_imports = true;
   o.cache_dir = CacheDir();
   auto m = LoadModule(testing::Wat(wat), o);
   EXPECT_TRUE(m.ok()) << m.status().ToString();
@@ -202,17 +203,22 @@ TEST(Link, AModuleMayExportItsOwnGlobalNamedFuel) {
   EXPECT_EQ(CallI32(*inst, "intr"), 4u);
 }
 
-TEST(Link, OnlyTheSpecTestPolicyAcceptsSuchImports) {
+TEST(Link, OnlyTheSpecTestModeAcceptsSuchImports) {
   auto wasm = testing::Wat(
       R"((module (import "spectest" "print_i32" (func (param i32)))))");
-  CheckOptions o;
-  for (ImportPolicy p : {ImportPolicy::kShard, ImportPolicy::kBare}) {
-    o.policy = p;
+  AbiSpec abi;
+  abi.import_prefix = "tessera_v";
+  abi.host_functions = {{"log", {{ValType::kI32}, {}}}};
+  const AbiSpec* const specs[] = {&abi, nullptr};
+  for (const AbiSpec* spec : specs) {
+    CheckOptions o;
+    o.abi = spec;
     auto r = CheckModule(wasm, o);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), StatusCode::kRefused);
   }
-  o.policy = ImportPolicy::kSpecTest;
+  CheckOptions o;
+  o.link_any_imports = true;
   EXPECT_TRUE(CheckModule(wasm, o).ok());
 }
 

@@ -18,31 +18,28 @@
 
 namespace tessera::wasm {
 
-enum class ImportPolicy {
-  // Production: only tessera_v1.log may be imported, the tessera ABI
-  // exports are required.
-  kShard,
-  // Any module that wabt validates, with no ABI requirements and no imports.
-  // Used by benchmarks that call plain exported functions.
-  kBare,
-  // Test-only (the WebAssembly spec conformance runner): any imports, of
-  // every kind, bound at instantiation to exports of earlier instances or
-  // to host functions (Instance::CreateLinked, wasm/link.h); start
-  // functions allowed; no ABI requirements. Function imports whose
-  // signature mentions funcref are refused. Never used for shards.
-  kSpecTest,
-};
+struct AbiSpec;
 
 struct CheckOptions {
-  ImportPolicy policy = ImportPolicy::kShard;
+  // The ABI the module must follow (wasm/abi_spec.h): its only allowed
+  // imports and its required exports. Null: a bare module that imports
+  // nothing and has no required exports (benchmarks calling plain exported
+  // functions).
+  const AbiSpec* abi = nullptr;
+  // Test-only (the WebAssembly spec conformance runner): any imports, of
+  // every kind, bound at instantiation to exports of earlier instances or
+  // to host functions (Instance::CreateLinked); start functions allowed.
+  // Function imports whose signature mentions funcref are refused. Never
+  // used for production modules.
+  bool link_any_imports = false;
   // Memory cap in 64 KiB pages; initial memory above it is refused and the
   // module's maximum is rewritten to it. 0 means 65536 (4 GiB).
   uint32_t memory_cap_pages = 0;
 };
 
-// Validates `wasm` and applies the policy. Does not compile anything.
-// Errors: kInvalidArgument for bytes that are not a valid module, kRefused
-// for a valid module that breaks the policy; the message says why.
+// Validates `wasm` and checks it against the options. Does not compile
+// anything. Errors: kInvalidArgument for bytes that are not a valid module,
+// kRefused for a valid module that breaks the policy; the message says why.
 Result<ModuleInfo> CheckModule(std::span<const uint8_t> wasm,
                                const CheckOptions& options);
 

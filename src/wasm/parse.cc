@@ -13,7 +13,7 @@
 #include <charconv>
 #include <string>
 
-#include "tessera/abi.h"
+#include "wasm/abi_spec.h"
 #include "wasm/prevalidate.h"
 #include "wasm/strict_checks.h"
 
@@ -40,7 +40,8 @@ wabt::ReadBinaryOptions ReadOptions(const wabt::Features& features) {
 
 bool TryRead(std::span<const uint8_t> wasm, const wabt::Features& features,
              wabt::Module* out, wabt::Errors* errors) {
-  if (!PreValidate(wasm.data(), wasm.size(), features, errors)) return false;  // see prevalidate.h
+  if (!PreValidate(wasm.data(), wasm.size(), features, errors))
+    return false;  // see prevalidate.h
   return wabt::Succeeded(wabt::ReadBinaryIr("module.wasm", wasm.data(),
                                             wasm.size(), ReadOptions(features),
                                             errors, out));
@@ -90,12 +91,18 @@ std::string UnsupportedFeature(std::span<const uint8_t> wasm) {
 
 Result<ValType> ToValType(wabt::Type t) {
   switch (t) {
-    case wabt::Type::I32: return ValType::kI32;
-    case wabt::Type::I64: return ValType::kI64;
-    case wabt::Type::F32: return ValType::kF32;
-    case wabt::Type::F64: return ValType::kF64;
-    case wabt::Type::FuncRef: return ValType::kFuncRef;
-    case wabt::Type::ExternRef: return ValType::kExternRef;
+    case wabt::Type::I32:
+      return ValType::kI32;
+    case wabt::Type::I64:
+      return ValType::kI64;
+    case wabt::Type::F32:
+      return ValType::kF32;
+    case wabt::Type::F64:
+      return ValType::kF64;
+    case wabt::Type::FuncRef:
+      return ValType::kFuncRef;
+    case wabt::Type::ExternRef:
+      return ValType::kExternRef;
     default:
       return Refused(std::string("unsupported value type ") + t.GetName());
   }
@@ -118,10 +125,14 @@ Result<FuncSig> ToSig(const wabt::FuncSignature& s) {
 
 ExternKind ToExternKind(wabt::ExternalKind k) {
   switch (k) {
-    case wabt::ExternalKind::Func: return ExternKind::kFunc;
-    case wabt::ExternalKind::Table: return ExternKind::kTable;
-    case wabt::ExternalKind::Memory: return ExternKind::kMemory;
-    default: return ExternKind::kGlobal;
+    case wabt::ExternalKind::Func:
+      return ExternKind::kFunc;
+    case wabt::ExternalKind::Table:
+      return ExternKind::kTable;
+    case wabt::ExternalKind::Memory:
+      return ExternKind::kMemory;
+    default:
+      return ExternKind::kGlobal;
   }
 }
 
@@ -242,7 +253,8 @@ long VersionSuffix(std::string_view s, std::string_view prefix) {
   if (s.substr(0, prefix.size()) != prefix) return -1;
   std::string_view digits = s.substr(prefix.size());
   long v = -1;
-  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  auto [p, ec] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), v);
   if (ec != std::errc() || p != digits.data() + digits.size()) return -1;
   return v;
 }
@@ -271,114 +283,104 @@ Status CheckLinkableImports(const ModuleInfo& info) {
   return Status::Ok();
 }
 
+std::string HostFunctionList(const AbiSpec& abi) {
+  std::string list;
+  for (size_t k = 0; k < abi.host_functions.size(); ++k) {
+    if (k > 0) list += k + 1 == abi.host_functions.size() ? " and " : ", ";
+    list += abi.import_module() + "." + abi.host_functions[k].name;
+  }
+  return list.empty() ? "nothing" : list;
+}
+
 Status CheckImports(const wabt::Module& m, const ModuleInfo& info,
-                    ImportPolicy policy) {
-  if (policy == ImportPolicy::kSpecTest) return CheckLinkableImports(info);
-  const FuncSig kLogSig{{ValType::kI32, ValType::kI32, ValType::kI32}, {}};
+                    const CheckOptions& options) {
+  if (options.link_any_imports) return CheckLinkableImports(info);
   for (const wabt::Import* imp : m.imports) {
     std::string name = imp->module_name + "." + imp->field_name;
-    if (policy == ImportPolicy::kBare) {
+    if (options.abi == nullptr) {
       return Refused("imports `" + name + "`; this loader mode allows none");
     }
-    long version = VersionSuffix(imp->module_name, "tessera_v");
-    if (version >= 0 && version != abi::kVersion) {
-      return Refused("unknown ABI version: imports `" + name +
-                     "` from tessera_v" + std::to_string(version) +
-                     ", but this host speaks tessera_v1");
+    const AbiSpec& abi = *options.abi;
+    const std::string module = abi.import_module();
+    const std::string allowed = HostFunctionList(abi);
+    long version = VersionSuffix(imp->module_name, abi.import_prefix);
+    if (version >= 0 && version != static_cast<long>(abi.version)) {
+      return Refused("unknown ABI version: imports `" + name + "` from " +
+                     abi.import_prefix + std::to_string(version) +
+                     ", but this host speaks " + module);
     }
-    if (imp->module_name == abi::kImportModule) {
-      if (imp->field_name != abi::kImportLog ||
-          imp->kind() != wabt::ExternalKind::Func) {
-        return Refused("imports `" + name +
-                       "`, which tessera_v1 does not provide (it provides "
-                       "only the function tessera_v1.log)");
+    if (imp->module_name == module) {
+      const HostFuncSpec* want = nullptr;
+      for (const HostFuncSpec& f : abi.host_functions) {
+        if (f.name == imp->field_name) want = &f;
+      }
+      if (want == nullptr || imp->kind() != wabt::ExternalKind::Func) {
+        return Refused("imports `" + name + "`, which " + module +
+                       " does not provide (it provides only the function" +
+                       (abi.host_functions.size() == 1 ? " " : "s ") + allowed +
+                       ")");
       }
       auto* fi = static_cast<const wabt::FuncImport*>(imp);
       auto sig = ToSig(fi->func.decl.sig);
-      if (!sig.ok() || !(*sig == kLogSig)) {
-        return Refused("imports tessera_v1.log with signature " +
+      if (!sig.ok() || !(*sig == want->sig)) {
+        return Refused("imports " + name + " with signature " +
                        (sig.ok() ? SigToString(*sig) : std::string("?")) +
-                       ", expected (i32, i32, i32) -> ()");
+                       ", expected " + SigToString(want->sig));
       }
       continue;
     }
     if (imp->module_name.rfind("wasi", 0) == 0) {
       return Refused("imports the WASI function `" + name +
-                     "`: tessera modules may import only tessera_v1.log "
-                     "(build with the tessera SDK's recipe, which links no "
-                     "WASI; see docs/guest-abi.md)");
+                     "`: tessera modules may import only " + allowed + " (" +
+                     abi.build_hint + ")");
     }
-    return Refused("imports `" + name +
-                   "`: tessera modules may import only tessera_v1.log");
+    return Refused("imports `" + name + "`: tessera modules may import only " +
+                   allowed);
   }
   return Status::Ok();
 }
 
-Status CheckAbiExports(const ModuleInfo& info) {
+Status CheckAbiExports(const ModuleInfo& info, const AbiSpec& abi) {
   bool marker = false;
   for (const ExportEntry& e : info.exports) {
-    long v = VersionSuffix(e.name, abi::kAbiMarkerPrefix);
+    long v = VersionSuffix(e.name, abi.marker_prefix);
     if (v < 0) continue;
-    if (v == abi::kVersion) {
+    if (v == static_cast<long>(abi.version)) {
       marker = true;
     } else {
-      return Refused("unknown ABI version " + std::to_string(v) +
-                     " (export `" + e.name +
-                     "`); this host speaks version 1");
+      return Refused("unknown ABI version " + std::to_string(v) + " (export `" +
+                     e.name + "`); this host speaks version " +
+                     std::to_string(abi.version));
     }
   }
   if (!marker) {
-    return Refused(
-        "missing required export `tessera_abi_v1`: this is not a tessera "
-        "shard module (build it with the tessera SDK)");
+    return Refused("missing required export `" + abi.marker() +
+                   "`: this is not a " + abi.module_noun + " (" +
+                   abi.build_hint + ")");
   }
-  using V = ValType;
-  struct Required {
-    const char* name;
-    FuncSig sig;
-    bool optional;
-  };
-  const Required required[] = {
-      {abi::kExportAbiMarker, {{}, {}}, false},
-      {abi::kExportInitialize, {{}, {}}, true},
-      {abi::kExportAlloc, {{V::kI32}, {V::kI32}}, false},
-      {abi::kExportInit, {{V::kI32, V::kI32, V::kI32, V::kI32, V::kI32},
-                          {V::kI32}}, false},
-      {abi::kExportRestore,
-       {{V::kI32, V::kI32, V::kI32, V::kI32, V::kI32, V::kI32, V::kI32},
-        {V::kI32}},
-       true},
-      {abi::kExportApplyInput, {{V::kI32, V::kI32, V::kI32, V::kI32},
-                                {V::kI32}}, false},
-      {abi::kExportTick, {{V::kI64}, {V::kI32}}, false},
-      {abi::kExportSnapshot, {{}, {V::kI32}}, false},
-      {abi::kExportSave, {{}, {V::kI32}}, true},
-      {abi::kExportOutputPtr, {{}, {V::kI32}}, false},
-      {abi::kExportOutputLen, {{}, {V::kI32}}, false},
-  };
-  for (const Required& r : required) {
-    int idx = info.FindFunc(r.name);
+  const ExportSpec marker_spec{abi.marker(), {{}, {}}, true};
+  std::vector<const ExportSpec*> wanted = {&marker_spec};
+  for (const ExportSpec& e : abi.exports) wanted.push_back(&e);
+  for (const ExportSpec* r : wanted) {
+    int idx = info.FindFunc(r->name);
     if (idx < 0) {
-      if (r.optional) continue;
-      return Refused(std::string("missing required export `") + r.name +
-                     "` " + SigToString(r.sig));
+      if (!r->required) continue;
+      return Refused("missing required export `" + r->name + "` " +
+                     SigToString(r->sig));
     }
-    if (!(info.funcs[idx].sig == r.sig)) {
-      return Refused(std::string("export `") + r.name + "` has signature " +
+    if (!(info.funcs[idx].sig == r->sig)) {
+      return Refused("export `" + r->name + "` has signature " +
                      SigToString(info.funcs[idx].sig) + ", expected " +
-                     SigToString(r.sig));
+                     SigToString(r->sig));
     }
   }
-  bool memory_exported = false;
+  if (!abi.memory_export) return Status::Ok();
   for (const ExportEntry& e : info.exports) {
-    if (e.kind == ExternKind::kMemory && e.name == abi::kExportMemory) {
-      memory_exported = true;
+    if (e.kind == ExternKind::kMemory && e.name == "memory") {
+      return Status::Ok();
     }
   }
-  if (!memory_exported) {
-    return Refused("missing required export `memory` (the linear memory)");
-  }
-  return Status::Ok();
+  return Refused("missing required export `memory` (the linear memory)");
 }
 
 }  // namespace
@@ -428,8 +430,8 @@ Result<ParsedModule> ParseModule(std::span<const uint8_t> wasm,
       static_cast<uint32_t>(m.funcs.size() - m.num_func_imports);
   info.code_bytes = wasm.size();
 
-  TESSERA_RETURN_IF_ERROR(CheckImports(m, info, options.policy));
-  if (!m.starts.empty() && options.policy != ImportPolicy::kSpecTest) {
+  TESSERA_RETURN_IF_ERROR(CheckImports(m, info, options));
+  if (!m.starts.empty() && !options.link_any_imports) {
     return Refused(
         "has a start function: tessera modules must not run code at "
         "instantiation (do set-up in tessera_init)");
@@ -447,8 +449,8 @@ Result<ParsedModule> ParseModule(std::span<const uint8_t> wasm,
                      ") is above the memory cap of " + MiB(cap));
     }
   }
-  if (options.policy == ImportPolicy::kShard) {
-    TESSERA_RETURN_IF_ERROR(CheckAbiExports(info));
+  if (options.abi != nullptr) {
+    TESSERA_RETURN_IF_ERROR(CheckAbiExports(info, *options.abi));
   }
   return out;
 }

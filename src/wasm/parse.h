@@ -1,5 +1,5 @@
 // Internal to src/wasm: reading a module into wabt IR and applying the
-// loading policy. CheckModule (loader.h) is a thin wrapper.
+// options (the ABI spec, linking, the memory cap). CheckModule (loader.h) is a thin wrapper.
 #ifndef TESSERA_WASM_PARSE_H_
 #define TESSERA_WASM_PARSE_H_
 
@@ -24,7 +24,7 @@ struct ParsedModule {
   ~ParsedModule();
 };
 
-// Reads and validates `wasm`, then applies `options.policy`.
+// Reads and validates `wasm`, then checks it against `options`.
 Result<ParsedModule> ParseModule(std::span<const uint8_t> wasm,
                                  const CheckOptions& options);
 

@@ -58,7 +58,6 @@ class RuntimeTest : public ::testing::Test {
       const std::vector<uint8_t>& wasm, uint32_t cap_pages = 16,
       LoadStats* stats = nullptr) {
     LoadOptions o;
-    o.check.policy = ImportPolicy::kBare;
     o.check.memory_cap_pages = cap_pages;
     o.cache_dir = CacheDir();
     auto m = LoadModule(wasm, o, stats);
@@ -74,7 +73,8 @@ class RuntimeTest : public ::testing::Test {
   int Fn(Instance& i, const char* name) { return i.info().FindFunc(name); }
 
   void SetUp() override {
-    static std::shared_ptr<const CompiledModule> shared = Load(testing::Wat(kModule));
+    static std::shared_ptr<const CompiledModule> shared =
+        Load(testing::Wat(kModule));
     module_ = shared;
     ASSERT_NE(module_, nullptr);
   }
@@ -173,21 +173,27 @@ TEST_F(RuntimeTest, FuelStopsInfiniteLoopDeterministically) {
   EXPECT_LT(a->fuel(), (1 << 30) - 1000);
 }
 
+// With fuel for centuries, only the interrupt can end the loop: the call
+// returning at all is the check (how soon is bench/ material). The other
+// thread keeps requesting until the call has returned, so no guess about
+// when the loop has started is needed.
 TEST_F(RuntimeTest, InterruptStopsALoopFromAnotherThread) {
   auto inst = New(module_);
   inst->SetFuel(int64_t{1} << 62);
   Instance* raw = inst.get();
-  auto t0 = std::chrono::steady_clock::now();
-  std::thread watchdog([raw] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    raw->RequestInterrupt();
+  std::atomic<bool> returned{false};
+  std::thread watchdog([raw, &returned] {
+    while (!returned.load()) {
+      raw->RequestInterrupt();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
   });
   Status st = inst->Call(Fn(*inst, "spin"), {}, {});
-  auto elapsed = std::chrono::steady_clock::now() - t0;
+  returned = true;
   watchdog.join();
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(inst->last_trap(), TrapKind::kInterrupted);
-  EXPECT_LT(elapsed, std::chrono::seconds(5));
+  EXPECT_GT(inst->fuel(), 0);  // stopped by the interrupt, not by fuel
 }
 
 TEST_F(RuntimeTest, MemoryCannotGrowPastTheCap) {
@@ -212,15 +218,25 @@ TEST_F(RuntimeTest, MemoryCannotGrowPastTheCap) {
 TEST_F(RuntimeTest, TrapsOnEveryThreadAtOnceDoNotCrashTheProcess) {
   const int threads = std::max(2u, std::thread::hardware_concurrency()) * 2;
   const int per_thread = 10000 / threads + 1;
-  std::atomic<int> traps{0}, healthy_calls{0};
+  std::atomic<int> traps{0}, healthy_calls{0}, healthy_failures{0};
   std::atomic<bool> stop{false};
+  // The healthy thread calls throughout: the trapping threads start after
+  // its first call, and it stops only after they have all finished.
   std::thread healthy([&] {
     auto inst = New(module_);
     uint64_t args[2] = {1, 2};
     while (!stop) {
-      if (inst->CallI32(Fn(*inst, "add"), args).ok()) ++healthy_calls;
+      auto r = inst->CallI32(Fn(*inst, "add"), args);
+      if (r.ok() && *r == 3) {
+        ++healthy_calls;
+      } else {
+        ++healthy_failures;
+      }
     }
   });
+  while (healthy_calls.load() == 0 && healthy_failures.load() == 0) {
+    std::this_thread::yield();
+  }
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
@@ -228,8 +244,9 @@ TEST_F(RuntimeTest, TrapsOnEveryThreadAtOnceDoNotCrashTheProcess) {
         auto inst = New(module_);
         uint64_t oob[1] = {1u << 20};
         uint64_t zero[2] = {1, 0};
-        bool trapped = (i + t) % 2 ? !inst->CallI32(Fn(*inst, "load"), oob).ok()
-                                   : !inst->CallI32(Fn(*inst, "div"), zero).ok();
+        bool trapped = (i + t) % 2
+                           ? !inst->CallI32(Fn(*inst, "load"), oob).ok()
+                           : !inst->CallI32(Fn(*inst, "div"), zero).ok();
         if (trapped) ++traps;
       }
     });
@@ -239,12 +256,12 @@ TEST_F(RuntimeTest, TrapsOnEveryThreadAtOnceDoNotCrashTheProcess) {
   healthy.join();
   EXPECT_GE(traps.load(), 10000);
   EXPECT_GT(healthy_calls.load(), 0);
+  EXPECT_EQ(healthy_failures.load(), 0);
   EXPECT_EQ(rt::LiveMemoryCount(), 0u);  // every reservation released
 }
 
 TEST_F(RuntimeTest, ModulesWithoutFuelRunAndIgnoreFuelCalls) {
   LoadOptions o;
-  o.check.policy = ImportPolicy::kBare;
   o.cache_dir = CacheDir();
   o.fuel = false;
   auto m = LoadModule(testing::Wat(kModule), o);
@@ -259,7 +276,8 @@ TEST_F(RuntimeTest, ModulesWithoutFuelRunAndIgnoreFuelCalls) {
 }
 
 TEST_F(RuntimeTest, SecondLoadHitsTheCompileCache) {
-  auto wasm = testing::Wat(R"((module (func (export "seven") (result i32) (i32.const 7))))");
+  auto wasm = testing::Wat(
+      R"((module (func (export "seven") (result i32) (i32.const 7))))");
   LoadStats first, second;
   Load(wasm, 16, &first);
   Load(wasm, 16, &second);

@@ -75,10 +75,10 @@ TEST_F(CliTest, BuildsAndRunsTheArenaWithRejections) {
 {"tick":2,"subscriber":"bob","input":{"move_to":{"x":900,"y":20}}}
 {"tick":3,"subscriber":"alice","input":{"move_to":{"x":11,"y":21}}}
 )");
-  ProcessResult run = Tessera({"run", app.string(), "--kind", "arena",
-                               "--params", R"({"width":800,"height":500})",
-                               "--ticks", "4", "--inputs",
-                               (dir_ / "inputs.jsonl").string()});
+  ProcessResult run =
+      Tessera({"run", app.string(), "--kind", "arena", "--params",
+               R"({"width":800,"height":500})", "--ticks", "4", "--inputs",
+               (dir_ / "inputs.jsonl").string()});
   ASSERT_EQ(run.exit_code, 0) << run.output;
   auto lines = JsonLines(run.output);
   ASSERT_EQ(lines.size(), 4u) << run.output;
@@ -110,15 +110,16 @@ TEST_F(CliTest, BuildShowsTheCompilersErrorsVerbatim) {
 TEST_F(CliTest, CheckDescribesAModuleOrSaysWhyItIsRefused) {
   fs::path app = CopyArena();
   ASSERT_EQ(Tessera({"shards", "build", app.string()}).exit_code, 0);
-  ProcessResult ok =
-      Tessera({"shards", "check", (app / ".tessera/build/arena.wasm").string()});
+  ProcessResult ok = Tessera(
+      {"shards", "check", (app / ".tessera/build/arena.wasm").string()});
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
   EXPECT_NE(ok.output.find("tessera_apply_input"), std::string::npos)
       << ok.output;
   EXPECT_NE(ok.output.find("tessera_v1.log"), std::string::npos) << ok.output;
 
   auto wasi = wasm::testing::ShardWat(
-      "", R"((import "wasi_snapshot_preview1" "proc_exit" (func (param i32))))");
+      "",
+      R"((import "wasi_snapshot_preview1" "proc_exit" (func (param i32))))");
   fs::path wasi_path = dir_ / "wasi.wasm";
   std::ofstream(wasi_path, std::ios::binary)
       .write(reinterpret_cast<const char*>(wasi.data()), wasi.size());
@@ -138,7 +139,6 @@ TEST_F(CliTest, CheckDescribesAModuleOrSaysWhyItIsRefused) {
       << garbage.output;
 }
 
-#ifdef TESSERA_GUEST_SPIN
 TEST_F(CliTest, RunReportsAFailedShardAndExitsNonZero) {
   Write(dir_ / "app/tessera.json",
         std::string(R"({"name":"t","shards":[{"name":"spin","wasm":")") +
@@ -155,15 +155,16 @@ TEST_F(CliTest, RunReportsAFailedShardAndExitsNonZero) {
             std::string::npos)
       << run.output;
 }
-#endif
 
 TEST_F(CliTest, UnknownKindAndBadManifestAreClearErrors) {
   fs::path app = CopyArena();
-  ProcessResult run = Tessera({"run", app.string(), "--kind", "nope",
-                               "--ticks", "1"});
+  ProcessResult run =
+      Tessera({"run", app.string(), "--kind", "nope", "--ticks", "1"});
   EXPECT_NE(run.exit_code, 0);
   EXPECT_NE(run.output.find("nope"), std::string::npos) << run.output;
-  Write(app / "tessera.json", R"({"name":"x","shards":[{"name":"arena","source":"shards/arena","tickrate":20}]})");
+  Write(
+      app / "tessera.json",
+      R"({"name":"x","shards":[{"name":"arena","source":"shards/arena","tickrate":20}]})");
   ProcessResult bad = Tessera({"shards", "build", app.string()});
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.output.find("tickrate"), std::string::npos) << bad.output;

@@ -110,9 +110,9 @@ class E2eTest : public ::testing::Test {
   // `timeout_ms`.
   std::optional<json> WaitForPlayerAt(TestClient& client,
                                       const std::string& subscriber, double x,
-                                      double y, int timeout_ms = 5000);
+                                      double y, int timeout_ms = 30000);
   // Reads until the close and returns it (fails the test on a timeout).
-  CloseInfo ExpectClose(TestClient& client, int timeout_ms = 5000);
+  CloseInfo ExpectClose(TestClient& client, int timeout_ms = 30000);
   // Reads `count` FRAMEs with increasing ticks; false if any is missing.
   bool KeepsReceivingFrames(TestClient& client, int count = 5);
 

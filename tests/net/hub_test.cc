@@ -1,12 +1,16 @@
-// Hub: the registry and the frame fan-out, with fake sessions and an
-// io_context run on the test thread (no sockets).
+// Hub and ShardFanout: the registry and the fan-out of shard ticks by
+// topic, with fake sessions and an io_context run on the test thread (no
+// sockets).
 #include "net/hub.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <mutex>
+
+#include "net/shard_fanout.h"
 
 namespace tessera::net {
 namespace {
@@ -14,7 +18,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::UnorderedElementsAre;
 
-class FakeSession final : public HubSession {
+class FakeSession final : public ShardReceiver {
  public:
   struct Frame {
     uint64_t tick;
@@ -71,7 +75,8 @@ class HubTest : public ::testing::Test {
     ioc_.run();
   }
   boost::asio::io_context ioc_;
-  Hub hub_{ioc_};
+  Hub topics_{ioc_};
+  ShardFanout hub_{topics_};
 };
 
 TEST_F(HubTest, FanOutSharesOneSnapshotAndRoutesResultsBySubscriber) {
@@ -221,6 +226,147 @@ TEST_F(HubTest, ShutdownDropsEverything) {
   EXPECT_TRUE(a->closes.empty());
   EXPECT_EQ(hub_.session_count(), 0u);
   EXPECT_EQ(a.use_count(), 1);
+}
+
+// ---- The topic hub itself ----
+
+// A message with parts for some members (sorted), like a realm patch with
+// per-member extras.
+struct Note final : TopicMessage {
+  std::string text;
+  std::vector<std::pair<std::string, bool>> parts;  // member, first
+  size_t part_count() const override { return parts.size(); }
+  std::string_view part_member(size_t i) const override {
+    return parts[i].first;
+  }
+  bool part_first(size_t i) const override { return parts[i].second; }
+};
+
+class FakeSubscriber final : public TopicSubscriber {
+ public:
+  explicit FakeSubscriber(std::vector<std::string>* order = nullptr,
+                          std::string name = "")
+      : order_(order), name_(std::move(name)) {}
+  void Post(const std::shared_ptr<const TopicMessage>& message,
+            size_t part) override {
+    if (order_ != nullptr) order_->push_back(name_);
+    got.emplace_back(message, part);
+  }
+  void PostClose(int code, std::string reason) override {
+    closes.emplace_back(code, std::move(reason));
+  }
+  std::vector<std::pair<std::shared_ptr<const TopicMessage>, size_t>> got;
+  std::vector<std::pair<int, std::string>> closes;
+
+ private:
+  std::vector<std::string>* order_;
+  std::string name_;
+};
+
+class TopicHubTest : public ::testing::Test {
+ protected:
+  void Run() {
+    ioc_.restart();
+    ioc_.run();
+  }
+  static Hub::MakeMessage Make(std::shared_ptr<Note> note) {
+    return [note] { return std::shared_ptr<const TopicMessage>(note); };
+  }
+  boost::asio::io_context ioc_;
+  Hub hub_{ioc_};
+};
+
+TEST_F(TopicHubTest, OneSharedMessageWithEachMembersPart) {
+  auto a = std::make_shared<FakeSubscriber>();
+  auto b = std::make_shared<FakeSubscriber>();
+  auto c = std::make_shared<FakeSubscriber>();
+  auto elsewhere = std::make_shared<FakeSubscriber>();
+  ASSERT_TRUE(hub_.Add("realm/r", "ann", a));
+  ASSERT_TRUE(hub_.Add("realm/r", "bea", b));
+  ASSERT_TRUE(hub_.Add("realm/r", "cid", c));
+  ASSERT_TRUE(hub_.Add("shard/r", "ann", elsewhere));
+  auto note = std::make_shared<Note>();
+  note->text = "patch";
+  note->parts = {{"ann", false}, {"zoe", false}, {"cid", false}};
+  std::sort(note->parts.begin(), note->parts.end());
+  EXPECT_TRUE(hub_.Publish("realm/r", Make(note)));
+  Run();
+  ASSERT_EQ(a->got.size(), 1u);
+  ASSERT_EQ(b->got.size(), 1u);
+  ASSERT_EQ(c->got.size(), 1u);
+  EXPECT_TRUE(elsewhere->got.empty());
+  EXPECT_EQ(a->got[0].first.get(), note.get());  // the one buffer
+  EXPECT_EQ(b->got[0].first.get(), note.get());
+  EXPECT_EQ(note->parts[a->got[0].second].first, "ann");
+  EXPECT_EQ(b->got[0].second, TopicMessage::kNoPart);
+  EXPECT_EQ(note->parts[c->got[0].second].first, "cid");
+}
+
+TEST_F(TopicHubTest, MembersWithAnswersFirstOrderOtherwiseKept) {
+  std::vector<std::string> order;
+  for (const char* m : {"a", "b", "c", "d"}) {
+    ASSERT_TRUE(hub_.Add("t", m, std::make_shared<FakeSubscriber>(&order, m)));
+  }
+  auto note = std::make_shared<Note>();
+  note->parts = {{"b", false}, {"c", true}, {"d", true}};
+  hub_.Publish("t", Make(note));
+  Run();
+  EXPECT_THAT(order, ElementsAre("c", "d", "a", "b"));
+}
+
+TEST_F(TopicHubTest, NothingIsBuiltForATopicWithoutSubscribers) {
+  bool built = false;
+  EXPECT_FALSE(hub_.Publish("t", [&built] {
+    built = true;
+    return std::shared_ptr<const TopicMessage>();
+  }));
+  auto a = std::make_shared<FakeSubscriber>();
+  hub_.Add("t", "a", a);
+  hub_.Remove("t", "a", a.get());
+  EXPECT_FALSE(hub_.HasSubscribers("t"));
+  EXPECT_FALSE(hub_.Publish("t", [&built] {
+    built = true;
+    return std::shared_ptr<const TopicMessage>();
+  }));
+  Run();
+  EXPECT_FALSE(built);
+}
+
+TEST_F(TopicHubTest, EndTopicClosesAfterThePublishedMessages) {
+  auto a = std::make_shared<FakeSubscriber>();
+  hub_.Add("t", "a", a);
+  for (int i = 0; i < 3; ++i) {
+    auto note = std::make_shared<Note>();
+    note->text = std::to_string(i);
+    hub_.Publish("t", Make(note));
+  }
+  hub_.EndTopic("t", 4006, "over");
+  Run();
+  ASSERT_EQ(a->got.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(static_cast<const Note&>(*a->got[i].first).text,
+              std::to_string(i));
+  }
+  EXPECT_THAT(a->closes,
+              ElementsAre(std::make_pair(4006, std::string("over"))));
+  EXPECT_TRUE(hub_.Members("t").empty());
+  EXPECT_EQ(hub_.subscription_count(), 0u);
+}
+
+TEST_F(TopicHubTest, ClosesByMemberTopicAndAll) {
+  auto a = std::make_shared<FakeSubscriber>();
+  auto b = std::make_shared<FakeSubscriber>();
+  auto c = std::make_shared<FakeSubscriber>();
+  hub_.Add("t", "a", a);
+  hub_.Add("t", "b", b);
+  hub_.Add("u", "a", c);
+  EXPECT_EQ(hub_.CloseMember("t", "a", 4005, "kicked"), 1u);
+  EXPECT_EQ(hub_.CloseTopic("u", 4006, "gone"), 1u);
+  EXPECT_EQ(hub_.CloseAll(1001, "bye"), 3u);
+  EXPECT_EQ(a->closes.size(), 2u);
+  EXPECT_EQ(b->closes.size(), 1u);
+  EXPECT_EQ(c->closes.size(), 2u);
+  EXPECT_THAT(hub_.Members("t"), ElementsAre("a", "b"));
 }
 
 }  // namespace

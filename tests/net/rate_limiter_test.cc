@@ -4,8 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "common/text.h"
 #include "net/http_session.h"
-#include "net/ws_session.h"
+#include "net/ws_connection.h"
 
 namespace tessera::net {
 namespace {
@@ -68,13 +69,13 @@ TEST(PercentDecodeTest, DecodesAndRefusesMalformed) {
   EXPECT_FALSE(PercentDecode("bad%zz", &out));
 }
 
-TEST(TruncateCloseReasonTest, KeepsShortAndCutsOnCharacterBoundary) {
-  EXPECT_EQ(TruncateCloseReason("short"), "short");
+TEST(CloseReasonTest, KeepsShortAndCutsOnCharacterBoundary) {
+  EXPECT_EQ(Utf8Prefix("short", kMaxCloseReasonBytes), "short");
   std::string ascii(200, 'a');
-  EXPECT_EQ(TruncateCloseReason(ascii).size(), 123u);
+  EXPECT_EQ(Utf8Prefix(ascii, kMaxCloseReasonBytes).size(), 123u);
   // 122 ASCII bytes then a 3-byte character straddling the limit.
   std::string text = std::string(122, 'a') + "\xe2\x82\xac" + "tail";
-  EXPECT_EQ(TruncateCloseReason(text), std::string(122, 'a'));
+  EXPECT_EQ(Utf8Prefix(text, kMaxCloseReasonBytes), std::string(122, 'a'));
 }
 
 }  // namespace

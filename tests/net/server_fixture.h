@@ -88,7 +88,7 @@ bool WaitFor(F cond) {
 class ServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    TESSERA_LOAD_GUEST_OR_SKIP(counter, "counter", 64);
+    TESSERA_LOAD_GUEST(counter, "counter", 64);
     AddKind("counter", counter);
   }
 
@@ -139,7 +139,7 @@ class ServerTest : public ::testing::Test {
                      int64_t ttl_secs = 600,
                      const std::string& secret = kSecret) {
     net::Ticket ticket;
-    ticket.shard_id = shard;
+    ticket.resource_id = shard;
     ticket.subscriber_id = subscriber;
     ticket.expires_unix = UnixNow() + ttl_secs;
     return MintTicket(secret, ticket);

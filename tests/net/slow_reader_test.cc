@@ -139,7 +139,7 @@ TEST_F(SlowReaderTest, SkippedFramesKeepFrameAcksInOrder) {
 }
 
 TEST_F(SlowReaderTest, ALaggingReplicationClientGetsANewBaseline) {
-  TESSERA_LOAD_GUEST_OR_SKIP(zone_mini, "zone_mini", 64);
+  TESSERA_LOAD_GUEST(zone_mini, "zone_mini", 64);
   AddKind("zone", zone_mini);
   StartServer(SlowOptions(4));
   // 400 movers: every delta frame carries 400 small updates.

@@ -10,9 +10,11 @@
 // to check that instrumentation changes no result.
 //
 // The directory is --dir, else $TESSERA_WASM_SPEC_DIR, else
-// ../shared/wasm-spec beside the repository. When it is absent the runner
-// says so and exits 0. Exit status 1 when any command fails (documented
-// exceptions aside, see exceptions.cc) or a script cannot be converted.
+// ../shared/wasm-spec beside the repository. When it is absent, or holds no
+// .wast script, the runner says what to set and exits 2: a conformance run
+// that runs nothing must not pass. Exit status 1 when any command fails
+// (documented exceptions aside, see exceptions.cc) or a script cannot be
+// converted.
 // Commands that need a proposal tessera refuses by design (memory64, SIMD,
 // threads, tail calls, exception handling, multi-memory: the loader refuses
 // the module) count as "unsupported", apart from failures.
@@ -197,15 +199,29 @@ int Main(int argc, char** argv) {
   if (!ParseArgs(argc, argv, &o)) return Usage(false);
   if (o.help) return Usage(true);
   if (!fs::is_directory(o.dir)) {
-    std::printf(
-        "spec: SKIPPED: no WebAssembly spec scripts at %s (set "
-        "TESSERA_WASM_SPEC_DIR to run the conformance tests)\n",
-        o.dir.c_str());
-    return 0;
+    std::fprintf(stderr,
+                 "spec: FAILED: no WebAssembly spec scripts at %s\n"
+                 "  The conformance tests need the core spec scripts (the "
+                 ".wast files of\n"
+                 "  https://github.com/WebAssembly/spec, test/core). Put them "
+                 "in ../shared/wasm-spec\n"
+                 "  beside the repository (CI does), or set "
+                 "TESSERA_WASM_SPEC_DIR=/path/to/wasm-spec\n"
+                 "  (or pass --dir DIR).\n",
+                 o.dir.c_str());
+    return 2;
   }
   auto paths = SelectScripts(o);
   if (!paths.ok()) {
     std::fprintf(stderr, "spec: %s\n", paths.status().message().c_str());
+    return 2;
+  }
+  if (paths->empty()) {
+    std::fprintf(stderr,
+                 "spec: FAILED: no .wast scripts in %s (set "
+                 "TESSERA_WASM_SPEC_DIR to the spec's test/core "
+                 "directory)\n",
+                 o.dir.c_str());
     return 2;
   }
   auto t0 = std::chrono::steady_clock::now();
@@ -221,7 +237,7 @@ int Main(int argc, char** argv) {
   std::fflush(stdout);
 
   wasm::LoadOptions load;
-  load.check.policy = wasm::ImportPolicy::kSpecTest;
+  load.check.link_any_imports = true;
   load.cache_dir = o.cache_dir;
   load.fuel = o.fuel;
 
@@ -279,6 +295,10 @@ int Main(int argc, char** argv) {
     }
   }
   if (broken) std::printf("  %d scripts could not be converted\n", broken);
+  if (totals.passed == 0) {
+    std::printf("  no command passed: nothing was tested\n");
+    return 1;
+  }
   return totals.failed == 0 && broken == 0 ? 0 : 1;
 }
 

@@ -2,7 +2,7 @@
 import { encode } from "@msgpack/msgpack";
 import { act, createElement, StrictMode } from "react";
 import { createRoot, type Root } from "react-dom/client";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { useShard, type UseShardOptions, type UseShardResult } from "../src/react.js";
 import { fakeWebSocket } from "./helpers/fake-websocket.js";
 
@@ -116,8 +116,9 @@ describe("useShard", () => {
     expect(calls).toEqual(["a"]);
     // The server restarts: the reconnect uses the latest function.
     act(() => fake.last().serverClose(1001, "restart"));
+    // Waits for the reconnect itself (after its backoff), not a guessed time.
     await act(async () => {
-      await new Promise((r) => setTimeout(r, 600));
+      await vi.waitFor(() => expect(fake.sockets).toHaveLength(2), { timeout: 10_000, interval: 10 });
     });
     expect(calls).toEqual(["a", "b"]);
     expect(fake.sockets).toHaveLength(2);

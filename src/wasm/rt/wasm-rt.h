@@ -147,7 +147,7 @@ uint32_t wasm_rt_grow_externref_table(wasm_rt_externref_table_t*,
                                       wasm_rt_externref_t init);
 
 /*
- * tessera test-only linking (ImportPolicy::kSpecTest). Such modules see all
+ * tessera linking (every module with imports). Such modules see all
  * their imports as the single import module `tessera_link`, import k named
  * `i<k>`; the glue implements each one from entries[k]: a function import
  * calls fn(ctx, args, results) with raw bits; a global, memory or table

@@ -3,7 +3,8 @@
 //            loop: every tick runs forever; long: every tick runs
 //            `iterations` (default 100000000) steps of arithmetic; any other
 //            mode ticks normally.
-//   inputs   {"noop": {}}
+//   inputs   {"noop": {}}, {"work": {"iterations": int}} (that many steps of
+//            arithmetic in apply_input)
 //   snapshot {"ticks": int, "mode": string}
 #include <cstdint>
 #include <string>
@@ -22,7 +23,12 @@ TESSERA_FIELDS(Params, mode, iterations);
 struct Noop {};
 TESSERA_FIELDS(Noop);
 
-using Input = std::variant<Noop>;
+struct Work {
+  std::int64_t iterations = 0;
+};
+TESSERA_FIELDS(Work, iterations);
+
+using Input = std::variant<Noop, Work>;
 
 struct Snapshot {
   std::int64_t ticks = 0;
@@ -39,7 +45,12 @@ class Spin {
     return Spin(std::move(params));
   }
 
-  tessera::Status apply_input(std::string_view, Input) {
+  tessera::Status apply_input(std::string_view, Input input) {
+    if (const Work* work = std::get_if<Work>(&input)) {
+      for (std::int64_t i = 0; i < work->iterations; ++i) {
+        g_work = g_work * 31 + static_cast<std::uint64_t>(i);
+      }
+    }
     return tessera::Status();
   }
 

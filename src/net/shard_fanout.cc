@@ -1,0 +1,169 @@
+#include "net/shard_fanout.h"
+
+#include <map>
+#include <utility>
+
+namespace tessera::net {
+namespace {
+
+using Results = ShardReceiver::Results;
+
+// One tick of a shard, as published on its topic.
+struct ShardTick final : TopicMessage {
+  struct Part {
+    std::string_view subscriber;                  // into `results` or the view
+    std::shared_ptr<const Results> results;       // may be null
+    const shard::SubscriberView* view = nullptr;  // OnViews; may be null
+  };
+
+  size_t part_count() const override { return parts.size(); }
+  std::string_view part_member(size_t i) const override {
+    return parts[i].subscriber;
+  }
+  bool part_first(size_t i) const override {
+    return parts[i].results != nullptr;
+  }
+
+  uint64_t tick = 0;
+  // OnFrame: the shared snapshot. OnViews: the frame (owning the views).
+  std::shared_ptr<const std::string> snapshot;
+  std::shared_ptr<const shard::ViewFrame> views;
+  std::vector<Part> parts;  // sorted by subscriber
+};
+
+// The input results of one tick, grouped by subscriber.
+std::map<std::string_view, std::shared_ptr<const Results>> GroupResults(
+    const Results& results) {
+  std::map<std::string_view, std::shared_ptr<Results>> groups;
+  for (const shard::InputResult& r : results) {
+    if (r.subscriber.empty()) continue;  // the server side's inputs
+    auto& group = groups[r.subscriber];
+    if (group == nullptr) group = std::make_shared<Results>();
+    group->push_back(r);
+  }
+  std::map<std::string_view, std::shared_ptr<const Results>> out;
+  for (auto& [subscriber, group] : groups) {
+    // Keyed by the group's own copy of the name, which the message keeps.
+    std::string_view key = group->front().subscriber;
+    out.emplace_hint(out.end(), key, std::move(group));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string ShardTopic(std::string_view shard_id) {
+  std::string topic = "shard/";
+  topic += shard_id;
+  return topic;
+}
+
+void ShardReceiver::Post(const std::shared_ptr<const TopicMessage>& message,
+                         size_t part) {
+  const auto* tick = static_cast<const ShardTick*>(message.get());
+  const ShardTick::Part* mine =
+      part == TopicMessage::kNoPart ? nullptr : &tick->parts[part];
+  std::shared_ptr<const Results> results =
+      mine != nullptr ? mine->results : nullptr;
+  if (tick->views == nullptr) {
+    PostFrame(tick->tick, tick->snapshot, std::move(results));
+    return;
+  }
+  const shard::ViewFrame& frame = *tick->views;
+  if (mine == nullptr || mine->view == nullptr) {
+    PostView(frame.tick, frame.replication, nullptr, nullptr, false,
+             std::move(results));
+    return;
+  }
+  PostView(frame.tick, frame.replication,
+           frame.replication ? frame.snapshot : mine->view->snapshot,
+           mine->view->entities, mine->view->baseline, std::move(results));
+}
+
+bool ShardFanout::Add(std::string_view shard_id, std::string_view subscriber,
+                      std::shared_ptr<ShardReceiver> receiver) {
+  return hub_.Add(ShardTopic(shard_id), subscriber, std::move(receiver));
+}
+
+void ShardFanout::Remove(std::string_view shard_id, std::string_view subscriber,
+                         const ShardReceiver* receiver) {
+  hub_.Remove(ShardTopic(shard_id), subscriber, receiver);
+}
+
+void ShardFanout::OnFrame(std::string_view shard_id, uint64_t tick,
+                          std::string_view snapshot,
+                          const std::vector<shard::InputResult>& inputs) {
+  const std::string topic = ShardTopic(shard_id);
+  if (!hub_.HasSubscribers(topic)) return;  // spare the copies
+  // The one copy of the snapshot, shared by every connection's write; the
+  // grouping of the results runs on the topic's strand.
+  auto shared_snapshot = std::make_shared<const std::string>(snapshot);
+  auto results = std::make_shared<const Results>(inputs);
+  hub_.Publish(topic, [tick, snap = std::move(shared_snapshot),
+                       res = std::move(results)] {
+    auto message = std::make_shared<ShardTick>();
+    message->tick = tick;
+    message->snapshot = snap;
+    for (auto& [subscriber, group] : GroupResults(*res)) {
+      message->parts.push_back({subscriber, group, nullptr});
+    }
+    return std::shared_ptr<const TopicMessage>(std::move(message));
+  });
+}
+
+void ShardFanout::OnViews(std::string_view shard_id,
+                          std::shared_ptr<const shard::ViewFrame> frame) {
+  hub_.Publish(ShardTopic(shard_id), [frame = std::move(frame)] {
+    auto message = std::make_shared<ShardTick>();
+    message->tick = frame->tick;
+    message->views = frame;
+    // The views and the result groups are both sorted by subscriber: one
+    // merge walk makes the parts.
+    auto groups = GroupResults(frame->inputs);
+    auto group = groups.begin();
+    auto view = frame->views.begin();
+    while (group != groups.end() || view != frame->views.end()) {
+      const bool take_view =
+          view != frame->views.end() &&
+          (group == groups.end() || view->subscriber <= group->first);
+      const bool take_group =
+          group != groups.end() &&
+          (view == frame->views.end() || group->first <= view->subscriber);
+      ShardTick::Part part;
+      if (take_view) {
+        part.subscriber = view->subscriber;
+        part.view = &*view++;
+      }
+      if (take_group) {
+        part.subscriber = group->first;
+        part.results = group->second;
+        ++group;
+      }
+      message->parts.push_back(std::move(part));
+    }
+    return std::shared_ptr<const TopicMessage>(std::move(message));
+  });
+}
+
+void ShardFanout::OnStopped(std::string_view shard_id, int code,
+                            std::string reason) {
+  hub_.EndTopic(ShardTopic(shard_id), code, std::move(reason));
+}
+
+size_t ShardFanout::CloseSubscriber(std::string_view shard_id,
+                                    std::string_view subscriber, int code,
+                                    std::string_view reason) {
+  return hub_.CloseMember(ShardTopic(shard_id), subscriber, code, reason);
+}
+
+size_t ShardFanout::CloseShard(std::string_view shard_id, int code,
+                               std::string_view reason) {
+  return hub_.CloseTopic(ShardTopic(shard_id), code, reason);
+}
+
+std::vector<std::string> ShardFanout::Subscribers(
+    std::string_view shard_id) const {
+  return hub_.Members(ShardTopic(shard_id));
+}
+
+}  // namespace tessera::net

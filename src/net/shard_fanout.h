@@ -1,0 +1,104 @@
+// Shard ticks on the hub: what the shard host reports (frames, views,
+// stops; shard::ShardSink's calls) becomes messages on the topic
+// "shard/<id>", and ShardReceiver is what a shard connection implements to
+// get them back as frames. A tick is one message: the snapshot copied once
+// into an immutable shared buffer, each subscriber's input results and view
+// as its part.
+//
+// Threading: every method may be called from any thread (see hub.h); the
+// ordering guarantees are the hub's: a connection sees its shard's ticks in
+// order and OnStopped's close after the last one.
+#ifndef TESSERA_NET_SHARD_FANOUT_H_
+#define TESSERA_NET_SHARD_FANOUT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "net/hub.h"
+#include "shard/shard_sink.h"
+#include "shard/shard_types.h"
+
+namespace tessera::net {
+
+// The hub topic of a shard's ticks.
+std::string ShardTopic(std::string_view shard_id);
+
+// A connection joined to a shard (implemented by the shard session).
+class ShardReceiver : public TopicSubscriber {
+ public:
+  using Results = std::vector<shard::InputResult>;
+  // Queues the FRAME of `tick` (its header + the shared `snapshot`, not
+  // copied), then the ACK/REJECTs of this connection's inputs among
+  // `results` (the results of this connection's subscriber in that tick,
+  // in submission order; may be null). Any thread; the work runs on the
+  // connection's strand.
+  virtual void PostFrame(uint64_t tick,
+                         std::shared_ptr<const std::string> snapshot,
+                         std::shared_ptr<const Results> results) = 0;
+  // Queues this connection's part of a tick of a shard with interest or
+  // replication (see shard::SubscriberView): with `replication`, a FRAME
+  // carrying `entities` (skipped until the first `baseline`) and the
+  // shard's `snapshot` (nil when it is the same buffer as the last one
+  // sent); without, a FRAME with this subscriber's `snapshot`. Null
+  // payloads (the subscriber is not yet known to the shard): no FRAME,
+  // only the ACK/REJECTs. Any thread.
+  virtual void PostView(uint64_t tick, bool replication,
+                        std::shared_ptr<const std::string> snapshot,
+                        std::shared_ptr<const std::string> entities,
+                        bool baseline,
+                        std::shared_ptr<const Results> results) = 0;
+
+  // TopicSubscriber: unpacks a shard tick into PostFrame or PostView.
+  void Post(const std::shared_ptr<const TopicMessage>& message,
+            size_t part) final;
+};
+
+class ShardFanout {
+ public:
+  // `hub` is not owned and must outlive this.
+  explicit ShardFanout(Hub& hub) : hub_(hub) {}
+
+  // Registers a joined connection. False after the hub's Shutdown (the
+  // caller closes).
+  bool Add(std::string_view shard_id, std::string_view subscriber,
+           std::shared_ptr<ShardReceiver> receiver);
+  void Remove(std::string_view shard_id, std::string_view subscriber,
+              const ShardReceiver* receiver);
+
+  // From shard::ShardSink (worker threads). `inputs` may hold results of
+  // subscribers with no connection here (and of the server side, ""):
+  // they are dropped.
+  void OnFrame(std::string_view shard_id, uint64_t tick,
+               std::string_view snapshot,
+               const std::vector<shard::InputResult>& inputs);
+  // As OnFrame, with each subscriber's own view (worker threads).
+  void OnViews(std::string_view shard_id,
+               std::shared_ptr<const shard::ViewFrame> frame);
+  // Closes every connection of the shard with `code`/`reason`, in order
+  // after the ticks already posted.
+  void OnStopped(std::string_view shard_id, int code, std::string reason);
+
+  // Connections API: post closes; return how many connections were asked.
+  size_t CloseSubscriber(std::string_view shard_id, std::string_view subscriber,
+                         int code, std::string_view reason);
+  size_t CloseShard(std::string_view shard_id, int code,
+                    std::string_view reason);
+  size_t CloseAll(int code, std::string_view reason) {
+    return hub_.CloseAll(code, reason);
+  }
+  std::vector<std::string> Subscribers(std::string_view shard_id) const;
+  // Subscriptions of every topic of the hub.
+  size_t session_count() const { return hub_.subscription_count(); }
+  void Shutdown() { hub_.Shutdown(); }
+
+ private:
+  Hub& hub_;
+};
+
+}  // namespace tessera::net
+
+#endif  // TESSERA_NET_SHARD_FANOUT_H_

@@ -1,0 +1,115 @@
+// A server-side WebSocket connection, knowing nothing of what it carries:
+// the Beast transport (accept, the read loop with our message size limit,
+// writes one at a time, directly with one sendmsg while the socket has room
+// (net/direct_write) or through Beast, the close handshake with a timeout)
+// driving a net::SendQueue, whose policy decides what is written when.
+// A protocol session (net/shard_session) owns one and implements Handler.
+//
+// Threading: everything runs on the connection's strand (the executor of
+// its socket): Beast's handlers, the close timer, and whatever the owner
+// posts to executor(). No member needs a lock.
+//
+// Lifetime: the owner keeps the connection; each pending operation holds a
+// shared_ptr to the owner (taken from the weak_ptr given to Start), so the
+// owner lives until the connection is over or the io_context is destroyed.
+//
+// States: accepting -> open -> closing -> done. After Close() the
+// connection writes nothing but the close frame, hands no more messages to
+// the handler and keeps reading until Beast reports the end of the
+// connection; a timer drops the TCP connection if the peer does not finish
+// the close handshake in time.
+#ifndef TESSERA_NET_WS_CONNECTION_H_
+#define TESSERA_NET_WS_CONNECTION_H_
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "net/send_queue.h"
+
+namespace tessera::net {
+
+struct NetMetrics;
+
+// Whether the comma-separated Sec-WebSocket-Protocol `list` offers
+// `protocol`.
+bool OffersSubprotocol(std::string_view list, std::string_view protocol);
+
+// The longest close reason a close frame carries (RFC 6455 5.5).
+inline constexpr size_t kMaxCloseReasonBytes = 123;
+
+class WsConnection {
+ public:
+  struct Options {
+    size_t max_message_bytes = 64 * 1024;  // larger messages: close 1009
+    int64_t close_timeout_ms = 2000;       // also the handshake timeout
+    size_t max_queued_frames = 64;         // see SendQueue
+    // Answered in Sec-WebSocket-Protocol when the client offers it.
+    std::string subprotocol;
+  };
+
+  // What the owner does with the connection's events (on the strand).
+  class Handler {
+   public:
+    virtual ~Handler() = default;
+    // The handshake is done; the connection is open.
+    virtual void OnOpen() = 0;
+    // A whole message arrived (the bytes are valid during the call).
+    virtual void OnMessage(std::span<const uint8_t> bytes, bool binary) = 0;
+    // Close() began (once): stop producing.
+    virtual void OnClosing() = 0;
+    // The connection is over (the read loop ended; once).
+    virtual void OnEnd() = 0;
+  };
+
+  // `metrics` and `handler` are not owned and must outlive the connection.
+  WsConnection(boost::beast::tcp_stream stream, Options options,
+               NetMetrics& metrics, Handler& handler);
+  ~WsConnection();
+  WsConnection(const WsConnection&) = delete;
+  WsConnection& operator=(const WsConnection&) = delete;
+
+  // Accepts the WebSocket upgrade `request`; call on the strand. `owner`
+  // (the object holding this connection) is kept alive by every pending
+  // operation.
+  void Start(
+      boost::beast::http::request<boost::beast::http::string_body> request,
+      std::weak_ptr<void> owner);
+
+  // The strand: post work for the connection here.
+  const boost::asio::any_io_executor& executor() const;
+
+  // Open: messages may be queued (not accepting, closing or done).
+  bool open() const;
+  bool accepting() const;
+
+  // The send queue; call Flush() after changing it.
+  SendQueue& queue();
+  // Queues `message` when open; a peer with too many messages waiting is
+  // closed with 1008 (see SendQueue::Push).
+  void Send(std::string message);
+  // Queues `message` to go before anything else queued (see
+  // SendQueue::SetUrgent).
+  void SendUrgent(std::string message);
+  // Starts writing what waits, if nothing is being written.
+  void Flush();
+  // Starts the close handshake with `code`/`reason` (cut to a close frame's
+  // size on a character boundary) after the messages already queued, or
+  // instead of them with `drop_queued`. Idempotent: the first close wins.
+  void Close(int code, std::string_view reason, bool drop_queued);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessera::net
+
+#endif  // TESSERA_NET_WS_CONNECTION_H_
