@@ -29,8 +29,8 @@
 
 #include "bench/net/round.h"
 #include "common/subprocess.h"
+#include "net/client/http_client.h"
 #include "tests/e2e/server_process.h"
-#include "tests/net/test_client.h"
 
 namespace tessera::bench {
 namespace {
@@ -277,9 +277,9 @@ int Main(int argc, char** argv) {
     }
     // Free the server for the next row.
     for (int k = 0; k < config.shards && !admin_token.empty(); ++k) {
-      net::testing::HttpCall(host, port, "POST",
-                             "/api/shards/" + RoundShardId(config, k) + "/stop",
-                             "", {{"Authorization", "Bearer " + admin_token}});
+      net::client::HttpCall(host, port, "POST",
+                            "/api/shards/" + RoundShardId(config, k) + "/stop",
+                            "", {{"Authorization", "Bearer " + admin_token}});
     }
   }
   std::printf(

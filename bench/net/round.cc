@@ -15,8 +15,9 @@
 #include <vector>
 
 #include "bench/net/bot.h"
+#include "loadtest/io_threads.h"
 #include "loadtest/proc_stats.h"
-#include "tests/net/test_client.h"
+#include "net/client/http_client.h"
 
 namespace tessera::bench {
 namespace {
@@ -32,7 +33,7 @@ double SecondsSince(Clock::time_point start) {
 // Dev-join tickets for subscribers "b0".."b<n-1>" (short ids keep the
 // snapshot, which lists every player, small).
 Result<std::vector<std::string>> JoinTickets(const RoundConfig& config) {
-  auto http = net::testing::HttpConnection::Connect(config.host, config.port);
+  auto http = net::client::HttpConnection::Connect(config.host, config.port);
   if (!http.ok()) return http.status();
   std::vector<std::string> tickets;
   const int shards = std::max(1, config.shards);
@@ -52,25 +53,6 @@ Result<std::vector<std::string>> JoinTickets(const RoundConfig& config) {
   }
   return tickets;
 }
-
-// Counts down from n; Wait returns when it reaches zero or times out.
-class Countdown {
- public:
-  explicit Countdown(int n) : left_(n) {}
-  void Done() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (--left_ == 0) cv_.notify_all();
-  }
-  bool Wait(std::chrono::seconds timeout) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, timeout, [this] { return left_ <= 0; });
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int left_;
-};
 
 std::optional<double> ServerCpu(pid_t pid) {
   return pid > 0 ? loadtest::ProcessCpuSeconds(pid) : std::nullopt;
@@ -99,24 +81,13 @@ Result<RoundResult> RunRound(const RoundConfig& config) {
   std::atomic<int> phase{kJoining};
   InFlight in_flight;
   const int threads = std::max(1, config.threads);
-  std::vector<std::unique_ptr<asio::io_context>> iocs;
+  loadtest::IoThreads io(threads);
   std::vector<std::unique_ptr<BotStats>> stats;
-  using Guard = asio::executor_work_guard<asio::io_context::executor_type>;
-  std::vector<Guard> guards;
   for (int t = 0; t < threads; ++t) {
-    iocs.push_back(std::make_unique<asio::io_context>(1));
     stats.push_back(std::make_unique<BotStats>(&phase, &in_flight));
-    guards.push_back(asio::make_work_guard(*iocs.back()));
   }
-  // Each io thread ends once its bots have closed (after `guards` go).
-  Countdown runners_done(threads);
-  std::vector<std::thread> runners;
-  for (int t = 0; t < threads; ++t) {
-    runners.emplace_back([ioc = iocs[t].get(), &runners_done] {
-      ioc->run();
-      runners_done.Done();
-    });
-  }
+  // Each io thread ends once its bots have closed (after Release).
+  io.Start();
 
   BotConfig base;
   base.endpoint =
@@ -124,15 +95,15 @@ Result<RoundResult> RunRound(const RoundConfig& config) {
   base.host_header = config.host + ":" + std::to_string(config.port);
   base.inputs_per_sec = config.inputs_per_sec;
   std::vector<std::shared_ptr<Bot>> bots;
-  Countdown joined(config.bots);
+  loadtest::Countdown joined(config.bots);
   for (int i = 0; i < config.bots; ++i) {
     BotConfig c = base;
     c.shard = RoundShardId(config, i % std::max(1, config.shards));
     c.ticket = (*tickets)[i];
     c.seed = 0x5eed + static_cast<uint64_t>(i);
     const int t = i % threads;
-    bots.push_back(std::make_shared<Bot>(*iocs[t], c, stats[t].get()));
-    asio::post(*iocs[t], [bot = bots.back(), &joined] {
+    bots.push_back(std::make_shared<Bot>(io.ioc(t), c, stats[t].get()));
+    asio::post(io.ioc(t), [bot = bots.back(), &joined] {
       bot->Join([&joined](bool) { joined.Done(); });
     });
   }
@@ -155,7 +126,7 @@ Result<RoundResult> RunRound(const RoundConfig& config) {
         start + std::chrono::duration_cast<Clock::duration>(
                     std::chrono::duration<double>(config.load_secs));
     for (size_t i = 0; i < bots.size(); ++i) {
-      asio::post(*iocs[i % threads],
+      asio::post(io.ioc(static_cast<int>(i) % threads),
                  [bot = bots[i], until] { bot->StartInputs(until); });
     }
     std::this_thread::sleep_until(until);
@@ -171,14 +142,13 @@ Result<RoundResult> RunRound(const RoundConfig& config) {
 
   phase = kClosing;
   for (size_t i = 0; i < bots.size(); ++i) {
-    asio::post(*iocs[i % threads], [bot = bots[i]] { bot->Close(); });
+    asio::post(io.ioc(static_cast<int>(i) % threads),
+               [bot = bots[i]] { bot->Close(); });
   }
-  guards.clear();
+  io.Release();
   // Bounded: a server that never answers the close must not hang us.
-  if (!runners_done.Wait(std::chrono::seconds(5))) {
-    for (auto& ioc : iocs) ioc->stop();
-  }
-  for (std::thread& runner : runners) runner.join();
+  if (!io.WaitDone(std::chrono::seconds(5))) io.Stop();
+  io.Join();
   bots.clear();
   for (const auto& s : stats) result.stats.Merge(*s);
   if (!all_answered) {

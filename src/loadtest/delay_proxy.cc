@@ -17,6 +17,17 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
+std::chrono::microseconds DrawDelay(const DelayProxyOptions& options,
+                                    std::mt19937_64& rng) {
+  auto offset = options.delay;
+  if (options.jitter.count() > 0) {
+    std::uniform_int_distribution<int64_t> jitter(-options.jitter.count(),
+                                                  options.jitter.count());
+    offset += std::chrono::microseconds(jitter(rng));
+  }
+  return std::max(offset, std::chrono::microseconds(0));
+}
+
 // One proxied connection: two pipes, client -> target and target -> client.
 class DelayProxy::Link : public std::enable_shared_from_this<Link> {
  public:
@@ -73,15 +84,8 @@ class DelayProxy::Link : public std::enable_shared_from_this<Link> {
   };
 
   Clock::time_point ReleaseTime(Pipe& pipe, Clock::time_point now) {
-    auto offset = options_.delay;
-    if (options_.jitter.count() > 0) {
-      std::uniform_int_distribution<int64_t> jitter(-options_.jitter.count(),
-                                                    options_.jitter.count());
-      offset += std::chrono::microseconds(jitter(rng_));
-    }
     const Clock::time_point release =
-        std::max({now + std::max(offset, std::chrono::microseconds(0)),
-                  pipe.last_release});
+        std::max(now + DrawDelay(options_, rng_), pipe.last_release);
     pipe.last_release = release;
     return release;
   }

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <vector>
 
 #include "common/status.h"
@@ -33,6 +34,11 @@ struct DelayProxyOptions {
   std::chrono::microseconds jitter{0};  // at most `delay`
   uint64_t seed = 1;
 };
+
+// The delay of one chunk: `delay` +- a uniform `jitter`, never negative.
+// Pure but for `rng`.
+std::chrono::microseconds DrawDelay(const DelayProxyOptions& options,
+                                    std::mt19937_64& rng);
 
 class DelayProxy {
  public:

@@ -19,8 +19,10 @@
 
 #include "loadtest/bot.h"
 #include "loadtest/delay_proxy.h"
+#include "loadtest/io_threads.h"
 #include "loadtest/proc_stats.h"
 #include "loadtest/run_stats.h"
+#include "net/client/url.h"
 
 namespace tessera::loadtest {
 namespace {
@@ -28,6 +30,9 @@ namespace {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
+using net::client::ParseUrl;
+using net::client::ResolveUrl;
+using net::client::Url;
 
 Clock::duration Secs(double secs) {
   return std::chrono::duration_cast<Clock::duration>(
@@ -54,6 +59,9 @@ Status CheckOptions(const LoadTestOptions& o) {
         "--net-delay");
   }
   if (o.shards < 1) return InvalidArgument("--shards must be at least 1");
+  if (o.inputs_per_bot < 0) {
+    return InvalidArgument("the inputs per bot must be >= 0");
+  }
   if (o.shard.empty()) return InvalidArgument("the shard id is empty");
   if (o.rate > 0 && o.inputs.empty()) {
     return InvalidArgument(
@@ -155,29 +163,11 @@ Result<Setup> Prepare(const LoadTestOptions& o) {
   plan.shard_tls = need_tls ? setup.tls.get() : nullptr;
   plan.join_tls = join_tls ? setup.tls.get() : nullptr;
   plan.rate = o.rate;
+  plan.inputs_per_bot = o.inputs_per_bot;
   plan.connect_timeout = std::chrono::milliseconds(
       static_cast<int64_t>(o.connect_timeout_secs * 1000));
   return setup;
 }
-
-// Counts down from n; Wait returns when it reaches zero or times out.
-class Countdown {
- public:
-  explicit Countdown(int n) : left_(n) {}
-  void Done() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (--left_ == 0) cv_.notify_all();
-  }
-  bool Wait(Clock::duration timeout) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, timeout, [this] { return left_ <= 0; });
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int left_;
-};
 
 void RaiseFileLimit() {
   rlimit limit{};
@@ -198,15 +188,7 @@ Result<Report> RunLoadTest(const LoadTestOptions& o,
   RaiseFileLimit();
 
   const int threads = o.threads;
-  std::vector<std::unique_ptr<asio::io_context>> iocs;
-  std::vector<asio::io_context*> ioc_ptrs;
-  using Guard = asio::executor_work_guard<asio::io_context::executor_type>;
-  std::vector<Guard> guards;
-  for (int t = 0; t < threads; ++t) {
-    iocs.push_back(std::make_unique<asio::io_context>(1));
-    ioc_ptrs.push_back(iocs.back().get());
-    guards.push_back(asio::make_work_guard(*iocs.back()));
-  }
+  IoThreads io(threads);
   std::unique_ptr<DelayProxy> proxy;
   if (o.net_delay_ms > 0 || o.net_jitter_ms > 0) {
     DelayProxyOptions proxy_options;
@@ -216,21 +198,14 @@ Result<Report> RunLoadTest(const LoadTestOptions& o,
     proxy_options.jitter =
         std::chrono::microseconds(static_cast<int64_t>(o.net_jitter_ms * 1000));
     Result<std::unique_ptr<DelayProxy>> started =
-        DelayProxy::Start(ioc_ptrs, proxy_options);
+        DelayProxy::Start(io.pointers(), proxy_options);
     if (!started.ok()) return started.status();
     proxy = std::move(*started);
     setup.plan.shard_endpoint = proxy->endpoint();
   }
 
-  // Each io thread ends once its bots are done (after `guards` go).
-  Countdown runners_done(threads);
-  std::vector<std::thread> runners;
-  for (int t = 0; t < threads; ++t) {
-    runners.emplace_back([ioc = iocs[t].get(), &runners_done] {
-      ioc->run();
-      runners_done.Done();
-    });
-  }
+  // Each io thread ends once its bots are done (after Release).
+  io.Start();
 
   RunStats stats(threads);
   Report report;
@@ -244,13 +219,13 @@ Result<Report> RunLoadTest(const LoadTestOptions& o,
   bots.reserve(static_cast<size_t>(o.bots));
   for (int64_t i = 0; i < o.bots; ++i) {
     const int t = static_cast<int>(i % threads);
-    bots.push_back(std::make_shared<Bot>(*iocs[t], setup.plan, o.bot_offset + i,
-                                         stats.shard(t)));
+    bots.push_back(std::make_shared<Bot>(io.ioc(t), setup.plan,
+                                         o.bot_offset + i, stats.shard(t)));
     const Clock::time_point at =
         start + Secs(o.ramp_secs * static_cast<double>(i) /
                      static_cast<double>(o.bots));
-    asio::post(*iocs[t], [bot = bots.back(), ioc = iocs[t].get(), at,
-                          inputs_until] {
+    asio::post(io.ioc(t), [bot = bots.back(), ioc = &io.ioc(t), at,
+                           inputs_until] {
       auto timer = std::make_shared<asio::steady_timer>(*ioc, at);
       timer->async_wait([bot, timer, inputs_until](boost::system::error_code) {
         bot->Start(inputs_until);
@@ -281,7 +256,14 @@ Result<Report> RunLoadTest(const LoadTestOptions& o,
       if (progress) progress(report.series.back(), stats.Totals());
     }
   };
-  sample_until(inputs_until, nullptr);
+  // With a fixed number of inputs, the run ends once all are answered.
+  const uint64_t bot_count = static_cast<uint64_t>(o.bots);
+  sample_until(inputs_until, o.inputs_per_bot > 0
+                                 ? std::function<bool()>([&stats, bot_count] {
+                                     return stats.done_sending() == bot_count &&
+                                            stats.in_flight() == 0;
+                                   })
+                                 : nullptr);
   // The answers to the last inputs.
   sample_until(inputs_until + Secs(o.drain_secs),
                [&stats] { return stats.in_flight() == 0; });
@@ -297,19 +279,18 @@ Result<Report> RunLoadTest(const LoadTestOptions& o,
   }
 
   for (size_t i = 0; i < bots.size(); ++i) {
-    asio::post(*iocs[i % threads], [bot = bots[i]] { bot->Close(); });
+    asio::post(io.ioc(static_cast<int>(i) % threads),
+               [bot = bots[i]] { bot->Close(); });
   }
   // The close handshakes go through the proxy too.
   if (proxy) proxy->StopAccepting();
-  guards.clear();
+  io.Release();
   // Bounded: a server that never answers the close must not hang us.
-  if (!runners_done.Wait(std::chrono::seconds(3))) {
+  if (!io.WaitDone(std::chrono::seconds(3))) {
     if (proxy) proxy->Stop();
-    if (!runners_done.Wait(std::chrono::milliseconds(500))) {
-      for (auto& ioc : iocs) ioc->stop();
-    }
+    if (!io.WaitDone(std::chrono::milliseconds(500))) io.Stop();
   }
-  for (std::thread& runner : runners) runner.join();
+  io.Join();
   report.client_cpu_seconds = SelfCpuSeconds() - client_cpu0;
   SeriesPoint last = stats.TakeSecond(second);
   if (last.sent + last.acked + last.refused + last.frames + last.errors > 0) {

@@ -36,6 +36,9 @@ struct LoadTestOptions {
   int64_t bot_offset = 0;  // bot numbers start here
   double duration_secs = 10;
   double rate = 10;  // inputs per second per bot
+  // > 0: each bot sends this many inputs (within the duration, which then
+  // only bounds the run), and the run ends once they are all answered.
+  int64_t inputs_per_bot = 0;
   double ramp_secs = 0;
   int threads = 2;
   std::vector<std::string> inputs;  // input templates (input_template.h)

@@ -90,6 +90,16 @@ uint64_t StatsShard::in_flight() const {
          c.in_flight_at_end - c.inputs_lost;
 }
 
+void StatsShard::DoneSending() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++done_sending_;
+}
+
+uint64_t StatsShard::done_sending() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return done_sending_;
+}
+
 RunStats::RunStats(int shards) {
   for (int i = 0; i < shards; ++i) {
     shards_.push_back(std::make_unique<StatsShard>());
@@ -118,6 +128,12 @@ uint64_t RunStats::connected() const {
 uint64_t RunStats::in_flight() const {
   uint64_t sum = 0;
   for (const auto& shard : shards_) sum += shard->in_flight();
+  return sum;
+}
+
+uint64_t RunStats::done_sending() const {
+  uint64_t sum = 0;
+  for (const auto& shard : shards_) sum += shard->done_sending();
   return sum;
 }
 

@@ -35,6 +35,8 @@ class StatsShard {
   void Unanswered(uint64_t inputs, bool at_end);
   void Received(bool frame, size_t bytes);
   void Error();
+  // A bot will send no more inputs (it sent its last, or it ended).
+  void DoneSending();
 
   // The current second's figures (and resets them); `connected` is set.
   SeriesPoint TakeSecond();
@@ -42,12 +44,14 @@ class StatsShard {
   uint64_t connected() const;
   // Inputs sent and not yet answered, lost or given up.
   uint64_t in_flight() const;
+  uint64_t done_sending() const;
 
  private:
   mutable std::mutex mu_;
   Counts totals_;
   SeriesPoint second_;
   uint64_t connected_ = 0;
+  uint64_t done_sending_ = 0;
 };
 
 // The shards of a run, one per io thread.
@@ -61,6 +65,7 @@ class RunStats {
   Counts Totals() const;
   uint64_t connected() const;
   uint64_t in_flight() const;
+  uint64_t done_sending() const;
 
  private:
   std::vector<std::unique_ptr<StatsShard>> shards_;

@@ -4,7 +4,7 @@
 #include <iostream>
 #include <utility>
 
-#include "server/http_post.h"
+#include "net/client/http_client.h"
 
 namespace tessera::server {
 
@@ -111,9 +111,10 @@ void StopNotifier::Run() {
     queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(next));
     lock.unlock();
 
-    Result<int> answer =
-        options_.post ? options_.post(notice.url, notice.body)
-                      : PostJson(notice.url, notice.body, options_.timeout_ms);
+    Result<int> answer = options_.post
+                             ? options_.post(notice.url, notice.body)
+                             : net::client::PostJson(notice.url, notice.body,
+                                                     options_.timeout_ms);
     const bool ok = answer.ok() && *answer >= 200 && *answer < 300;
     ++notice.attempts;
     std::string failure;

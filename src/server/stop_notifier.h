@@ -31,7 +31,8 @@ struct NotifierOptions {
   int64_t initial_backoff_ms = 500;
   int64_t max_backoff_ms = 60'000;
   int timeout_ms = 3000;  // per attempt
-  // Posts `body` to `url`, returning the HTTP status; null: PostJson.
+  // Posts `body` to `url`, returning the HTTP status; null:
+  // net::client::PostJson (net/client/http_client.h).
   // Called on the notifier's thread.
   std::function<Result<int>(const std::string& url, const std::string& body)>
       post;

@@ -1,4 +1,5 @@
-// A stand-in shard server for the load-test driver's unit tests: speaks
+// A stand-in shard server for the client library's and the load-test
+// driver's unit tests: speaks
 // just enough HTTP/1.1, WebSocket (RFC 6455, server side) and protocol v1
 // to be joined and played by bots, optionally over TLS with a self-signed
 // certificate for "localhost" made at start. Without Beast, and without
@@ -10,12 +11,13 @@
 //                   -> WELCOME; each INPUT -> a FRAME, then ACK (or REJECT
 //                   "nope" for every `reject_every`th), or with frame acks
 //                   (asked for in HELLO, honoured with `frame_acks`) the
-//                   REJECT before the FRAME and no ACK; PING answered.
+//                   REJECT before the FRAME and no ACK; PING answered,
+//                   PONG counted.
 //
 // Threading: one thread accepts, one thread per connection; Stop (or the
 // destructor) ends them all.
-#ifndef TESSERA_LOADTEST_FAKE_SHARD_SERVER_H_
-#define TESSERA_LOADTEST_FAKE_SHARD_SERVER_H_
+#ifndef TESSERA_NET_CLIENT_FAKE_SHARD_SERVER_H_
+#define TESSERA_NET_CLIENT_FAKE_SHARD_SERVER_H_
 
 #include <atomic>
 #include <cstdint>
@@ -25,7 +27,7 @@
 #include <thread>
 #include <vector>
 
-namespace tessera::loadtest::testing {
+namespace tessera::net::client::testing {
 
 struct FakeServerOptions {
   bool tls = false;
@@ -35,7 +37,14 @@ struct FakeServerOptions {
   // Close every WebSocket with this code after this many inputs (0: never).
   int close_after_inputs = 0;
   int close_code = 4006;
+  // Send PING 7 after a good HELLO, before the WELCOME (PONGs are counted).
+  bool ping_before_welcome = false;
 };
+
+// A ticket for `subscriber` on `shard` signed with `secret`, valid for ten
+// minutes (what POST /join answers).
+std::string FakeTicket(const std::string& secret, const std::string& shard,
+                       const std::string& subscriber);
 
 class FakeShardServer {
  public:
@@ -47,6 +56,7 @@ class FakeShardServer {
   const std::string& certificate_pem() const { return certificate_pem_; }
   uint64_t inputs() const { return inputs_.load(); }
   uint64_t sessions() const { return sessions_.load(); }
+  uint64_t pongs() const { return pongs_.load(); }
   void Stop();
 
  private:
@@ -62,12 +72,13 @@ class FakeShardServer {
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> inputs_{0};
   std::atomic<uint64_t> sessions_{0};
+  std::atomic<uint64_t> pongs_{0};
   std::thread acceptor_;
   std::mutex mu_;
   std::vector<int> fds_;              // guarded by mu_
   std::vector<std::thread> workers_;  // guarded by mu_
 };
 
-}  // namespace tessera::loadtest::testing
+}  // namespace tessera::net::client::testing
 
-#endif  // TESSERA_LOADTEST_FAKE_SHARD_SERVER_H_
+#endif  // TESSERA_NET_CLIENT_FAKE_SHARD_SERVER_H_

@@ -1,4 +1,4 @@
-#include "loadtest/fake_shard_server.h"
+#include "net/client/fake_shard_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -18,11 +18,10 @@
 #include <string_view>
 #include <variant>
 
-#include "loadtest/join.h"
 #include "net/protocol_v1.h"
 #include "net/ticket.h"
 
-namespace tessera::loadtest::testing {
+namespace tessera::net::client::testing {
 
 struct FakeShardServer::Tls {
   ~Tls() { SSL_CTX_free(ctx); }
@@ -31,7 +30,6 @@ struct FakeShardServer::Tls {
 
 namespace {
 
-namespace v1 = net::v1;
 using json = nlohmann::json;
 
 // A self-signed certificate for localhost / 127.0.0.1 installed in `ctx`;
@@ -296,7 +294,7 @@ void FakeShardServer::Serve(int fd) {
       const std::string sub = body.value("subscriber", "");
       reply = json{{"shardId", shard},
                    {"subscriberId", sub},
-                   {"ticket", MintBotTicket(options_.secret, shard, sub, 600)}}
+                   {"ticket", FakeTicket(options_.secret, shard, sub)}}
                   .dump();
     }
     channel.Write("HTTP/1.1 " + status +
@@ -335,17 +333,19 @@ void FakeShardServer::Serve(int fd) {
         reinterpret_cast<const uint8_t*>(payload.data()), payload.size()));
     if (!msg.ok()) return CloseAndWait(channel, 4000);
     if (auto* hello = std::get_if<v1::Hello>(&*msg)) {
-      const net::TicketCheck check =
-          net::VerifyTicket(options_.secret, hello->ticket, shard, UnixNow());
-      if (check.error != net::TicketError::kNone) {
+      const TicketCheck check =
+          VerifyTicket(options_.secret, hello->ticket, shard, UnixNow());
+      if (check.error != TicketError::kNone) {
         return CloseAndWait(
-            channel,
-            check.error == net::TicketError::kWrongShard ? 4003 : 4001);
+            channel, check.error == TicketError::kWrongShard ? 4003 : 4001);
       }
       welcomed = true;
       frame_acks =
           (hello->flags & v1::kHelloFrameAcks) != 0 && options_.frame_acks;
       ++sessions_;
+      if (options_.ping_before_welcome) {
+        WriteFrame(channel, 2, v1::EncodePing(7));
+      }
       WriteFrame(
           channel, 2,
           v1::EncodeWelcome(shard, check.ticket.subscriber_id, 20, "msgpack", 0,
@@ -377,8 +377,19 @@ void FakeShardServer::Serve(int fd) {
       }
     } else if (auto* ping = std::get_if<v1::Ping>(&*msg)) {
       WriteFrame(channel, 2, v1::EncodePong(ping->nonce));
+    } else if (std::holds_alternative<v1::Pong>(*msg)) {
+      ++pongs_;
     }
   }
 }
 
-}  // namespace tessera::loadtest::testing
+std::string FakeTicket(const std::string& secret, const std::string& shard,
+                       const std::string& subscriber) {
+  Ticket ticket;
+  ticket.resource_id = shard;
+  ticket.subscriber_id = subscriber;
+  ticket.expires_unix = UnixNow() + 600;
+  return MintTicket(secret, ticket);
+}
+
+}  // namespace tessera::net::client::testing

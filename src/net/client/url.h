@@ -1,7 +1,8 @@
-// Parsing the URLs given to `tessera bench`: http(s):// and ws(s)://
-// origins and endpoints, with IPv6 literals. Pure functions.
-#ifndef TESSERA_LOADTEST_URL_H_
-#define TESSERA_LOADTEST_URL_H_
+// The one URL parser of the clients: http(s):// and ws(s):// origins and
+// endpoints, with IPv6 literals, as given to `tessera bench`, to onStop
+// and to the tests. Pure functions.
+#ifndef TESSERA_NET_CLIENT_URL_H_
+#define TESSERA_NET_CLIENT_URL_H_
 
 #include <cstdint>
 #include <string>
@@ -9,13 +10,13 @@
 
 #include "common/status.h"
 
-namespace tessera::loadtest {
+namespace tessera::net::client {
 
 struct Url {
   std::string scheme;      // "http", "https", "ws" or "wss" (lower case)
   std::string host;        // without brackets for IPv6 literals
   uint16_t port = 0;       // the scheme's default when the URL names none
-  std::string path = "/";  // with the query, if any
+  std::string path = "/";  // with the query, if any; never the fragment
 
   // https:// and wss://.
   bool tls() const { return scheme == "https" || scheme == "wss"; }
@@ -27,7 +28,7 @@ struct Url {
 };
 
 // Parses an absolute URL. Errors: kInvalidArgument naming what is wrong
-// (unsupported scheme, missing host, bad port).
+// (not absolute, unsupported scheme, credentials, missing host, bad port).
 Result<Url> ParseUrl(std::string_view text);
 
 // `ref` if it is absolute; a path ("/api/dev/join") is taken relative to
@@ -37,6 +38,6 @@ Result<Url> ResolveUrl(const Url& base, std::string_view ref);
 // "a/b c" -> "a%2Fb%20c": every byte but RFC 3986 unreserved characters.
 std::string PercentEncode(std::string_view text);
 
-}  // namespace tessera::loadtest
+}  // namespace tessera::net::client
 
-#endif  // TESSERA_LOADTEST_URL_H_
+#endif  // TESSERA_NET_CLIENT_URL_H_

@@ -1,10 +1,10 @@
-#include "loadtest/url.h"
+#include "net/client/url.h"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 
-namespace tessera::loadtest {
+namespace tessera::net::client {
 namespace {
 
 uint16_t DefaultPort(const std::string& scheme) {
@@ -16,6 +16,26 @@ std::string Lower(std::string_view text) {
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return std::tolower(c); });
   return out;
+}
+
+// Names, IPv4 and (unbracketed) IPv6 literals with a zone: no spaces,
+// controls or delimiters.
+bool ValidHost(std::string_view host) {
+  return std::all_of(host.begin(), host.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' ||
+           c == ':' || c == '%';
+  });
+}
+
+// No spaces or control characters (they would break the request line).
+Status CheckPath(std::string_view path, std::string_view text) {
+  for (unsigned char c : path) {
+    if (c <= 0x20 || c == 0x7f) {
+      return InvalidArgument("a space or control character in the path of \"" +
+                             std::string(text) + "\" (percent-encode it)");
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -46,17 +66,20 @@ Result<Url> ParseUrl(std::string_view text) {
                            std::string(text) + " (use http, https, ws or wss)");
   }
   std::string_view rest = text.substr(sep + 3);
+  rest = rest.substr(0, rest.find('#'));
   const size_t slash = std::min(rest.find('/'), rest.find('?'));
   std::string_view authority = rest.substr(0, slash);
   if (slash != std::string_view::npos) {
     url.path = std::string(rest.substr(slash));
     if (url.path.front() == '?') url.path = "/" + url.path;
+    TESSERA_RETURN_IF_ERROR(CheckPath(url.path, text));
   }
   if (authority.find('@') != std::string_view::npos) {
     return InvalidArgument("credentials in URLs are not supported: " +
                            std::string(text));
   }
   std::string_view port_text;
+  bool has_port = false;
   if (!authority.empty() && authority.front() == '[') {
     const size_t close = authority.find(']');
     if (close == std::string_view::npos) {
@@ -68,19 +91,26 @@ Result<Url> ParseUrl(std::string_view text) {
       if (after.front() != ':') {
         return InvalidArgument("bad host in " + std::string(text));
       }
+      has_port = true;
       port_text = after.substr(1);
     }
   } else {
     const size_t colon = authority.rfind(':');
     url.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos)
+    if (colon != std::string_view::npos) {
+      has_port = true;
       port_text = authority.substr(colon + 1);
+    }
   }
   if (url.host.empty()) {
     return InvalidArgument("no host in " + std::string(text));
   }
+  if (!ValidHost(url.host)) {
+    return InvalidArgument("bad host \"" + url.host + "\" in " +
+                           std::string(text));
+  }
   url.port = DefaultPort(url.scheme);
-  if (!port_text.empty()) {
+  if (has_port) {
     unsigned value = 0;
     auto [end, ec] = std::from_chars(
         port_text.data(), port_text.data() + port_text.size(), value);
@@ -101,6 +131,7 @@ Result<Url> ResolveUrl(const Url& base, std::string_view ref) {
                            "\" is neither an absolute URL nor a path "
                            "starting with /");
   }
+  TESSERA_RETURN_IF_ERROR(CheckPath(ref, ref));
   Url url = base;
   url.path = std::string(ref);
   return url;
@@ -121,4 +152,4 @@ std::string PercentEncode(std::string_view text) {
   return out;
 }
 
-}  // namespace tessera::loadtest
+}  // namespace tessera::net::client

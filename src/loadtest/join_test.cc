@@ -1,60 +1,12 @@
+// Join request bodies, replies and minted tickets (join.h).
+#include "loadtest/join.h"
+
 #include <gtest/gtest.h>
 
-#include "loadtest/join.h"
-#include "loadtest/url.h"
 #include "net/ticket.h"
 
 namespace tessera::loadtest {
 namespace {
-
-TEST(UrlTest, ParsesOriginsAndPaths) {
-  Result<Url> u = ParseUrl("http://localhost:4321");
-  ASSERT_TRUE(u.ok());
-  EXPECT_EQ(u->scheme, "http");
-  EXPECT_EQ(u->host, "localhost");
-  EXPECT_EQ(u->port, 4321);
-  EXPECT_EQ(u->path, "/");
-  EXPECT_FALSE(u->tls());
-  EXPECT_EQ(u->HostHeader(), "localhost:4321");
-
-  u = ParseUrl("HTTPS://example.com/api/join?x=1");
-  ASSERT_TRUE(u.ok());
-  EXPECT_EQ(u->scheme, "https");
-  EXPECT_EQ(u->port, 443);
-  EXPECT_EQ(u->path, "/api/join?x=1");
-  EXPECT_TRUE(u->tls());
-  EXPECT_EQ(u->HostHeader(), "example.com");
-  EXPECT_EQ(u->ToString(), "https://example.com/api/join?x=1");
-
-  u = ParseUrl("ws://[::1]:9000/shard/a");
-  ASSERT_TRUE(u.ok());
-  EXPECT_EQ(u->host, "::1");
-  EXPECT_EQ(u->port, 9000);
-  EXPECT_EQ(u->HostHeader(), "[::1]:9000");
-  EXPECT_TRUE(ParseUrl("wss://h").ok() && ParseUrl("wss://h")->tls());
-}
-
-TEST(UrlTest, RefusesBadUrls) {
-  EXPECT_FALSE(ParseUrl("localhost:4321").ok());
-  EXPECT_FALSE(ParseUrl("ftp://h").ok());
-  EXPECT_FALSE(ParseUrl("http://:80").ok());
-  EXPECT_FALSE(ParseUrl("http://h:0").ok());
-  EXPECT_FALSE(ParseUrl("http://h:70000").ok());
-  EXPECT_FALSE(ParseUrl("http://h:12ab").ok());
-  EXPECT_FALSE(ParseUrl("http://u:p@h").ok());
-}
-
-TEST(UrlTest, ResolvesPathsAgainstTheBase) {
-  const Url base = ParseUrl("http://127.0.0.1:4321").value();
-  Result<Url> join = ResolveUrl(base, "/api/dev/join");
-  ASSERT_TRUE(join.ok());
-  EXPECT_EQ(join->ToString(), "http://127.0.0.1:4321/api/dev/join");
-  join = ResolveUrl(base, "https://app.example/join");
-  ASSERT_TRUE(join.ok());
-  EXPECT_EQ(join->host, "app.example");
-  EXPECT_FALSE(ResolveUrl(base, "api/dev/join").ok());
-  EXPECT_EQ(PercentEncode("a/b c~"), "a%2Fb%20c~");
-}
 
 TEST(JoinTest, RequestBodies) {
   JoinSpec spec;

@@ -1,0 +1,183 @@
+// The asynchronous protocol-v1 client (v1_client.h) against
+// fake_shard_server: join, inputs answered by ACK/REJECT or by frame acks,
+// PINGs answered, refused tickets, server closes, TLS.
+#include "net/client/v1_client.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <optional>
+
+#include "net/client/fake_shard_server.h"
+
+namespace tessera::net::client {
+namespace {
+
+namespace asio = boost::asio;
+using testing::FakeServerOptions;
+using testing::FakeShardServer;
+
+std::string Ticket(const std::string& secret, const std::string& shard) {
+  return testing::FakeTicket(secret, shard, "bot-1");
+}
+
+// What one session saw.
+struct Seen {
+  std::optional<Status> connected;
+  bool welcomed = false;
+  std::string subscriber;
+  int frames = 0;
+  int acks = 0;
+  int rejects = 0;
+  int errors = 0;
+  std::optional<int> close_code;
+  std::string close_reason;
+  uint64_t pending = 0;  // unanswered at the end
+};
+
+// Plays one session: joins `shard`, sends `inputs` inputs on WELCOME and
+// closes once all are answered. Runs until the connection ended.
+Seen Play(const FakeShardServer& server, int inputs, uint64_t flags,
+          const std::string& ticket, asio::ssl::context* tls = nullptr) {
+  asio::io_context ioc;
+  Seen seen;
+  std::shared_ptr<V1Client> client;
+  V1Client::Events events;
+  events.welcome = [&](const v1::Welcome& w) {
+    seen.welcomed = true;
+    seen.subscriber = w.subscriber_id;
+    for (int i = 0; i < inputs; ++i) client->SendInput("\x80");
+    if (inputs == 0) client->Close();
+  };
+  events.received = [&](bool frame, size_t bytes) {
+    EXPECT_GT(bytes, 0u);
+    if (frame) ++seen.frames;
+  };
+  events.answered = [&](uint64_t seq, V1Client::SteadyClock::duration rtt,
+                        const v1::Reject* reject) {
+    EXPECT_GE(rtt.count(), 0);
+    EXPECT_LE(seq, static_cast<uint64_t>(inputs));
+    ++(reject != nullptr ? seen.rejects : seen.acks);
+    if (reject != nullptr) {
+      EXPECT_EQ(reject->error, "nope");
+    }
+    if (seen.acks + seen.rejects == inputs) client->Close();
+  };
+  events.error = [&](const std::string& what) {
+    ADD_FAILURE() << what;
+    ++seen.errors;
+  };
+  events.closed = [&](int code, const std::string& reason) {
+    seen.close_code = code;
+    seen.close_reason = reason;
+  };
+  client = V1Client::Create(ioc, tls, std::move(events));
+  WsTarget target;
+  target.endpoint = asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"),
+                                            server.port());
+  target.host = "localhost";
+  target.host_header = "localhost:" + std::to_string(server.port());
+  target.path = "/shard/s";
+  client->Connect(target, std::chrono::seconds(5), ticket, flags,
+                  [&](Status s) { seen.connected = s; });
+  ioc.run();
+  EXPECT_TRUE(client->ended());
+  seen.pending = client->pending();
+  return seen;
+}
+
+TEST(V1ClientTest, InputsAnsweredByAcksAndRejects) {
+  FakeServerOptions options;
+  options.reject_every = 4;
+  FakeShardServer server(options);
+  const Seen seen = Play(server, 8, 0, Ticket("fake-secret", "s"));
+  ASSERT_TRUE(seen.connected.has_value() && seen.connected->ok());
+  EXPECT_TRUE(seen.welcomed);
+  EXPECT_EQ(seen.subscriber, "bot-1");
+  EXPECT_EQ(seen.acks, 6);
+  EXPECT_EQ(seen.rejects, 2);
+  EXPECT_EQ(seen.frames, 8);
+  EXPECT_EQ(seen.close_code, 1000);
+  EXPECT_EQ(seen.pending, 0u);
+  EXPECT_EQ(server.inputs(), 8u);
+}
+
+TEST(V1ClientTest, FrameAcksAnswerInputs) {
+  FakeServerOptions options;
+  options.reject_every = 4;
+  FakeShardServer server(options);
+  const Seen seen =
+      Play(server, 8, v1::kHelloFrameAcks, Ticket("fake-secret", "s"));
+  EXPECT_EQ(seen.acks, 6) << "answered by FRAMEs";
+  EXPECT_EQ(seen.rejects, 2);
+  EXPECT_EQ(seen.close_code, 1000);
+}
+
+TEST(V1ClientTest, AnswersPings) {
+  FakeServerOptions options;
+  options.ping_before_welcome = true;
+  FakeShardServer server(options);
+  // The PONG goes out before the input sent on WELCOME, so the server has
+  // counted it once that input is answered.
+  const Seen seen = Play(server, 1, 0, Ticket("fake-secret", "s"));
+  EXPECT_EQ(seen.acks, 1);
+  EXPECT_EQ(server.pongs(), 1u);
+}
+
+TEST(V1ClientTest, RefusedTicketAndServerClose) {
+  FakeServerOptions options;
+  options.close_after_inputs = 2;
+  options.close_code = 4006;
+  FakeShardServer server(options);
+  Seen seen = Play(server, 1, 0, Ticket("wrong", "s"));
+  ASSERT_TRUE(seen.connected.has_value() && seen.connected->ok());
+  EXPECT_FALSE(seen.welcomed);
+  EXPECT_EQ(seen.close_code, 4001);
+  EXPECT_EQ(seen.close_reason, "bye");
+
+  seen = Play(server, 3, 0, Ticket("fake-secret", "s"));
+  EXPECT_TRUE(seen.welcomed);
+  EXPECT_EQ(seen.close_code, 4006);
+  EXPECT_EQ(seen.acks, 2);
+  EXPECT_EQ(seen.pending, 1u) << "the third input was never answered";
+}
+
+TEST(V1ClientTest, ConnectFailures) {
+  uint16_t port;
+  {
+    FakeShardServer server(FakeServerOptions{});
+    port = server.port();
+  }
+  asio::io_context ioc;
+  auto client = V1Client::Create(ioc, nullptr, {});
+  WsTarget target;
+  target.endpoint =
+      asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port);
+  target.host_header = "127.0.0.1";
+  target.path = "/shard/s";
+  std::optional<Status> connected;
+  client->Connect(target, std::chrono::seconds(5), "t", 0,
+                  [&](Status s) { connected = s; });
+  ioc.run();
+  ASSERT_TRUE(connected.has_value());
+  EXPECT_EQ(connected->code(), StatusCode::kIo);
+  EXPECT_EQ(connected->message().rfind("connect: ", 0), 0u)
+      << connected->message();
+}
+
+TEST(V1ClientTest, OverTls) {
+  FakeServerOptions options;
+  options.tls = true;
+  FakeShardServer server(options);
+  asio::ssl::context tls(asio::ssl::context::tls_client);
+  tls.add_certificate_authority(asio::buffer(server.certificate_pem().data(),
+                                             server.certificate_pem().size()));
+  tls.set_verify_mode(asio::ssl::verify_peer);
+  const Seen seen = Play(server, 3, 0, Ticket("fake-secret", "s"), &tls);
+  EXPECT_EQ(seen.acks, 3);
+  EXPECT_EQ(seen.close_code, 1000);
+}
+
+}  // namespace
+}  // namespace tessera::net::client
