@@ -7,7 +7,7 @@ JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja
 TESSERA    := $(BUILD)/src/cli/tessera
 # Unit tests run again under ASan+UBSan (label `unit`).
-ASAN_TARGETS ?= wasm_test guest_test shard_test store_test net_proto_test net_test \
+ASAN_TARGETS ?= common_test wasm_test guest_test shard_test store_test net_proto_test net_test \
                 app_test server_test sdk_codec_test sdk_interest_test \
                 interest_test replication_test replication_fixtures \
                 loadtest_test

@@ -22,6 +22,14 @@
 include_guard(GLOBAL)
 
 set(TESSERA_GUEST_SDK_DIR "${CMAKE_CURRENT_LIST_DIR}")
+# tessera/abi.h, shared with the host: include/ of the source tree (two
+# levels up), or the SDK's own include/ in an installed copy.
+if(EXISTS "${TESSERA_GUEST_SDK_DIR}/include/tessera/abi.h")
+  set(TESSERA_GUEST_ABI_INCLUDE_DIR "${TESSERA_GUEST_SDK_DIR}/include")
+else()
+  get_filename_component(TESSERA_GUEST_ABI_INCLUDE_DIR
+                         "${TESSERA_GUEST_SDK_DIR}/../../include" ABSOLUTE)
+endif()
 
 find_program(TESSERA_GUEST_CXX NAMES clang++-14 clang++)
 find_program(TESSERA_GUEST_CC NAMES clang-14 clang)
@@ -101,7 +109,8 @@ set(TESSERA_GUEST_TARGET_FLAGS
     -mcpu=mvp -msign-ext -mmutable-globals -O2)
 set(TESSERA_GUEST_CXX_FLAGS
     ${TESSERA_GUEST_TARGET_FLAGS} -std=c++20 -fno-exceptions -fno-rtti
-    -Wall -Wextra -Werror -I${TESSERA_GUEST_SDK_DIR}/include)
+    -Wall -Wextra -Werror -I${TESSERA_GUEST_SDK_DIR}/include
+    -I${TESSERA_GUEST_ABI_INCLUDE_DIR})
 set(TESSERA_GUEST_C_FLAGS ${TESSERA_GUEST_TARGET_FLAGS} -std=c11 -Wall -Wextra
     -Werror)
 
@@ -113,7 +122,8 @@ function(tessera_add_guest target)
   endif()
 
   file(GLOB_RECURSE sdk_headers CONFIGURE_DEPENDS
-       "${TESSERA_GUEST_SDK_DIR}/include/*.h")
+       "${TESSERA_GUEST_SDK_DIR}/include/*.h"
+       "${TESSERA_GUEST_ABI_INCLUDE_DIR}/tessera/abi.h")
   set(obj_dir "${CMAKE_CURRENT_BINARY_DIR}/${target}.guest")
   set(objects "")
   foreach(source IN LISTS GUEST_SOURCES)

@@ -97,10 +97,20 @@ Result<std::vector<fs::path>> ListSources(const fs::path& dir, bool with_c) {
   return out;
 }
 
-bool IsSdkDir(const fs::path& dir) {
+// Where an SDK finds tessera/abi.h: its own include/ (an installed SDK),
+// else include/ of the source tree it sits in (<repo>/sdk/cpp ->
+// <repo>/include). Empty if neither holds it.
+fs::path AbiIncludeDir(const fs::path& sdk_dir) {
   std::error_code ec;
-  return fs::is_regular_file(dir / "include" / "tessera" / "abi.h", ec);
+  for (const fs::path& dir :
+       {sdk_dir / "include",
+        (sdk_dir / ".." / ".." / "include").lexically_normal()}) {
+    if (fs::is_regular_file(dir / "tessera" / "abi.h", ec)) return dir;
+  }
+  return {};
 }
+
+bool IsSdkDir(const fs::path& dir) { return !AbiIncludeDir(dir).empty(); }
 
 struct Step {
   size_t plan = 0;     // index into the plans
@@ -194,6 +204,7 @@ class Build {
   const BuildOptions& options_;
   std::ostream& progress_;
   fs::path sdk_dir_;
+  fs::path abi_include_dir_;  // holds tessera/abi.h
   std::vector<fs::path> sdk_sources_;
   std::string builtins_;
   std::vector<KindPlan> plans_;
@@ -255,6 +266,9 @@ Status Build::PlanKind(const ShardKindSpec& spec) {
       step.argv.insert(step.argv.end(),
                        {"-std=c++20", "-fno-exceptions", "-fno-rtti", "-Wall",
                         "-Wextra", "-I" + (sdk_dir_ / "include").string()});
+      if (abi_include_dir_ != sdk_dir_ / "include") {
+        step.argv.push_back("-I" + abi_include_dir_.string());
+      }
     }
     step.argv.insert(step.argv.end(), {"-MMD", "-MF", obj.string() + ".d", "-c",
                                        src.string(), "-o", obj.string()});
@@ -424,7 +438,8 @@ Status Build::Run() {
   if (!options_.sdk_dir.empty()) {
     if (!IsSdkDir(options_.sdk_dir)) {
       return NotFound(options_.sdk_dir.string() +
-                      " is not a tessera C++ SDK (no include/tessera/abi.h)");
+                      " is not a tessera C++ SDK (no tessera/abi.h in its "
+                      "include/ or in ../../include)");
     }
     sdk_dir_ = options_.sdk_dir;
   } else {
@@ -432,6 +447,7 @@ Status Build::Run() {
     if (!sdk.ok()) return sdk.status();
     sdk_dir_ = *sdk;
   }
+  abi_include_dir_ = AbiIncludeDir(sdk_dir_);
   std::error_code ec;
   if (fs::is_directory(sdk_dir_ / "src", ec)) {
     Result<std::vector<fs::path>> srcs =
@@ -497,7 +513,8 @@ Result<std::filesystem::path> FindSdkDir() {
   if (const char* env = std::getenv("TESSERA_SDK_DIR"); env && *env) {
     if (IsSdkDir(env)) return fs::path(env);
     return NotFound(std::string("TESSERA_SDK_DIR=") + env +
-                    " is not a tessera C++ SDK (no include/tessera/abi.h)");
+                    " is not a tessera C++ SDK (no tessera/abi.h in its "
+                    "include/ or in ../../include)");
   }
   std::vector<fs::path> candidates;
 #ifdef TESSERA_SOURCE_DIR

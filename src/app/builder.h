@@ -48,7 +48,9 @@ struct BuildOptions {
 // Finds the guest SDK: $TESSERA_SDK_DIR if set (an error if it is not an
 // SDK), else the source tree's sdk/cpp (compiled in), else
 // <dir of the running executable>/../share/tessera/sdk/cpp. A directory
-// counts as the SDK if it holds include/tessera/abi.h.
+// counts as the SDK if it holds include/tessera/abi.h (an installed SDK)
+// or sits in a source tree whose include/tessera/abi.h is at ../../include
+// (sdk/cpp beside the repository's include/).
 // Errors: kNotFound naming every place looked at.
 Result<std::filesystem::path> FindSdkDir();
 

@@ -288,10 +288,23 @@ TEST_F(BuilderTest, FindSdkDirHonoursEnvironment) {
             std::string::npos);
   ::unsetenv("TESSERA_SDK_DIR");
 
-  // Without the variable, the source tree's SDK is found.
+  // A source-tree layout: the SDK's headers in <tree>/sdk/cpp/include, the
+  // ABI header in <tree>/include (shared with the host).
+  const fs::path tree = root_ / "tree";
+  WriteFile(tree / "include/tessera/abi.h", "#pragma once\n");
+  WriteFile(tree / "sdk/cpp/include/tessera/shard_sdk.h", "#pragma once\n");
+  ::setenv("TESSERA_SDK_DIR", (tree / "sdk/cpp").c_str(), 1);
   found = FindSdkDir();
   ASSERT_TRUE(found.ok()) << found.status().ToString();
-  EXPECT_TRUE(fs::exists(*found / "include/tessera/abi.h"));
+  EXPECT_EQ(*found, tree / "sdk/cpp");
+  ::unsetenv("TESSERA_SDK_DIR");
+
+  // Without the variable, the source tree's SDK is found, with the ABI
+  // header in the repository's include/.
+  found = FindSdkDir();
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_TRUE(fs::exists(*found / "include/tessera/shard_sdk.h"));
+  EXPECT_TRUE(fs::exists(*found / "../../include/tessera/abi.h"));
 }
 
 }  // namespace

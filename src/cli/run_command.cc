@@ -30,12 +30,13 @@
 #include "app/builder.h"
 #include "app/manifest.h"
 #include "cli/commands.h"
-#include "common/status.h"
 #include "common/clock.h"
-#include "shard/guest_shard.h"
-#include "shard/shard_types.h"
+#include "common/status.h"
+#include "guest/log_drain.h"
 #include "guest/watchdog.h"
+#include "shard/guest_shard.h"
 #include "shard/shard_abi.h"
+#include "shard/shard_types.h"
 #include "wasm/loader.h"
 
 namespace tessera::cli {
@@ -207,11 +208,13 @@ int Run(const RunArgs& args) {
   watchdog.Start();
   shard::GuestEnv env;
   env.watchdog = &watchdog;
-  env.forward_log = [](int level, std::string_view text) {
-    static const char* const kLevels[] = {"debug", "info", "warn", "error",
-                                          "panic"};
-    const char* name = level >= 0 && level <= 4 ? kLevels[level] : "log";
-    std::cerr << "[guest " << name << "] " << text << "\n";
+  // Written at once (one process, one shard, the developer's terminal: the
+  // lines stay in step with the snapshots), but cut and escaped as the
+  // server does.
+  env.forward_log = [source = "shard " + args.shard_id](int level,
+                                                        std::string_view text) {
+    guest::LogDrain::WriteToStderr(guest::LogDrain::FormatLine(
+        source, level, text, shard::GuestShard::kMaxLogLineBytes));
   };
   auto guest =
       shard::GuestShard::Create(*module, config, args.shard_id, params, env);

@@ -9,6 +9,18 @@ namespace {
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 constexpr std::string_view kCutMarker = "...";
 
+bool IsContinuation(char c) { return (static_cast<uint8_t>(c) & 0xC0) == 0x80; }
+
+// The sequence length a lead byte announces (2 to 4), or 0 for a byte that
+// does not start a multi-byte sequence.
+size_t LeadLength(char c) {
+  const uint8_t b = static_cast<uint8_t>(c);
+  if ((b & 0xE0) == 0xC0) return 2;
+  if ((b & 0xF0) == 0xE0) return 3;
+  if ((b & 0xF8) == 0xF0) return 4;
+  return 0;
+}
+
 // The length of the valid UTF-8 sequence starting at text[i], or 0 if the
 // bytes there are not one.
 size_t ValidSequence(std::string_view text, size_t i) {
@@ -45,14 +57,18 @@ size_t ValidSequence(std::string_view text, size_t i) {
 
 std::string_view Utf8Prefix(std::string_view text, size_t max_bytes) {
   if (text.size() <= max_bytes) return text;
-  size_t n = max_bytes;
-  // Back up over continuation bytes to the start of the cut sequence, then
-  // drop that sequence if it does not fit whole.
-  size_t start = n;
-  while (start > 0 && (static_cast<uint8_t>(text[start]) & 0xC0) == 0x80) {
+  // Back up over at most three continuation bytes to the lead byte of the
+  // sequence the cut falls in; drop that sequence if it does not fit whole.
+  // Anything else (stray continuation bytes, a cut on a boundary) keeps the
+  // cut at the limit.
+  size_t start = max_bytes;
+  for (int k = 0; k < 3 && start > 0 && IsContinuation(text[start]); ++k) {
     --start;
   }
-  return text.substr(0, start);
+  if (start == max_bytes) return text.substr(0, max_bytes);
+  const size_t length = LeadLength(text[start]);
+  if (length > max_bytes - start) return text.substr(0, start);
+  return text.substr(0, max_bytes);
 }
 
 std::string SafeUtf8(std::string_view text, size_t max_bytes) {

@@ -2,7 +2,8 @@
 //
 //   GET  /healthz                       200 {"status":"ok"}
 //   GET  /metrics                       Prometheus text (shard gauges are
-//                                       refreshed from the host first)
+//                                       refreshed from the host first;
+//                                       counters: see host_metrics.h)
 //   Admin API, "Authorization: Bearer <admin token>" (401 otherwise):
 //   GET  /api/shards                    [{id, kind, status, tick, subscribers}]
 //   POST /api/shards                    {kind, id, params?} -> 201 summary;
@@ -12,6 +13,10 @@
 //   GET  /api/shards/<id>               summary + subscriber_ids, limits,
 //                                       fuel_used, overruns, queued_inputs,
 //                                       stop_reason, stop_message, last_error
+//                                       (a stopped shard: for 5 s, a failed
+//                                       one for HostOptions::
+//                                       failed_retention_us, 5 min in
+//                                       AppServer)
 //   POST /api/shards/<id>/kick          {subscriber} -> {closed: n}
 //   POST /api/shards/<id>/stop          stops, closes every connection
 //                                       (4006), forgets the record

@@ -22,6 +22,7 @@
 
 #include "common/clock.h"
 #include "net/ticket.h"
+#include "server/host_metrics.h"
 #include "server/lifecycle_sink.h"
 #include "server/shard_directory.h"
 #include "server/stop_notifier.h"
@@ -38,8 +39,10 @@ using net::HttpRequest;
 using net::HttpResponse;
 using shard::testing::FromMsgpack;
 using shard::testing::Msgpack;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
+using ::testing::Not;
 
 constexpr char kToken[] = "admin-token-123";
 constexpr char kSecret[] = "ticket-secret-xyz";
@@ -132,7 +135,15 @@ class ApiHandlerTest : public ::testing::Test {
     notifier_options.log = [](const std::string&) {};
     notifier_ = std::make_unique<StopNotifier>(notifier_options);
     notifier_->Start();
-    lifecycle_ = std::make_unique<LifecycleSink>(notifier_.get());
+    // Wired as AppServer wires them.
+    shard_metrics_ = std::make_unique<ShardEventMetrics>(&metrics_);
+    LifecycleOptions lifecycle;
+    lifecycle.log = [this](const std::string& line) {
+      std::lock_guard<std::mutex> lock(log_mu_);
+      log_.push_back(line);
+    };
+    lifecycle.metrics = shard_metrics_.get();
+    lifecycle_ = std::make_unique<LifecycleSink>(notifier_.get(), lifecycle);
     lifecycle_->SetDownstream(&sink_);
 
     shard::HostOptions host_options;
@@ -140,6 +151,11 @@ class ApiHandlerTest : public ::testing::Test {
     host_options.clock = &clock_;
     host_options.save_interval_us = 0;
     host_options.stopped_retention_us = 1'000'000;
+    host_options.failed_retention_us = kFailedRetentionUs;
+    host_options.on_tick = [this](std::string_view, int64_t, int64_t,
+                                  int64_t fuel_used) {
+      shard_metrics_->OnTick(fuel_used);
+    };
     host_ = std::make_unique<shard::ShardHost>(&kinds_, lifecycle_.get(),
                                                &store_, host_options);
     DirectoryOptions directory_options;
@@ -219,6 +235,11 @@ class ApiHandlerTest : public ::testing::Test {
     host_->StepForTest(t);
   }
 
+  std::vector<std::string> log() {
+    std::lock_guard<std::mutex> lock(log_mu_);
+    return log_;
+  }
+
   // The posts once there are `n` (or after 30 s, whatever came).
   std::vector<std::pair<std::string, std::string>> WaitForPosts(size_t n) {
     const auto deadline =
@@ -241,6 +262,9 @@ class ApiHandlerTest : public ::testing::Test {
   testing::FakeConnections connections_;
   RecordingSink sink_;
   Metrics metrics_;
+  std::unique_ptr<ShardEventMetrics> shard_metrics_;
+  std::mutex log_mu_;
+  std::vector<std::string> log_;
   std::mutex posts_mu_;
   std::vector<std::pair<std::string, std::string>> posts_;
   std::unique_ptr<StopNotifier> notifier_;
@@ -756,6 +780,105 @@ TEST_F(ApiHandlerTest, MetricsText) {
   r = Call("GET", "/metrics", "", nullptr);
   EXPECT_THAT(r.body, HasSubstr("tessera_shards{status=\"stopped\"} 0\n"));
   EXPECT_THAT(r.body, HasSubstr("tessera_shard_ticks_total 8\n"));
+}
+
+// Counts are taken when ticks and stops happen: a shard that stopped and
+// was forgotten before any scrape still counts (they were read from the
+// shards still listed, so these ticks were lost).
+TEST_F(ApiHandlerTest, CountsOutliveForgottenShards) {
+  CreateCounter("a");
+  for (int64_t t = 50'000; t <= 150'000; t += 50'000) StepTo(t);
+  ASSERT_EQ(Call("POST", "/api/shards/a/stop").status, 200);
+  StepTo(160'000);
+  StepTo(2'000'000);  // past the retention: forgotten
+  ExpectError(Call("GET", "/api/shards/a"), 404, "not_found");
+
+  const std::string body = Call("GET", "/metrics", "", nullptr).body;
+  EXPECT_THAT(body, HasSubstr("tessera_shard_ticks_total 3\n"));
+  EXPECT_THAT(body, MatchesRegex("(.|\n)*tessera_shard_fuel_used_total "
+                                 "[1-9][0-9]*\n(.|\n)*"));
+  EXPECT_THAT(body,
+              HasSubstr("tessera_shard_stops_total{reason=\"stopped\"} 1\n"));
+  EXPECT_THAT(body, Not(HasSubstr("tessera_shard_failures_total")));
+  // One server log line for the stop, with its reason.
+  EXPECT_THAT(log(), ElementsAre("shard a (counter) stopped (stopped): "
+                                 "stopped by request"));
+}
+
+// A failed shard: one log line with its failure, counted by the kind of
+// failure, and its reason readable through the API for minutes, not 5 s.
+TEST_F(ApiHandlerTest, AFailedShardIsLoggedCountedAndReadableForMinutes) {
+  TESSERA_LOAD_GUEST(panicker, "panicker", 64);
+  shard::KindConfig kind;
+  kind.name = "panicker";
+  kind.idle_shutdown_secs = 0;
+  ASSERT_TRUE(kinds_.Add(kind, panicker).ok());
+  ASSERT_EQ(
+      Call("POST", "/api/shards",
+           json{{"kind", "panicker"}, {"id", "p"}, {"params", {{"at", 2}}}}
+               .dump())
+          .status,
+      201);
+  StepTo(50'000);
+  StepTo(100'000);  // tick 2 panics
+  ASSERT_EQ(host_->Get("p")->stop_reason, shard::StopReason::kFailed);
+  EXPECT_THAT(log(), ElementsAre("shard p (panicker) stopped (failed): "
+                                 "panic: boom at tick 2"));
+
+  for (int64_t t : {1'100'000, 6'000'000, 299'000'000}) {
+    SCOPED_TRACE(t);
+    StepTo(t);  // past the 1 s retention of other stops
+    HttpResponse r = Call("GET", "/api/shards/p");
+    ASSERT_EQ(r.status, 200) << r.body;
+    json detail = Body(r);
+    EXPECT_EQ(detail["status"], "stopped");
+    EXPECT_EQ(detail["stop_reason"], "failed");
+    EXPECT_THAT(detail["last_error"].get<std::string>(),
+                HasSubstr("boom at tick 2"));
+  }
+  StepTo(100'000 + kFailedRetentionUs);
+  ExpectError(Call("GET", "/api/shards/p"), 404, "not_found");
+
+  const std::string body = Call("GET", "/metrics", "", nullptr).body;
+  EXPECT_THAT(body, HasSubstr("tessera_shard_ticks_total 2\n"));
+  EXPECT_THAT(body,
+              HasSubstr("tessera_shard_stops_total{reason=\"failed\"} 1\n"));
+  EXPECT_THAT(body,
+              HasSubstr("tessera_shard_failures_total{reason=\"panic\"} 1\n"));
+}
+
+TEST(StopLogLine, OneEscapedLineWithTheReason) {
+  EXPECT_EQ(StopLogLine("c1", "arena", shard::StopReason::kIdle,
+                        "no subscribers for 30 s"),
+            "shard c1 (arena) stopped (idle): no subscribers for 30 s");
+  EXPECT_EQ(StopLogLine("c1", "", shard::StopReason::kFinished, ""),
+            "shard c1 stopped (finished)");
+  // A guest's failure text cannot forge a second line or drive the
+  // terminal.
+  EXPECT_EQ(StopLogLine("c1", "arena", shard::StopReason::kFailed,
+                        "panic: x\n[shard other] panic: \x1B[2J"),
+            "shard c1 (arena) stopped (failed): panic: x\\n[shard other] "
+            "panic: \\x1B[2J");
+  const std::string huge = StopLogLine("c1", "k", shard::StopReason::kFailed,
+                                       std::string(1 << 20, 'x'));
+  EXPECT_LT(huge.size(), 4096u + 64u);
+}
+
+TEST(ShardEventMetrics, FailureKinds) {
+  using K = ShardEventMetrics;
+  EXPECT_STREQ(K::FailureKind("fuel exhausted: tessera_tick used more"),
+               "fuel");
+  EXPECT_STREQ(K::FailureKind("watchdog: call ran longer"), "watchdog");
+  EXPECT_STREQ(K::FailureKind("tick budget: tick used 9 ms"), "tick_budget");
+  EXPECT_STREQ(K::FailureKind("memory: the module asked"), "memory");
+  EXPECT_STREQ(K::FailureKind("panic: boom"), "panic");
+  EXPECT_STREQ(K::FailureKind("trap: out of bounds memory access in tick"),
+               "trap");
+  EXPECT_STREQ(K::FailureKind("abi: bad pointer"), "abi");
+  EXPECT_STREQ(K::FailureKind("error: the tick failed: x"), "error");
+  EXPECT_STREQ(K::FailureKind("host: calling tessera_tick"), "host");
+  EXPECT_STREQ(K::FailureKind("panicked"), "other");
+  EXPECT_STREQ(K::FailureKind(""), "other");
 }
 
 }  // namespace

@@ -6,14 +6,17 @@
 #include <thread>
 #include <utility>
 
+#include "guest/log_drain.h"
 #include "net/server.h"
 #include "server/api_handler.h"
 #include "server/app_kinds.h"
 #include "server/env_config.h"
+#include "server/host_metrics.h"
 #include "server/lifecycle_sink.h"
 #include "server/port_probe.h"
 #include "server/shard_directory.h"
 #include "server/stop_notifier.h"
+#include "shard/guest_shard.h"
 #include "shard/kind_registry.h"
 #include "shard/shard_host.h"
 #include "store/store.h"
@@ -22,17 +25,6 @@ namespace tessera::server {
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr const char* kLogLevels[] = {"debug", "info", "warn", "error",
-                                      "panic"};
-
-// One write per line, so lines of concurrent workers do not interleave.
-void GuestLog(std::string_view shard_id, int level, std::string_view text) {
-  const char* name = level >= 0 && level <= 4 ? kLogLevels[level] : "log";
-  std::string line = "[shard " + std::string(shard_id) + "] " + name + ": " +
-                     std::string(text) + "\n";
-  std::cerr << line << std::flush;
-}
 
 void StderrLine(const std::string& line) { std::cerr << line + "\n"; }
 
@@ -115,14 +107,37 @@ Status AppServer::Init() {
   if (!store.ok()) return store.status();
   store_ = std::move(store).value();
 
+  // Guest log lines leave the shard workers at once: a bounded queue that
+  // its own thread writes to stderr, each line cut, escaped and
+  // rate-limited per shard (a stalled stderr stalls only that thread). The
+  // lines workers log themselves (stops, directory errors) go through it
+  // too.
+  guest::LogDrainOptions log_options;
+  log_options.max_line_bytes = shard::GuestShard::kMaxLogLineBytes;
+  log_options.metrics = &metrics_;
+  guest_log_ = std::make_unique<guest::LogDrain>(guest::LogDrain::WriteToStderr,
+                                                 log_options);
+  auto worker_log = [drain = guest_log_.get()](const std::string& line) {
+    drain->PushLine(line);
+  };
+
   NotifierOptions notifier_options;
   notifier_options.log = StderrLine;
   notifier_ = std::make_unique<StopNotifier>(notifier_options, &metrics_);
-  sink_ = std::make_unique<LifecycleSink>(notifier_.get());
+  shard_metrics_ = std::make_unique<ShardEventMetrics>(&metrics_);
+  LifecycleOptions lifecycle;
+  lifecycle.log = worker_log;
+  lifecycle.metrics = shard_metrics_.get();
+  sink_ = std::make_unique<LifecycleSink>(notifier_.get(), lifecycle);
   shard::HostOptions host_options;
   host_options.workers = options_.workers;
   host_options.save_interval_us = options_.save_secs * 1'000'000;
-  host_options.guest_log = GuestLog;
+  host_options.failed_retention_us = kFailedRetentionUs;
+  host_options.guest_log = [drain = guest_log_.get()](std::string_view id,
+                                                      int level,
+                                                      std::string_view text) {
+    drain->Push("shard " + std::string(id), level, text);
+  };
   Histogram* tick_seconds = metrics_.GetHistogram(
       "tessera_tick_duration_seconds",
       "Wall time of one shard tick: inputs, tick and snapshot.",
@@ -133,17 +148,19 @@ Status AppServer::Init() {
       "Thread CPU time of one shard tick (the tickBudgetMs measure).",
       {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
        0.25});
-  host_options.on_tick = [tick_seconds, tick_cpu_seconds](std::string_view,
-                                                          int64_t wall_us,
-                                                          int64_t cpu_us) {
+  host_options.on_tick = [tick_seconds, tick_cpu_seconds,
+                          counts = shard_metrics_.get()](
+                             std::string_view, int64_t wall_us, int64_t cpu_us,
+                             int64_t fuel_used) {
     tick_seconds->Observe(static_cast<double>(wall_us) / 1e6);
     tick_cpu_seconds->Observe(static_cast<double>(cpu_us) / 1e6);
+    counts->OnTick(fuel_used);
   };
   host_ = std::make_unique<shard::ShardHost>(kinds_.get(), sink_.get(),
                                              store_.get(), host_options);
   DirectoryOptions directory_options;
   directory_options.capacity = options_.capacity;
-  directory_options.log = StderrLine;
+  directory_options.log = worker_log;  // also called on workers
   directory_ = std::make_unique<ShardDirectory>(
       host_.get(), kinds_.get(), store_.get(), directory_options);
   sink_->Attach(directory_.get());
@@ -197,6 +214,7 @@ void AppServer::Shutdown() {
   if (sink_) sink_->SetDownstream(nullptr);
   if (server_) server_->Stop(net::kCloseGoingAway, kRestartCloseReason);
   if (notifier_) notifier_->Stop();
+  if (guest_log_) guest_log_->Stop();  // writes what is still queued
 }
 
 }  // namespace tessera::server

@@ -4,7 +4,10 @@
 //
 //   net::Server --(HTTP)--> ApiHandler --> ShardDirectory --> ShardHost
 //   net::Server --(WebSocket inputs)--------------------------> ShardHost
+//   ShardHost --(guest log lines)--> guest::LogDrain --> stderr
+//   ShardHost --(ticks: wall, CPU, fuel)--> ShardEventMetrics
 //   ShardHost --(frames, stops)--> LifecycleSink --> net::Server
+//                                      |--> ShardEventMetrics, LogDrain
 //                                      |--> ShardDirectory (forget)
 //                                      `--> StopNotifier (onStop POST)
 //
@@ -31,6 +34,9 @@
 #include "common/status.h"
 #include "server/web_mounts.h"
 
+namespace tessera::guest {
+class LogDrain;
+}
 namespace tessera::net {
 class Server;
 }
@@ -46,6 +52,7 @@ namespace tessera::server {
 
 class ApiHandler;
 class LifecycleSink;
+class ShardEventMetrics;
 class ShardDirectory;
 class StopNotifier;
 
@@ -108,8 +115,10 @@ class AppServer {
   // Declaration order is construction order; destruction runs backwards,
   // so everything outlives what points to it.
   Metrics metrics_;
+  std::unique_ptr<ShardEventMetrics> shard_metrics_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<shard::KindRegistry> kinds_;
+  std::unique_ptr<guest::LogDrain> guest_log_;  // guest log lines -> stderr
   std::unique_ptr<StopNotifier> notifier_;
   std::unique_ptr<LifecycleSink> sink_;
   std::unique_ptr<shard::ShardHost> host_;

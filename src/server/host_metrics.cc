@@ -1,12 +1,18 @@
 #include "server/host_metrics.h"
 
 #include <set>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tessera::server {
 namespace {
 
 constexpr char kShardsHelp[] = "Shards on this server by status.";
+constexpr char kStopsHelp[] = "Shards stopped, by reason.";
+constexpr char kFailuresHelp[] =
+    "Shards failed, by the kind of their failure line (fuel, watchdog, "
+    "tick_budget, memory, panic, trap, abi, error, host, other).";
 
 template <typename T>
 T Delta(T now, T before) {
@@ -14,6 +20,54 @@ T Delta(T now, T before) {
 }
 
 }  // namespace
+
+ShardEventMetrics::ShardEventMetrics(Metrics* metrics) : metrics_(metrics) {
+  ticks_ = metrics_->GetCounter("tessera_shard_ticks_total",
+                                "Ticks run by all shards.");
+  fuel_ = metrics_->GetCounter(
+      "tessera_shard_fuel_used_total",
+      "Fuel (guest instructions) used by all shards' ticks and saves.");
+}
+
+void ShardEventMetrics::OnTick(int64_t fuel_used) {
+  ticks_->Add();
+  if (fuel_used > 0) fuel_->Add(static_cast<uint64_t>(fuel_used));
+}
+
+void ShardEventMetrics::OnStopped(shard::StopReason reason,
+                                  std::string_view message) {
+  // Few labels, each created once: the registry lookup is cheap enough for
+  // a stop.
+  metrics_
+      ->GetCounter("tessera_shard_stops_total", kStopsHelp,
+                   {{"reason", shard::StopReasonName(reason)}})
+      ->Add();
+  if (reason == shard::StopReason::kFailed) {
+    metrics_
+        ->GetCounter("tessera_shard_failures_total", kFailuresHelp,
+                     {{"reason", FailureKind(message)}})
+        ->Add();
+  }
+}
+
+const char* ShardEventMetrics::FailureKind(std::string_view line) {
+  // The prefixes of GuestShard's failure lines (shard/guest_shard.h).
+  static constexpr std::pair<std::string_view, const char*> kKinds[] = {
+      {"fuel exhausted:", "fuel"},
+      {"watchdog:", "watchdog"},
+      {"tick budget:", "tick_budget"},
+      {"memory:", "memory"},
+      {"panic:", "panic"},
+      {"trap:", "trap"},
+      {"abi:", "abi"},
+      {"error:", "error"},
+      {"host:", "host"},
+  };
+  for (const auto& [prefix, kind] : kKinds) {
+    if (line.starts_with(prefix)) return kind;
+  }
+  return "other";
+}
 
 HostMetrics::HostMetrics(Metrics* metrics, const ShardDirectory* directory)
     : metrics_(metrics), directory_(directory) {
@@ -30,13 +84,9 @@ HostMetrics::HostMetrics(Metrics* metrics, const ShardDirectory* directory)
       "Subscribers of all shards (a subscriber of two shards counts twice).");
   queued_inputs_ = metrics_->GetGauge("tessera_shard_queued_inputs",
                                       "Inputs waiting for their shard's tick.");
-  ticks_ = metrics_->GetCounter("tessera_shard_ticks_total",
-                                "Ticks run by all shards.");
   overruns_ = metrics_->GetCounter(
       "tessera_shard_overruns_total",
       "Ticks that started a whole period late (the schedule skipped ahead).");
-  fuel_ = metrics_->GetCounter("tessera_shard_fuel_used_total",
-                               "Fuel (guest instructions) used by all shards.");
 }
 
 void HostMetrics::Refresh() {
@@ -67,10 +117,8 @@ void HostMetrics::Refresh() {
     }
     Seen before;
     if (auto it = seen_.find(info.id); it != seen_.end()) before = it->second;
-    ticks_->Add(Delta(info.tick, before.ticks));
     overruns_->Add(Delta(info.overruns, before.overruns));
-    fuel_->Add(static_cast<uint64_t>(Delta(info.fuel_used, before.fuel)));
-    next[info.id] = Seen{info.tick, info.overruns, info.fuel_used};
+    next[info.id] = Seen{info.overruns};
   }
   seen_ = std::move(next);
   starting_->Set(starting);

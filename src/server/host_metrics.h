@@ -1,16 +1,26 @@
-// Shard gauges and counters for /metrics, refreshed from ShardHost::List
-// (and the directory's failed records) just before each render:
+// Shard metrics for /metrics.
+//
+// ShardEventMetrics counts as things happen, so a shard that stops and is
+// forgotten keeps what it did in the totals:
+//   tessera_shard_ticks_total                 (HostOptions::on_tick)
+//   tessera_shard_fuel_used_total             (on_tick's fuel; init not
+//                                              included)
+//   tessera_shard_stops_total{reason=stopped|idle|finished|failed}
+//   tessera_shard_failures_total{reason=fuel|watchdog|tick_budget|memory|
+//       panic|trap|abi|error|host|other}      (ShardSink::OnStopped; the
+//                                              kind of the failure line)
+// HostMetrics refreshes gauges (and the overrun counter) from
+// ShardHost::List and the directory's failed records just before each
+// render:
 //   tessera_shards{status=starting|running|stopped|failed}   gauge
 //   tessera_shard_subscribers       (of live shards)          gauge
 //   tessera_shard_queued_inputs     (of live shards)          gauge
-//   tessera_shard_ticks_total, tessera_shard_overruns_total,
-//   tessera_shard_fuel_used_total                             counters
-// The counters add each shard's progress since the previous refresh (a
-// shard replaced under the same id starts from zero again), so they only
-// miss what a shard did between the last scrape and its removal.
+//   tessera_shard_overruns_total    (each shard's progress since the
+//                                    previous refresh)        counter
 //
-// Thread-safety: Refresh from any thread (serialised internally).
-// `metrics` and `directory` are not owned and must outlive this.
+// Thread-safety: ShardEventMetrics from any thread (lock-free counters);
+// Refresh from any thread (serialised internally). `metrics` and
+// `directory` are not owned and must outlive these.
 #ifndef TESSERA_SERVER_HOST_METRICS_H_
 #define TESSERA_SERVER_HOST_METRICS_H_
 
@@ -18,12 +28,32 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "common/metrics.h"
-#include "server/shard_directory.h"
 #include "common/thread_annotations.h"
+#include "server/shard_directory.h"
+#include "shard/shard_types.h"
 
 namespace tessera::server {
+
+class ShardEventMetrics {
+ public:
+  explicit ShardEventMetrics(Metrics* metrics);
+
+  // One tick ran (a failing one too) and used `fuel_used`.
+  void OnTick(int64_t fuel_used);
+  // A shard stopped; for kFailed, `message` is its failure line.
+  void OnStopped(shard::StopReason reason, std::string_view message);
+
+  // The failure-kind label of a failure line ("panic: boom" -> "panic").
+  static const char* FailureKind(std::string_view failure_line);
+
+ private:
+  Metrics* const metrics_;
+  Counter* ticks_;
+  Counter* fuel_;
+};
 
 class HostMetrics {
  public:
@@ -32,9 +62,7 @@ class HostMetrics {
 
  private:
   struct Seen {
-    uint64_t ticks = 0;
     uint64_t overruns = 0;
-    int64_t fuel = 0;
   };
 
   Metrics* const metrics_;
@@ -45,9 +73,7 @@ class HostMetrics {
   Gauge* failed_;
   Gauge* subscribers_;
   Gauge* queued_inputs_;
-  Counter* ticks_;
   Counter* overruns_;
-  Counter* fuel_;
 
   std::mutex mu_;
   std::map<std::string, Seen> seen_ GUARDED_BY(mu_);

@@ -4,6 +4,9 @@
 #include <iostream>
 #include <utility>
 
+#include "common/text.h"
+#include "shard/guest_shard.h"
+
 namespace tessera::server {
 
 ShardDirectory::ShardDirectory(shard::ShardHost* host,
@@ -151,10 +154,13 @@ Result<RestoreReport> ShardDirectory::RestoreAll(
       continue;
     }
     ++report.failed;
-    const std::string error = started.message();
+    // The module's refusal text: guest text, kept as valid UTF-8 and
+    // escaped for the log.
+    constexpr size_t kMax = shard::GuestShard::kMaxLogLineBytes;
+    const std::string error = SafeUtf8(started.message(), kMax);
     if (log) {
       log("shard " + record.id + " (" + record.kind +
-          ") did not start: " + error);
+          ") did not start: " + EscapeForLog(error, kMax));
     }
     MarkFailed(std::move(record), error);
   }

@@ -303,13 +303,13 @@ void ShardHost::StepForTest(int64_t now_us) { pool_->RunPass(now_us); }
 
 std::optional<int64_t> ShardHost::RunShard(HostedShard& shard, int64_t now_us) {
   if (!Process(shard, now_us)) return std::nullopt;
-  return shard.done ? shard.stopped_at_us + options_.stopped_retention_us
+  return shard.done ? shard.stopped_at_us + RetentionUs(shard)
                     : shard.schedule->next_deadline_us();
 }
 
 bool ShardHost::Process(HostedShard& shard, int64_t now_us) {
   if (shard.done) {
-    if (now_us - shard.stopped_at_us >= options_.stopped_retention_us) {
+    if (now_us - shard.stopped_at_us >= RetentionUs(shard)) {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = shards_.find(shard.id);
       if (it != shards_.end() && it->second.get() == &shard) shards_.erase(it);
@@ -373,14 +373,17 @@ void ShardHost::RunTick(HostedShard& shard, int64_t now_us) {
   StepResult step = shard.guest->Step(
       inputs, shard.schedule->period_us(), views,
       shard.views == nullptr || shard.views->wants_snapshot());
-  if (options_.on_tick) {
-    options_.on_tick(shard.id, clock_->NowUs() - wall_start_us, step.cpu_us);
-  }
+  const int64_t wall_us = clock_->NowUs() - wall_start_us;
+  int64_t fuel_used = 0;
   {
     std::lock_guard<std::mutex> lock(shard.mu);
     shard.info.tick = shard.guest->ticks();
+    fuel_used = shard.guest->fuel_used() - shard.info.fuel_used;
     shard.info.fuel_used = shard.guest->fuel_used();
     shard.info.overruns = shard.schedule->overruns();
+  }
+  if (options_.on_tick) {
+    options_.on_tick(shard.id, wall_us, step.cpu_us, fuel_used);
   }
   if (step.outcome.stop != StopReason::kFailed && sink_ != nullptr) {
     if (shard.views != nullptr) {
@@ -398,6 +401,14 @@ void ShardHost::RunTick(HostedShard& shard, int64_t now_us) {
   if (!step.outcome.running()) {
     Finish(shard, step.outcome.stop, step.outcome.message, now_us);
   }
+}
+
+int64_t ShardHost::RetentionUs(HostedShard& shard) const {
+  if (options_.failed_retention_us < 0) return options_.stopped_retention_us;
+  std::lock_guard<std::mutex> lock(shard.mu);
+  return shard.info.stop_reason == StopReason::kFailed
+             ? options_.failed_retention_us
+             : options_.stopped_retention_us;
 }
 
 void ShardHost::MaybeSave(HostedShard& shard, int64_t now_us) {

@@ -17,7 +17,8 @@
 // kFailed and its failure line; healthy shards keep ticking meanwhile. A
 // shard with no subscribers for idle_shutdown_secs stops with kIdle. A
 // stopped shard stays listed (with its reason and message) for
-// stopped_retention_us, then is forgotten.
+// stopped_retention_us (failed_retention_us if it failed), then is
+// forgotten.
 //
 // Saving: for modules that export tessera_save, every save_interval_us and at
 // Shutdown() the state goes to the StateStore; a shard that stops for any
@@ -82,6 +83,9 @@ struct HostOptions {
   const Clock* watchdog_clock = nullptr;  // null: RealClock
   int64_t save_interval_us = 5'000'000;   // 0: save only at Shutdown
   int64_t stopped_retention_us = 5'000'000;
+  // How long a shard stopped with kFailed stays listed (its failure line
+  // readable through Get/List); negative: stopped_retention_us.
+  int64_t failed_retention_us = -1;
   // Inputs a shard queues between two ticks: the larger of
   // max_queued_inputs and max_queued_inputs_per_subscriber times its
   // subscribers (each connection is rate-limited on its own; this only
@@ -93,11 +97,12 @@ struct HostOptions {
   std::function<void(std::string_view shard_id, int level,
                      std::string_view text)>
       guest_log;
-  // Called after every tick on the worker thread with the tick's wall time
-  // and thread CPU time (inputs + tick + snapshot); for metrics. Must be
-  // quick and thread-safe.
-  std::function<void(std::string_view shard_id, int64_t wall_us,
-                     int64_t cpu_us)>
+  // Called after every tick (a failing one too) on the worker thread with
+  // the tick's wall time, thread CPU time (inputs + tick + snapshot) and
+  // the fuel the shard used since the previous tick (this tick's calls and
+  // any save in between); for metrics. Must be quick and thread-safe.
+  std::function<void(std::string_view shard_id, int64_t wall_us, int64_t cpu_us,
+                     int64_t fuel_used)>
       on_tick;
 };
 
@@ -184,6 +189,8 @@ class ShardHost {
   bool Process(HostedShard& shard, int64_t now_us);
   void RunTick(HostedShard& shard, int64_t now_us);
   void MaybeSave(HostedShard& shard, int64_t now_us);
+  // How long the stopped `shard` stays listed.
+  int64_t RetentionUs(HostedShard& shard) const;
   void Finish(HostedShard& shard, StopReason reason, std::string message,
               int64_t now_us);
 

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "common/subprocess.h"
 #include "wasm/codegen.h"
@@ -62,6 +63,20 @@ std::string CompilerVersion(const std::string& cc) {
   return v;
 }
 
+// The C compiler's flags besides the files (part of the cache key).
+std::vector<std::string> CompileFlags(const LoadOptions& options) {
+  return {options.opt_level, "-fPIC", "-shared", "-fno-strict-aliasing",
+          "-fwrapv",
+          // Deterministic floating point on every host: no FMA contraction
+          // (aarch64's baseline has FMA), no errno side paths for sqrt.
+          "-ffp-contract=off", "-fno-math-errno",
+          // Signalling NaNs exist: no folding of x*1, x/1, x-0, -1*x, ... to x
+          // or -x, which would return a signalling NaN unchanged where
+          // WebAssembly requires the arithmetic to quiet it (spec
+          // float_exprs.wast; tests/spec/fixtures/signalling_nan.wast).
+          "-fsignaling-nans", "-DNDEBUG", "-w"};
+}
+
 std::mutex& KeyMutex(const std::string& key) {
   static std::mutex mu;
   static std::map<std::string, std::unique_ptr<std::mutex>> locks;
@@ -92,13 +107,10 @@ Status CompileToSo(const GeneratedC& c, const LoadOptions& options,
   TESSERA_RETURN_IF_ERROR(WriteFile(dir / "guest.h", c.header));
   TESSERA_RETURN_IF_ERROR(WriteFile(dir / "guest.c", c.source));
   fs::path tmp_so = dir / "guest.so";
-  std::vector<std::string> argv = {
-      options.c_compiler, options.opt_level, "-fPIC", "-shared",
-      "-fno-strict-aliasing", "-fwrapv",
-      // Deterministic floating point on every host: no FMA contraction
-      // (aarch64's baseline has FMA), no errno side paths for sqrt.
-      "-ffp-contract=off", "-fno-math-errno", "-DNDEBUG", "-w",
-      "-I" + dir.string(), (dir / "guest.c").string(), "-o", tmp_so.string()};
+  std::vector<std::string> argv = CompileFlags(options);
+  argv.insert(argv.begin(), options.c_compiler);
+  argv.insert(argv.end(), {"-I" + dir.string(), (dir / "guest.c").string(),
+                           "-o", tmp_so.string()});
   auto run = RunProcess(argv);
   if (!run.ok()) {
     fs::remove_all(dir, ec);
@@ -186,8 +198,9 @@ Result<std::shared_ptr<const CompiledModule>> LoadModule(
   key << "tessera-codegen-" << kCodegenVersion << "\n"
       << "wabt-1.0.32\n"
       << CompilerVersion(options.c_compiler) << "\n"
-      << options.opt_level << " fuel=" << options.fuel << " cap=" << cap
-      << " link_any=" << options.check.link_any_imports << "\n"
+      << JoinCommand(CompileFlags(options)) << " fuel=" << options.fuel
+      << " cap=" << cap << " link_any=" << options.check.link_any_imports
+      << "\n"
       << kWasmRtHeader << "\n";
   std::string key_text = key.str();
   key_text.append(reinterpret_cast<const char*>(wasm.data()), wasm.size());

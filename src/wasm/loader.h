@@ -45,9 +45,11 @@ Result<ModuleInfo> CheckModule(std::span<const uint8_t> wasm,
 
 struct LoadOptions {
   CheckOptions check;
-  bool fuel = true;               // instrument fuel + interrupt checks
-  std::string cache_dir;          // required: where compiled .so files live
-  std::string c_compiler = "cc";  // run as `<c_compiler> -O2 -fPIC -shared`
+  bool fuel = true;       // instrument fuel + interrupt checks
+  std::string cache_dir;  // required: where compiled .so files live
+  // Run as `<c_compiler> -O2 -fPIC -shared -fsignaling-nans ...` (see
+  // loader.cc; GCC: clang accepts -fsignaling-nans but ignores it).
+  std::string c_compiler = "cc";
   std::string opt_level = "-O2";
   bool keep_c_source = false;  // leave the generated .c beside the .so
 };

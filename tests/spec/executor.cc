@@ -22,10 +22,36 @@ CommandResult Fail(std::string why) {
 CommandResult Skip(std::string why) {
   return {CommandResult::kSkipped, std::move(why)};
 }
+CommandResult Unsupported(std::string proposal) {
+  return {CommandResult::kUnsupported, std::move(proposal)};
+}
 
 const char* TypeName(wasm::ValType t) { return wasm::ValTypeName(t); }
 
 }  // namespace
+
+std::string RefusedProposal(const Status& status) {
+  if (status.code() != StatusCode::kRefused) return "";
+  // The loader's refusals of proposals tessera does not run (wasm/parse.cc),
+  // by a word each is sure to contain.
+  struct Proposal {
+    const char* keyword;
+    const char* name;
+  };
+  static constexpr Proposal kProposals[] = {
+      {"memory64", "memory64 (64-bit memory)"},
+      {"SIMD", "SIMD (v128)"},
+      {"threads", "threads (shared memory, atomics)"},
+      {"tail call", "tail calls"},
+      {"exception handling", "exception handling"},
+      {"multiple memories", "multi-memory"},
+      {"more than one memory", "multi-memory"},
+  };
+  for (const Proposal& p : kProposals) {
+    if (status.message().find(p.keyword) != std::string::npos) return p.name;
+  }
+  return "";
+}
 
 Executor::Executor(const Script& script, const ModuleMap& modules,
                    const wasm::LoadOptions& options)
@@ -121,9 +147,20 @@ Result<Executor::Invocation> Executor::Invoke(const Action& a) {
   return out;
 }
 
+std::string Executor::UnsupportedTarget(const std::string& module) const {
+  auto it = unsupported_.find(module);
+  return it == unsupported_.end() ? "" : it->second;
+}
+
 CommandResult Executor::Run(const Command& c) {
   const std::string& t = c.type;
   if (t == "module") return DefineModule(c);
+  if (t == "register" || t == "action" || t == "assert_return" ||
+      t == "assert_trap" || t == "assert_exhaustion") {
+    const std::string proposal =
+        UnsupportedTarget(t == "register" ? c.name : c.action.module);
+    if (!proposal.empty()) return Unsupported(proposal);
+  }
   if (t == "register") return Register(c);
   if (t == "action") {
     auto r = Invoke(c.action);
@@ -144,9 +181,19 @@ CommandResult Executor::Run(const Command& c) {
 
 CommandResult Executor::DefineModule(const Command& c) {
   current_ = nullptr;
-  if (!c.name.empty()) named_[c.name] = nullptr;
+  unsupported_.erase("");
+  if (!c.name.empty()) {
+    named_[c.name] = nullptr;
+    unsupported_.erase(c.name);
+  }
   auto m = Module(c.filename);
-  if (!m.ok()) return Fail("not loaded: " + m.status().ToString());
+  if (!m.ok()) {
+    const std::string proposal = RefusedProposal(m.status());
+    if (proposal.empty()) return Fail("not loaded: " + m.status().ToString());
+    unsupported_[""] = proposal;
+    if (!c.name.empty()) unsupported_[c.name] = proposal;
+    return Unsupported(proposal);
+  }
   auto inst = Instantiate(*m);
   if (!inst.ok()) return Fail("not linked: " + inst.status().message());
   if ((*inst)->dead()) {
@@ -218,7 +265,11 @@ CommandResult Executor::AssertRejected(const Command& c) {
 
 CommandResult Executor::AssertUnlinkable(const Command& c) {
   auto m = Module(c.filename);
-  if (!m.ok()) return Fail("not loaded: " + m.status().ToString());
+  if (!m.ok()) {
+    const std::string proposal = RefusedProposal(m.status());
+    if (!proposal.empty()) return Unsupported(proposal);
+    return Fail("not loaded: " + m.status().ToString());
+  }
   auto inst = Instantiate(*m);
   if (inst.ok()) return Fail("linked a module that should not: " + c.text);
   if (inst.status().message().find(c.text) == std::string::npos) {
@@ -230,7 +281,11 @@ CommandResult Executor::AssertUnlinkable(const Command& c) {
 
 CommandResult Executor::AssertUninstantiable(const Command& c) {
   auto m = Module(c.filename);
-  if (!m.ok()) return Fail("not loaded: " + m.status().ToString());
+  if (!m.ok()) {
+    const std::string proposal = RefusedProposal(m.status());
+    if (!proposal.empty()) return Unsupported(proposal);
+    return Fail("not loaded: " + m.status().ToString());
+  }
   auto inst = Instantiate(*m);
   if (!inst.ok()) return Fail("not linked: " + inst.status().message());
   if (!(*inst)->dead()) return Fail("instantiated; expected " + c.text);

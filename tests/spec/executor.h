@@ -15,9 +15,16 @@
 namespace tessera::spec {
 
 struct CommandResult {
-  enum Outcome { kPassed, kFailed, kSkipped } outcome = kPassed;
-  std::string detail;  // why it failed, or the skip's reason
+  // kUnsupported: the command needs a proposal tessera refuses by design
+  // (memory64, SIMD, threads, ...; the loader says so), so it is neither a
+  // pass nor a conformance failure.
+  enum Outcome { kPassed, kFailed, kSkipped, kUnsupported } outcome = kPassed;
+  std::string detail;  // why it failed, the skip's reason, or the proposal
 };
+
+// The proposal a load error refuses by design ("64-bit memory (memory64)"),
+// or empty when `status` is any other error.
+std::string RefusedProposal(const Status& status);
 
 class Executor {
  public:
@@ -44,6 +51,9 @@ class Executor {
   Result<wasm::Instance*> Target(const std::string& name);
   Result<Invocation> Invoke(const Action& a);
 
+  // The refused proposal of the module `action` or `register` targets, or
+  // empty.
+  std::string UnsupportedTarget(const std::string& module) const;
   CommandResult DefineModule(const Command& c);
   CommandResult Register(const Command& c);
   CommandResult AssertReturn(const Command& c);
@@ -62,6 +72,9 @@ class Executor {
   wasm::Instance* current_ = nullptr;
   std::map<std::string, wasm::Instance*> named_;
   std::map<std::string, wasm::Instance*> registered_;
+  // Modules not run because they need a refused proposal, by name ("" for
+  // the latest module): what the commands on them are reported as.
+  std::map<std::string, std::string> unsupported_;
 };
 
 }  // namespace tessera::spec

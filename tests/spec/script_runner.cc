@@ -53,6 +53,16 @@ ScriptReport RunScript(const Script& script, const ModuleMap& modules,
         ++report.skipped;
         ++report.skip_reasons[r.detail];
         break;
+      case CommandResult::kUnsupported:
+        // A documented exception keeps its own line in the report.
+        if (exception) {
+          ++report.exceptions;
+          report.excepted.push_back(where + exception);
+        } else {
+          ++report.unsupported;
+          ++report.unsupported_reasons[r.detail];
+        }
+        break;
     }
   }
   report.seconds =

@@ -21,8 +21,9 @@ using ModuleMap = std::map<std::string, std::shared_future<LoadResult>>;
 
 struct ScriptReport {
   std::string name;
-  int passed = 0, failed = 0, skipped = 0, exceptions = 0;
-  std::map<std::string, int> skip_reasons;  // reason -> commands
+  int passed = 0, failed = 0, skipped = 0, exceptions = 0, unsupported = 0;
+  std::map<std::string, int> skip_reasons;         // reason -> commands
+  std::map<std::string, int> unsupported_reasons;  // proposal -> commands
   std::vector<std::string> failures;        // "line N (type): why"
   std::vector<std::string> excepted;        // "line N (type): reason"
   double seconds = 0;

@@ -15,6 +15,9 @@
 // that runs nothing must not pass. Exit status 1 when any command fails
 // (documented exceptions aside, see exceptions.cc) or a script cannot be
 // converted.
+// Commands that need a proposal tessera refuses by design (memory64, SIMD,
+// threads, tail calls, exception handling, multi-memory: the loader refuses
+// the module) count as "unsupported", apart from failures.
 #include <unistd.h>
 
 #include <algorithm>
@@ -150,15 +153,19 @@ std::vector<Result<Script>> ConvertAll(const std::vector<fs::path>& paths,
 }
 
 struct Totals {
-  int passed = 0, failed = 0, skipped = 0, exceptions = 0, scripts = 0;
+  int passed = 0, failed = 0, skipped = 0, exceptions = 0, unsupported = 0,
+      scripts = 0;
   std::map<std::string, int> skip_reasons;
+  std::map<std::string, int> unsupported_reasons;
   std::vector<std::string> excepted;
 };
 
 void Print(const ScriptReport& r, bool verbose, Totals* t) {
   std::printf(
-      "%-22s %5d passed %4d failed %4d skipped %3d exceptions %6.1f s\n",
-      r.name.c_str(), r.passed, r.failed, r.skipped, r.exceptions, r.seconds);
+      "%-22s %5d passed %4d failed %4d skipped %3d exceptions %4d "
+      "unsupported %6.1f s\n",
+      r.name.c_str(), r.passed, r.failed, r.skipped, r.exceptions,
+      r.unsupported, r.seconds);
   size_t shown = 0;
   for (const std::string& f : r.failures) {
     if (!verbose && ++shown > 20) {
@@ -177,8 +184,12 @@ void Print(const ScriptReport& r, bool verbose, Totals* t) {
   t->failed += r.failed;
   t->skipped += r.skipped;
   t->exceptions += r.exceptions;
+  t->unsupported += r.unsupported;
   ++t->scripts;
   for (const auto& [why, n] : r.skip_reasons) t->skip_reasons[why] += n;
+  for (const auto& [what, n] : r.unsupported_reasons) {
+    t->unsupported_reasons[what] += n;
+  }
   for (const std::string& e : r.excepted)
     t->excepted.push_back(r.name + " " + e);
 }
@@ -262,15 +273,20 @@ int Main(int argc, char** argv) {
   double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
-  int total =
-      totals.passed + totals.failed + totals.skipped + totals.exceptions;
+  int total = totals.passed + totals.failed + totals.skipped +
+              totals.exceptions + totals.unsupported;
   std::printf(
       "\nspec total: %d scripts, %d commands: %d passed, %d failed, %d "
-      "skipped, %d documented exceptions (%.1f s)\n",
+      "skipped, %d documented exceptions, %d unsupported by design (%.1f "
+      "s)\n",
       totals.scripts, total, totals.passed, totals.failed, totals.skipped,
-      totals.exceptions, secs);
+      totals.exceptions, totals.unsupported, secs);
   for (const auto& [why, n] : totals.skip_reasons) {
     std::printf("  skipped %d: %s\n", n, why.c_str());
+  }
+  for (const auto& [what, n] : totals.unsupported_reasons) {
+    std::printf("  unsupported %d: %s (refused by design, not a failure)\n",
+                n, what.c_str());
   }
   if (!totals.excepted.empty()) {
     std::printf("  documented exceptions (docs/guest-abi.md):\n");

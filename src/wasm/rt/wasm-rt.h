@@ -172,4 +172,30 @@ struct Z_tessera_link_instance_t {
 }
 #endif
 
+#if !defined(__cplusplus) && defined(__SUPPORT_SNAN__)
+/*
+ * Generated modules are compiled with -fsignaling-nans (wasm/loader.cc), so
+ * that the C compiler does not fold x*1.0 and the like to x and hand back a
+ * signalling NaN unquieted. Under that flag GCC no longer inlines isnan()
+ * (an unordered compare may signal) but calls libm's __isnan out of line,
+ * which made wasm2c's sqrt/floor/min/... helpers several times slower. A
+ * bit test is exact, raises nothing and stays inline. (wasm2c's code
+ * includes <math.h> before this header.)
+ */
+#include <math.h>
+static inline int tessera_isnan_f32(float x) {
+  uint32_t bits;
+  memcpy(&bits, &x, sizeof bits);
+  return (uint32_t)(bits << 1) > 0xFF000000u; /* exponent ones, mantissa != 0 */
+}
+static inline int tessera_isnan_f64(double x) {
+  uint64_t bits;
+  memcpy(&bits, &x, sizeof bits);
+  return (uint64_t)(bits << 1) > 0xFFE0000000000000ull;
+}
+#undef isnan
+#define isnan(x) \
+  _Generic((x), float: tessera_isnan_f32, default: tessera_isnan_f64)(x)
+#endif
+
 #endif /* TESSERA_WASM_RT_H_ */

@@ -1,6 +1,11 @@
 // tessera guest ABI, version 1: the one table of names and codes shared by
 // the host (src/) and the guest SDK (sdk/cpp/). See docs/guest-abi.md.
 //
+// It lives in include/tessera/, the only directory the host and the SDK
+// share: the host's include path is src/ and include/ (not the SDK's
+// headers), the SDK's is sdk/cpp/include plus this directory's parent
+// (an installed SDK carries a copy in its own include/tessera/).
+//
 // This header is plain C++17 with no includes, so it compiles both for
 // wasm32 guests and for the host.
 #ifndef TESSERA_ABI_H_
