@@ -6,6 +6,7 @@
 #include <thread>
 #include <utility>
 
+#include "app/app_set.h"
 #include "net/server.h"
 #include "server/api_handler.h"
 #include "server/app_kinds.h"
@@ -63,9 +64,10 @@ Result<std::unique_ptr<AppServer>> AppServer::Start(AppServerOptions options,
 }
 
 Status AppServer::Init() {
-  Result<app::Manifest> manifest = app::LoadManifest(options_.app_dir);
-  if (!manifest.ok()) return manifest.status();
-  manifest_ = std::move(manifest).value();
+  Result<app::AppSet> apps =
+      app::LoadAppSet(options_.app_dir, options_.more_app_dirs);
+  if (!apps.ok()) return apps.status();
+  manifest_ = std::move(apps->merged);
   const fs::path state_dir = options_.app_dir / ".tessera";
   std::error_code ec;
   fs::create_directories(state_dir, ec);
@@ -74,27 +76,16 @@ Status AppServer::Init() {
   }
 
   kinds_ = std::make_unique<shard::KindRegistry>();
-  TESSERA_RETURN_IF_ERROR(LoadAppKinds(
-      manifest_, options_.dev, state_dir / "cache", kinds_.get(), log_));
+  for (size_t i = 0; i < apps->apps.size(); ++i) {
+    const app::AppEntry& app = apps->apps[i];
+    const fs::path cache =
+        i == 0 ? state_dir / "cache" : app.dir / ".tessera" / "cache";
+    TESSERA_RETURN_IF_ERROR(
+        LoadAppKinds(app.manifest, options_.dev, cache, kinds_.get(), log_));
+  }
   std::vector<WebMount> mounts = options_.mounts;
-  for (const fs::path& dir : options_.more_app_dirs) {
-    Result<app::Manifest> more = app::LoadManifest(dir);
-    if (!more.ok()) return more.status();
-    for (const app::ShardKindSpec& kind : more->kinds) {
-      if (manifest_.FindKind(kind.config.name) != nullptr) {
-        return InvalidArgument("shard kind \"" + kind.config.name + "\" of " +
-                               dir.string() +
-                               " is also a kind of another app served");
-      }
-    }
-    TESSERA_RETURN_IF_ERROR(LoadAppKinds(
-        *more, options_.dev, dir / ".tessera" / "cache", kinds_.get(), log_));
-    for (app::ShardKindSpec& kind : more->kinds) {
-      manifest_.kinds.push_back(std::move(kind));
-    }
-    fs::path name = dir.lexically_normal();  // "apps/zone/" -> "zone"
-    if (name.filename().empty()) name = name.parent_path();
-    mounts.push_back(WebMount{"/" + name.filename().string(), dir / "web"});
+  for (app::AppWebMount& mount : apps->web_mounts) {
+    mounts.push_back(WebMount{std::move(mount.prefix), std::move(mount.dir)});
   }
   for (const app::ShardKindSpec& kind : manifest_.kinds) {
     const std::string& url = kind.config.on_stop;
