@@ -105,14 +105,16 @@ FindKindIn(const shard::KindRegistry* kinds) {
 struct Server::Impl {
   enum class State { kNew, kRunning, kStopped };
 
-  Impl(ServerOptions opts, std::string secret, HttpHandler* http,
-       Metrics* metrics_in)
+  Impl(ServerOptions opts, std::string secret, std::unique_ptr<Router> owned,
+       const Router* shared_router, ShardGateway* shards, Metrics* metrics_in)
       : options(std::move(opts)),
         own_metrics(metrics_in == nullptr ? std::make_unique<Metrics>()
                                           : nullptr),
+        own_router(std::move(owned)),
         iocs(MakeContexts(options.io_threads)),
         hub(std::make_unique<Hub>(*iocs.front())),
-        ctx(options, std::move(secret), http,
+        ctx(options, std::move(secret),
+            own_router != nullptr ? *own_router : *shared_router, shards,
             metrics_in != nullptr ? *metrics_in : *own_metrics, *hub) {}
 
   // One single-threaded io_context per io thread: a connection lives on
@@ -135,6 +137,7 @@ struct Server::Impl {
 
   const ServerOptions options;
   std::unique_ptr<Metrics> own_metrics;
+  std::unique_ptr<Router> own_router;  // the HttpHandler constructor's
   std::vector<std::unique_ptr<asio::io_context>> iocs;
   size_t next_context = 0;   // on the acceptor's strand
   std::unique_ptr<Hub> hub;  // before ctx, which refers to it
@@ -187,10 +190,27 @@ void Server::Impl::RunIo(asio::io_context& ioc) {
   }
 }
 
+namespace {
+
+std::unique_ptr<Router> ShardRouter(HttpHandler* http) {
+  auto router = std::make_unique<Router>();
+  router->AddSession(kShardPathPrefix, ShardSessions());
+  if (http != nullptr) router->AddHttp("/", *http);
+  return router;
+}
+
+}  // namespace
+
+Server::Server(ServerOptions options, std::string ticket_secret,
+               const Router& router, ShardGateway* shards, Metrics* metrics)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(ticket_secret),
+                                   nullptr, &router, shards, metrics)) {}
+
 Server::Server(ServerOptions options, std::string ticket_secret,
                HttpHandler* http, Metrics* metrics)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(ticket_secret),
-                                   http, metrics)) {}
+                                   ShardRouter(http), nullptr, nullptr,
+                                   metrics)) {}
 
 Server::~Server() { Stop(); }
 

@@ -22,8 +22,8 @@
 
 #include "common/clock.h"
 #include "net/ticket.h"
-#include "server/lifecycle_sink.h"
 #include "server/shard_directory.h"
+#include "server/stop_notices.h"
 #include "server/stop_notifier.h"
 #include "server/test_fakes.h"
 #include "shard/shard_host.h"
@@ -132,22 +132,24 @@ class ApiHandlerTest : public ::testing::Test {
     notifier_options.log = [](const std::string&) {};
     notifier_ = std::make_unique<StopNotifier>(notifier_options);
     notifier_->Start();
-    lifecycle_ = std::make_unique<LifecycleSink>(notifier_.get());
-    lifecycle_->SetDownstream(&sink_);
+    observers_.Add(&sink_);
 
     shard::HostOptions host_options;
     host_options.workers = 0;
     host_options.clock = &clock_;
     host_options.save_interval_us = 0;
     host_options.stopped_retention_us = 1'000'000;
-    host_ = std::make_unique<shard::ShardHost>(&kinds_, lifecycle_.get(),
-                                               &store_, host_options);
+    host_ = std::make_unique<shard::ShardHost>(&kinds_, &observers_, &store_,
+                                               host_options);
     DirectoryOptions directory_options;
     directory_options.capacity = 3;
     directory_options.log = [](const std::string&) {};
     directory_ = std::make_unique<ShardDirectory>(host_.get(), &kinds_, &store_,
                                                   directory_options);
-    lifecycle_->Attach(directory_.get());
+    forget_ = std::make_unique<ForgetStopped>(*directory_);
+    notices_ = std::make_unique<StopNotices>(*host_, kinds_, *notifier_);
+    observers_.Add(forget_.get());
+    observers_.Add(notices_.get());
 
     const fs::path web = temp_.path() / "web";
     WriteFile(web / "index.html", "<h1>arena</h1>");
@@ -244,9 +246,11 @@ class ApiHandlerTest : public ::testing::Test {
   std::mutex posts_mu_;
   std::vector<std::pair<std::string, std::string>> posts_;
   std::unique_ptr<StopNotifier> notifier_;
-  std::unique_ptr<LifecycleSink> lifecycle_;
+  shard::ShardObservers observers_;
   std::unique_ptr<shard::ShardHost> host_;
   std::unique_ptr<ShardDirectory> directory_;
+  std::unique_ptr<ForgetStopped> forget_;
+  std::unique_ptr<StopNotices> notices_;
   std::unique_ptr<ApiHandler> handler_;
 };
 

@@ -7,16 +7,15 @@
 #include <utility>
 
 #include "app/app_set.h"
+#include "net/router.h"
 #include "net/server.h"
 #include "server/api_handler.h"
 #include "server/app_kinds.h"
 #include "server/env_config.h"
-#include "server/lifecycle_sink.h"
 #include "server/port_probe.h"
-#include "server/shard_directory.h"
+#include "server/shard_service.h"
 #include "server/stop_notifier.h"
 #include "shard/kind_registry.h"
-#include "shard/shard_host.h"
 #include "store/store.h"
 
 namespace tessera::server {
@@ -106,47 +105,22 @@ Status AppServer::Init() {
   if (!store.ok()) return store.status();
   store_ = std::move(store).value();
 
+  // Leaf-first: each object gets what it needs in its constructor; the
+  // shard host reports to observers (the directory, onStop, the network's
+  // fan-out) registered before its first shard; each service registers its
+  // own routes on the router before the server starts.
   NotifierOptions notifier_options;
   notifier_options.log = StderrLine;
   notifier_ = std::make_unique<StopNotifier>(notifier_options, &metrics_);
-  sink_ = std::make_unique<LifecycleSink>(notifier_.get());
-  shard::HostOptions host_options;
-  host_options.workers = options_.workers;
-  host_options.save_interval_us = options_.save_secs * 1'000'000;
-  host_options.guest_log = GuestLog;
-  Histogram* tick_seconds = metrics_.GetHistogram(
-      "tessera_tick_duration_seconds",
-      "Wall time of one shard tick: inputs, tick and snapshot.",
-      {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-       0.25});
-  Histogram* tick_cpu_seconds = metrics_.GetHistogram(
-      "tessera_tick_cpu_seconds",
-      "Thread CPU time of one shard tick (the tickBudgetMs measure).",
-      {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-       0.25});
-  host_options.on_tick = [tick_seconds, tick_cpu_seconds](std::string_view,
-                                                          int64_t wall_us,
-                                                          int64_t cpu_us) {
-    tick_seconds->Observe(static_cast<double>(wall_us) / 1e6);
-    tick_cpu_seconds->Observe(static_cast<double>(cpu_us) / 1e6);
-  };
-  host_ = std::make_unique<shard::ShardHost>(kinds_.get(), sink_.get(),
-                                             store_.get(), host_options);
-  DirectoryOptions directory_options;
-  directory_options.capacity = options_.capacity;
-  directory_options.log = StderrLine;
-  directory_ = std::make_unique<ShardDirectory>(
-      host_.get(), kinds_.get(), store_.get(), directory_options);
-  sink_->Attach(directory_.get());
+  ShardServiceOptions shard_options;
+  shard_options.host.workers = options_.workers;
+  shard_options.host.save_interval_us = options_.save_secs * 1'000'000;
+  shard_options.host.guest_log = GuestLog;
+  shard_options.directory.capacity = options_.capacity;
+  shard_options.directory.log = StderrLine;
+  shards_ = std::make_unique<ShardService>(*kinds_, store_.get(), *notifier_,
+                                           metrics_, std::move(shard_options));
 
-  ApiOptions api;
-  api.admin_token = options_.admin_token;
-  api.ticket_secret = options_.ticket_secret;
-  api.dev_join = options_.dev;
-  api.web_dir = options_.app_dir / "web";
-  api.mounts = std::move(mounts);
-  api_ = std::make_unique<ApiHandler>(std::move(api), directory_.get(),
-                                      &metrics_, nullptr);
   net::ServerOptions net_options;
   net_options.host = options_.host;
   net_options.port = options_.port;
@@ -157,12 +131,27 @@ Status AppServer::Init() {
   if (!io_threads.ok()) return io_threads.status();
   net_options.io_threads = static_cast<int>(*io_threads);
   net_options.find_kind = net::FindKindIn(kinds_.get());
-  server_ = std::make_unique<net::Server>(net_options, options_.ticket_secret,
-                                          api_.get(), &metrics_);
-  api_->SetConnections(server_.get());
-  server_->SetHost(host_.get());
+  router_ = std::make_unique<net::Router>();
+  server_ =
+      std::make_unique<net::Server>(net_options, options_.ticket_secret,
+                                    *router_, &shards_->gateway(), &metrics_);
+  shards_->Observe(*server_);
 
-  Result<RestoreReport> restored = directory_->RestoreAll(
+  ApiOptions api;
+  api.admin_token = options_.admin_token;
+  api.ticket_secret = options_.ticket_secret;
+  api.dev_join = options_.dev;
+  api.web_dir = options_.app_dir / "web";
+  api.mounts = std::move(mounts);
+  api_ = std::make_unique<ApiHandler>(std::move(api), &shards_->directory(),
+                                      &metrics_, server_.get());
+
+  for (Service* service : {static_cast<Service*>(shards_.get()),
+                           static_cast<Service*>(api_.get())}) {
+    service->RegisterRoutes(*router_);
+  }
+
+  Result<RestoreReport> restored = shards_->Restore(
       [this](const std::string& line) { log_ << line << "\n"; });
   if (!restored.ok()) return restored.status();
   if (restored->restored + restored->created + restored->failed > 0) {
@@ -173,7 +162,6 @@ Status AppServer::Init() {
 
   notifier_->Start();
   TESSERA_RETURN_IF_ERROR(server_->Start());
-  sink_->SetDownstream(server_.get());
   return Status::Ok();
 }
 
@@ -184,8 +172,7 @@ void AppServer::Shutdown() {
   shut_down_ = true;
   // Stop ticking and save first, while clients are still connected; then
   // tell them to come back.
-  if (host_) host_->Shutdown();
-  if (sink_) sink_->SetDownstream(nullptr);
+  if (shards_) shards_->Shutdown();
   if (server_) server_->Stop(net::kCloseGoingAway, kRestartCloseReason);
   if (notifier_) notifier_->Stop();
 }

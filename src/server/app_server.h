@@ -1,12 +1,25 @@
-// AppServer: one app served on one port. Composes the manifest, the kinds
-// (built in dev mode), the store, the shard host, the shard directory, the
-// onStop notifier, the HTTP API and the network server:
+// AppServer: one app served on one port: the composition root. The apps'
+// manifests are merged (app::LoadAppSet), their kinds loaded (built in dev
+// mode), and the object graph is built leaf-first, each object getting
+// what it needs in its constructor:
 //
-//   net::Server --(HTTP)--> ApiHandler --> ShardDirectory --> ShardHost
-//   net::Server --(WebSocket inputs)--------------------------> ShardHost
-//   ShardHost --(frames, stops)--> LifecycleSink --> net::Server
-//                                      |--> ShardDirectory (forget)
-//                                      `--> StopNotifier (onStop POST)
+//   Metrics, Store, KindRegistry, StopNotifier            (leaves)
+//   ShardService: ShardHost --(frames, stops)--> ShardObservers:
+//                   1. net::Server (fan-out to connections, via Observe)
+//                   2. ForgetStopped --> ShardDirectory
+//                   3. StopNotices --> StopNotifier (onStop POST)
+//                 ShardDirectory --> ShardHost; ShardHostGateway --> ShardHost
+//   net::Router   (filled by the services' RegisterRoutes)
+//   net::Server(Router, ShardGateway): WebSocket upgrades by path prefix
+//                 ("/shard/" -> the shard sessions -> ShardHostGateway),
+//                 other HTTP requests -> ApiHandler
+//   ApiHandler(ShardDirectory, Connections = the net::Server)
+//
+// A subsystem (Service, service.h) registers its own routes on the Router
+// and its metrics when it is built (it takes the Metrics registry); adding
+// compute functions or realms is adding one service here. The host's
+// observers and the routes are all registered before the first shard is
+// restored and before the server starts.
 //
 // Start restores every shard of the store's directory before it accepts
 // connections. Shutdown (SIGTERM) stops ticking, saves every shard, closes
@@ -32,11 +45,11 @@
 #include "server/web_mounts.h"
 
 namespace tessera::net {
+class Router;
 class Server;
-}
+}  // namespace tessera::net
 namespace tessera::shard {
 class KindRegistry;
-class ShardHost;
 }  // namespace tessera::shard
 namespace tessera::store {
 class Store;
@@ -45,8 +58,7 @@ class Store;
 namespace tessera::server {
 
 class ApiHandler;
-class LifecycleSink;
-class ShardDirectory;
+class ShardService;
 class StopNotifier;
 
 inline constexpr char kRestartCloseReason[] = "server restarting: reconnect";
@@ -111,9 +123,10 @@ class AppServer {
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<shard::KindRegistry> kinds_;
   std::unique_ptr<StopNotifier> notifier_;
-  std::unique_ptr<LifecycleSink> sink_;
-  std::unique_ptr<shard::ShardHost> host_;
-  std::unique_ptr<ShardDirectory> directory_;
+  std::unique_ptr<ShardService> shards_;
+  std::unique_ptr<net::Router> router_;
+  // Built after the server (it is the API's Connections) but declared
+  // before it, so the server (stopped in Shutdown) goes first.
   std::unique_ptr<ApiHandler> api_;
   std::unique_ptr<net::Server> server_;
 };
