@@ -115,7 +115,9 @@ struct Server::Impl {
         hub(std::make_unique<Hub>(*iocs.front())),
         ctx(options, std::move(secret),
             own_router != nullptr ? *own_router : *shared_router, shards,
-            metrics_in != nullptr ? *metrics_in : *own_metrics, *hub) {}
+            metrics_in != nullptr ? *metrics_in : *own_metrics, *hub),
+        shard_link(ctx.fanout, ctx.metrics,
+                   [this] { return ctx.live_sessions(); }) {}
 
   // One single-threaded io_context per io thread: a connection lives on
   // one of them (round robin at accept), so posting a tick's frames to its
@@ -142,6 +144,7 @@ struct Server::Impl {
   size_t next_context = 0;   // on the acceptor's strand
   std::unique_ptr<Hub> hub;  // before ctx, which refers to it
   ServerContext ctx;
+  ShardConnections shard_link;  // the shards' events in, Connections out
   std::unique_ptr<ShardHostGateway> host_gateway;    // after SetHost
   std::unique_ptr<tcp::acceptor> acceptor;           // on its own strand
   std::unique_ptr<asio::steady_timer> accept_retry;  // same strand
@@ -317,47 +320,37 @@ void Server::Stop(int code, std::string_view reason) {
   im.iocs.clear();
 }
 
+ShardConnections& Server::shards() { return impl_->shard_link; }
+
 void Server::OnFrame(std::string_view shard_id, uint64_t tick,
                      std::string_view snapshot,
                      const std::vector<shard::InputResult>& inputs) {
-  for (const shard::InputResult& r : inputs) {
-    (r.accepted ? impl_->ctx.metrics.inputs_accepted
-                : impl_->ctx.metrics.inputs_refused_module)
-        ->Add();
-  }
-  impl_->ctx.fanout.OnFrame(shard_id, tick, snapshot, inputs);
+  impl_->shard_link.OnFrame(shard_id, tick, snapshot, inputs);
 }
 
 void Server::OnViews(std::string_view shard_id,
                      std::shared_ptr<const shard::ViewFrame> frame) {
-  for (const shard::InputResult& r : frame->inputs) {
-    (r.accepted ? impl_->ctx.metrics.inputs_accepted
-                : impl_->ctx.metrics.inputs_refused_module)
-        ->Add();
-  }
-  impl_->ctx.fanout.OnViews(shard_id, std::move(frame));
+  impl_->shard_link.OnViews(shard_id, std::move(frame));
 }
 
 void Server::OnStopped(std::string_view shard_id, shard::StopReason reason,
                        std::string_view message) {
-  std::string text = shard::StopReasonName(reason);
-  if (!message.empty()) text.append(": ").append(message);
-  impl_->ctx.fanout.OnStopped(shard_id, kCloseShardStopped, std::move(text));
+  impl_->shard_link.OnStopped(shard_id, reason, message);
 }
 
 size_t Server::CloseSubscriber(std::string_view shard_id,
                                std::string_view subscriber, int code,
                                std::string_view reason) {
-  return impl_->ctx.fanout.CloseSubscriber(shard_id, subscriber, code, reason);
+  return impl_->shard_link.CloseSubscriber(shard_id, subscriber, code, reason);
 }
 
 size_t Server::CloseShard(std::string_view shard_id, int code,
                           std::string_view reason) {
-  return impl_->ctx.fanout.CloseShard(shard_id, code, reason);
+  return impl_->shard_link.CloseShard(shard_id, code, reason);
 }
 
 std::vector<std::string> Server::Subscribers(std::string_view shard_id) const {
-  return impl_->ctx.fanout.Subscribers(shard_id);
+  return impl_->shard_link.Subscribers(shard_id);
 }
 
 size_t Server::ConnectionCount() const { return impl_->ctx.live_sessions(); }

@@ -4,16 +4,18 @@
 // HttpHandler. Implemented with Boost.Beast/Asio (kept to few translation
 // units: they are slow to compile).
 //
-// It is an observer of the shard host (a ShardSink: frames and stops flow
-// from workers through the hub, as messages on the topic "shard/<id>", to
-// connections), reaches the shards through a ShardGateway, and implements
-// Connections for the admin API.
+// Its shards() (ShardConnections, shard_fanout.h) is the observer of the
+// shard host (frames and stops flow from workers through the hub, as
+// messages on the topic "shard/<id>", to connections) and the admin API's
+// Connections; the sessions reach the shards through a ShardGateway. The
+// Server's own ShardSink and Connections methods forward to shards(), for
+// callers that build the server first (the tests).
 //
 // Threading: Start/Stop from one controlling thread; the ShardSink and
 // Connections methods from any thread (they post to the io threads).
 //
 // Lifetime and wiring (leaf-first): the host and its gateway, the Router;
-// the Server with both; register the server with the host's
+// the Server with both; register shards() with the host's
 // shard::ShardObservers and the services' routes, all before the host's
 // first shard and Start. (Tests may still build the server first with an
 // HttpHandler and give it the host by SetHost / SetGateway before Start.)
@@ -48,6 +50,7 @@ class ShardHost;
 
 namespace tessera::net {
 
+class ShardConnections;
 class ShardGateway;
 
 struct ServerOptions {
@@ -121,7 +124,11 @@ class Server final : public shard::ShardSink, public Connections {
   void Stop(int code = kCloseGoingAway,
             std::string_view reason = "server shutting down");
 
-  // shard::ShardSink
+  // The network's observer of the shard host and the admin API's
+  // Connections; lives as long as the server.
+  ShardConnections& shards();
+
+  // shard::ShardSink (forwards to shards())
   void OnFrame(std::string_view shard_id, uint64_t tick,
                std::string_view snapshot,
                const std::vector<shard::InputResult>& inputs) override;
@@ -130,7 +137,7 @@ class Server final : public shard::ShardSink, public Connections {
   void OnStopped(std::string_view shard_id, shard::StopReason reason,
                  std::string_view message) override;
 
-  // Connections
+  // Connections (forwards to shards())
   size_t CloseSubscriber(std::string_view shard_id, std::string_view subscriber,
                          int code, std::string_view reason) override;
   size_t CloseShard(std::string_view shard_id, int code,

@@ -9,6 +9,7 @@
 #include "app/app_set.h"
 #include "net/router.h"
 #include "net/server.h"
+#include "net/shard_fanout.h"
 #include "server/api_handler.h"
 #include "server/app_kinds.h"
 #include "server/env_config.h"
@@ -135,7 +136,7 @@ Status AppServer::Init() {
   server_ =
       std::make_unique<net::Server>(net_options, options_.ticket_secret,
                                     *router_, &shards_->gateway(), &metrics_);
-  shards_->Observe(*server_);
+  shards_->Observe(server_->shards());
 
   ApiOptions api;
   api.admin_token = options_.admin_token;
@@ -144,7 +145,7 @@ Status AppServer::Init() {
   api.web_dir = options_.app_dir / "web";
   api.mounts = std::move(mounts);
   api_ = std::make_unique<ApiHandler>(std::move(api), &shards_->directory(),
-                                      &metrics_, server_.get());
+                                      &metrics_, &server_->shards());
 
   for (Service* service : {static_cast<Service*>(shards_.get()),
                            static_cast<Service*>(api_.get())}) {

@@ -5,7 +5,8 @@
 //
 //   Metrics, Store, KindRegistry, StopNotifier            (leaves)
 //   ShardService: ShardHost --(frames, stops)--> ShardObservers:
-//                   1. net::Server (fan-out to connections, via Observe)
+//                   1. net::ShardConnections (the server's fan-out to
+//                      connections, via Observe)
 //                   2. ForgetStopped --> ShardDirectory
 //                   3. StopNotices --> StopNotifier (onStop POST)
 //                 ShardDirectory --> ShardHost; ShardHostGateway --> ShardHost
@@ -13,7 +14,7 @@
 //   net::Server(Router, ShardGateway): WebSocket upgrades by path prefix
 //                 ("/shard/" -> the shard sessions -> ShardHostGateway),
 //                 other HTTP requests -> ApiHandler
-//   ApiHandler(ShardDirectory, Connections = the net::Server)
+//   ApiHandler(ShardDirectory, Connections = the server's ShardConnections)
 //
 // A subsystem (Service, service.h) registers its own routes on the Router
 // and its metrics when it is built (it takes the Metrics registry); adding
@@ -125,8 +126,8 @@ class AppServer {
   std::unique_ptr<StopNotifier> notifier_;
   std::unique_ptr<ShardService> shards_;
   std::unique_ptr<net::Router> router_;
-  // Built after the server (it is the API's Connections) but declared
-  // before it, so the server (stopped in Shutdown) goes first.
+  // Built after the server (whose shards() are the API's Connections) but
+  // declared before it, so the server (stopped in Shutdown) goes first.
   std::unique_ptr<ApiHandler> api_;
   std::unique_ptr<net::Server> server_;
 };
