@@ -1,5 +1,5 @@
 // Threading: one HttpSession per TCP connection, running on its strand; the
-// HttpHandler is called there (so concurrently for different connections).
+// routed HttpHandler is called there (so concurrently for different connections).
 #include "net/http_session.h"
 
 #include <boost/asio/dispatch.hpp>
@@ -14,8 +14,9 @@
 #include <optional>
 #include <vector>
 
+#include "net/router.h"
 #include "net/server_context.h"
-#include "net/shard_session.h"
+#include "net/session_factory.h"
 
 namespace tessera::net {
 namespace {
@@ -25,7 +26,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace websocket = beast::websocket;
 
-constexpr std::string_view kShardPrefix = "/shard/";
 // What Drain() reads at most of a refused request body.
 constexpr size_t kMaxDrainBytes = 16 << 20;
 
@@ -81,17 +81,19 @@ class HttpSession final : public std::enable_shared_from_this<HttpSession> {
 
     std::string_view target(req.target().data(), req.target().size());
     std::string_view path = target.substr(0, target.find('?'));
-    if (websocket::is_upgrade(req) && path.starts_with(kShardPrefix)) {
-      std::string shard_id;
-      if (!PercentDecode(path.substr(kShardPrefix.size()), &shard_id) ||
-          shard_id.empty()) {
+    std::string_view rest;
+    const SessionFactory* factory = websocket::is_upgrade(req)
+                                        ? ctx_.router.FindSession(path, &rest)
+                                        : nullptr;
+    if (factory != nullptr) {
+      std::string id;
+      if (!PercentDecode(rest, &id) || id.empty()) {
         Reply(http::status::bad_request, req.version(),
-              JsonError("bad_request", "bad shard id in the URL"), false);
+              JsonError("bad_request", "bad resource id in the URL"), false);
         return;
       }
       stream_.expires_never();  // the WebSocket session has its own timers
-      RunShardSession(ctx_, std::move(stream_), std::move(req),
-                      std::move(shard_id));
+      factory->Run(ctx_, std::move(stream_), std::move(req), std::move(id));
       return;
     }
 
@@ -113,12 +115,13 @@ class HttpSession final : public std::enable_shared_from_this<HttpSession> {
     if (!endpoint_ec) request.remote_address = remote.address().to_string();
 
     HttpResponse response;
-    if (ctx_.http == nullptr) {
+    HttpHandler* handler = ctx_.router.FindHttp(path);
+    if (handler == nullptr) {
       response.status = 404;
       response.body = JsonError("not_found", "not found");
     } else {
       try {
-        response = ctx_.http->Handle(request);
+        response = handler->Handle(request);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "tessera: HTTP handler threw: %s\n", e.what());
         response = HttpResponse();

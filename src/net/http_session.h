@@ -1,7 +1,8 @@
 // HTTP/1.1 connections: each accepted TCP connection reads requests
-// (keep-alive) and answers them through the server's HttpHandler, or, on a
-// WebSocket upgrade to /shard/<percent-encoded id>, becomes a WebSocket
-// session. Internal to src/net.
+// (keep-alive) and answers them through the HttpHandler the server's Router
+// gives for the path, or, on a WebSocket upgrade to a session route's
+// prefix + <percent-encoded id>, hands the connection to that route's
+// SessionFactory. Internal to src/net.
 #ifndef TESSERA_NET_HTTP_SESSION_H_
 #define TESSERA_NET_HTTP_SESSION_H_
 

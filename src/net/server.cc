@@ -105,15 +105,19 @@ FindKindIn(const shard::KindRegistry* kinds) {
 struct Server::Impl {
   enum class State { kNew, kRunning, kStopped };
 
-  Impl(ServerOptions opts, std::string secret, HttpHandler* http,
-       Metrics* metrics_in)
+  Impl(ServerOptions opts, std::string secret, std::unique_ptr<Router> owned,
+       const Router* shared_router, ShardGateway* shards, Metrics* metrics_in)
       : options(std::move(opts)),
         own_metrics(metrics_in == nullptr ? std::make_unique<Metrics>()
                                           : nullptr),
+        own_router(std::move(owned)),
         iocs(MakeContexts(options.io_threads)),
         hub(std::make_unique<Hub>(*iocs.front())),
-        ctx(options, std::move(secret), http,
-            metrics_in != nullptr ? *metrics_in : *own_metrics, *hub) {}
+        ctx(options, std::move(secret),
+            own_router != nullptr ? *own_router : *shared_router, shards,
+            metrics_in != nullptr ? *metrics_in : *own_metrics, *hub),
+        shard_link(ctx.fanout, ctx.metrics,
+                   [this] { return ctx.live_sessions(); }) {}
 
   // One single-threaded io_context per io thread: a connection lives on
   // one of them (round robin at accept), so posting a tick's frames to its
@@ -135,10 +139,12 @@ struct Server::Impl {
 
   const ServerOptions options;
   std::unique_ptr<Metrics> own_metrics;
+  std::unique_ptr<Router> own_router;  // the HttpHandler constructor's
   std::vector<std::unique_ptr<asio::io_context>> iocs;
   size_t next_context = 0;   // on the acceptor's strand
   std::unique_ptr<Hub> hub;  // before ctx, which refers to it
   ServerContext ctx;
+  ShardConnections shard_link;  // the shards' events in, Connections out
   std::unique_ptr<ShardHostGateway> host_gateway;    // after SetHost
   std::unique_ptr<tcp::acceptor> acceptor;           // on its own strand
   std::unique_ptr<asio::steady_timer> accept_retry;  // same strand
@@ -187,10 +193,27 @@ void Server::Impl::RunIo(asio::io_context& ioc) {
   }
 }
 
+namespace {
+
+std::unique_ptr<Router> ShardRouter(HttpHandler* http) {
+  auto router = std::make_unique<Router>();
+  router->AddSession(kShardPathPrefix, ShardSessions());
+  if (http != nullptr) router->AddHttp("/", *http);
+  return router;
+}
+
+}  // namespace
+
+Server::Server(ServerOptions options, std::string ticket_secret,
+               const Router& router, ShardGateway* shards, Metrics* metrics)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(ticket_secret),
+                                   nullptr, &router, shards, metrics)) {}
+
 Server::Server(ServerOptions options, std::string ticket_secret,
                HttpHandler* http, Metrics* metrics)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(ticket_secret),
-                                   http, metrics)) {}
+                                   ShardRouter(http), nullptr, nullptr,
+                                   metrics)) {}
 
 Server::~Server() { Stop(); }
 
@@ -297,47 +320,37 @@ void Server::Stop(int code, std::string_view reason) {
   im.iocs.clear();
 }
 
+ShardConnections& Server::shards() { return impl_->shard_link; }
+
 void Server::OnFrame(std::string_view shard_id, uint64_t tick,
                      std::string_view snapshot,
                      const std::vector<shard::InputResult>& inputs) {
-  for (const shard::InputResult& r : inputs) {
-    (r.accepted ? impl_->ctx.metrics.inputs_accepted
-                : impl_->ctx.metrics.inputs_refused_module)
-        ->Add();
-  }
-  impl_->ctx.fanout.OnFrame(shard_id, tick, snapshot, inputs);
+  impl_->shard_link.OnFrame(shard_id, tick, snapshot, inputs);
 }
 
 void Server::OnViews(std::string_view shard_id,
                      std::shared_ptr<const shard::ViewFrame> frame) {
-  for (const shard::InputResult& r : frame->inputs) {
-    (r.accepted ? impl_->ctx.metrics.inputs_accepted
-                : impl_->ctx.metrics.inputs_refused_module)
-        ->Add();
-  }
-  impl_->ctx.fanout.OnViews(shard_id, std::move(frame));
+  impl_->shard_link.OnViews(shard_id, std::move(frame));
 }
 
 void Server::OnStopped(std::string_view shard_id, shard::StopReason reason,
                        std::string_view message) {
-  std::string text = shard::StopReasonName(reason);
-  if (!message.empty()) text.append(": ").append(message);
-  impl_->ctx.fanout.OnStopped(shard_id, kCloseShardStopped, std::move(text));
+  impl_->shard_link.OnStopped(shard_id, reason, message);
 }
 
 size_t Server::CloseSubscriber(std::string_view shard_id,
                                std::string_view subscriber, int code,
                                std::string_view reason) {
-  return impl_->ctx.fanout.CloseSubscriber(shard_id, subscriber, code, reason);
+  return impl_->shard_link.CloseSubscriber(shard_id, subscriber, code, reason);
 }
 
 size_t Server::CloseShard(std::string_view shard_id, int code,
                           std::string_view reason) {
-  return impl_->ctx.fanout.CloseShard(shard_id, code, reason);
+  return impl_->shard_link.CloseShard(shard_id, code, reason);
 }
 
 std::vector<std::string> Server::Subscribers(std::string_view shard_id) const {
-  return impl_->ctx.fanout.Subscribers(shard_id);
+  return impl_->shard_link.Subscribers(shard_id);
 }
 
 size_t Server::ConnectionCount() const { return impl_->ctx.live_sessions(); }

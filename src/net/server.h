@@ -1,22 +1,28 @@
-// The network front: one port serving WebSocket sessions at /shard/<id>
-// (protocol v1, docs/protocol.md) and every other HTTP request through an
+// The network front: one port whose WebSocket upgrades and HTTP requests
+// go where a Router says (router.h): the shard protocol v1 sessions
+// (docs/protocol.md) under "/shard/", every other request to the app's
 // HttpHandler. Implemented with Boost.Beast/Asio (kept to few translation
 // units: they are slow to compile).
 //
-// It is the shard host's ShardSink (frames and stops flow from workers
-// through the hub, as messages on the topic "shard/<id>", to connections),
-// reaches the shards through a ShardGateway, and implements Connections for
-// the admin API.
+// Its shards() (ShardConnections, shard_fanout.h) is the observer of the
+// shard host (frames and stops flow from workers through the hub, as
+// messages on the topic "shard/<id>", to connections) and the admin API's
+// Connections; the sessions reach the shards through a ShardGateway. The
+// Server's own ShardSink and Connections methods forward to shards(), for
+// callers that build the server first (the tests).
 //
 // Threading: Start/Stop from one controlling thread; the ShardSink and
 // Connections methods from any thread (they post to the io threads).
 //
-// Lifetime and wiring: construct the Server, then the ShardHost with the
-// server as its sink; SetHost (or SetGateway); Start. At the end: the host
-// object must stay alive until Stop() returns (closing sessions unregister from
-// it; calling host.Shutdown() before or after Stop is fine), and the server
-// must outlive the host's workers (destroy or Shutdown the host first). Frames
-// arriving after Stop are dropped.
+// Lifetime and wiring (leaf-first): the host and its gateway, the Router;
+// the Server with both; register shards() with the host's
+// shard::ShardObservers and the services' routes, all before the host's
+// first shard and Start. (Tests may still build the server first with an
+// HttpHandler and give it the host by SetHost / SetGateway before Start.)
+// At the end: the host object must stay alive until Stop() returns (closing
+// sessions unregister from it; calling host.Shutdown() before or after Stop
+// is fine), and the server must outlive the host's workers (destroy or
+// Shutdown the host first). Frames arriving after Stop are dropped.
 #ifndef TESSERA_NET_SERVER_H_
 #define TESSERA_NET_SERVER_H_
 
@@ -33,6 +39,7 @@
 #include "common/status.h"
 #include "net/connections.h"
 #include "net/http_types.h"
+#include "net/router.h"
 #include "shard/shard_sink.h"
 #include "shard/shard_types.h"
 
@@ -43,6 +50,7 @@ class ShardHost;
 
 namespace tessera::net {
 
+class ShardConnections;
 class ShardGateway;
 
 struct ServerOptions {
@@ -87,15 +95,21 @@ FindKindIn(const shard::KindRegistry* kinds);
 
 class Server final : public shard::ShardSink, public Connections {
  public:
-  // `http`, `metrics` are not owned and must outlive the server. A null
-  // `http` answers every plain HTTP request 404; a null `metrics` uses a
-  // private registry.
+  // Serves what `router` routes (filled before Start); sessions reach the
+  // shards through `shards` (null: no shard is found). `router`, `shards`
+  // and `metrics` are not owned and must outlive the server; a null
+  // `metrics` uses a private registry.
+  Server(ServerOptions options, std::string ticket_secret, const Router& router,
+         ShardGateway* shards, Metrics* metrics);
+  // Shard sessions under kShardPathPrefix and `http` for every other
+  // request (null: 404); the gateway comes by SetHost or SetGateway.
   Server(ServerOptions options, std::string ticket_secret, HttpHandler* http,
          Metrics* metrics);
   ~Server() override;
 
-  // The host whose shards connections join (through a ShardHostGateway
-  // with options.find_kind); set before Start. Not owned.
+  // For the HttpHandler constructor: the host whose shards connections join
+  // (through a ShardHostGateway with options.find_kind); set before Start.
+  // Not owned.
   void SetHost(shard::ShardHost* host);
   // Or any other gateway to the shards; set before Start. Not owned.
   void SetGateway(ShardGateway* gateway);
@@ -110,7 +124,11 @@ class Server final : public shard::ShardSink, public Connections {
   void Stop(int code = kCloseGoingAway,
             std::string_view reason = "server shutting down");
 
-  // shard::ShardSink
+  // The network's observer of the shard host and the admin API's
+  // Connections; lives as long as the server.
+  ShardConnections& shards();
+
+  // shard::ShardSink (forwards to shards())
   void OnFrame(std::string_view shard_id, uint64_t tick,
                std::string_view snapshot,
                const std::vector<shard::InputResult>& inputs) override;
@@ -119,7 +137,7 @@ class Server final : public shard::ShardSink, public Connections {
   void OnStopped(std::string_view shard_id, shard::StopReason reason,
                  std::string_view message) override;
 
-  // Connections
+  // Connections (forwards to shards())
   size_t CloseSubscriber(std::string_view shard_id, std::string_view subscriber,
                          int code, std::string_view reason) override;
   size_t CloseShard(std::string_view shard_id, int code,

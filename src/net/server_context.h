@@ -1,5 +1,6 @@
 // State shared by the server's sessions (internal to src/net): options,
-// the hub and its shard fan-out, the shard gateway, the clock, metrics, and
+// the router, the hub and its shard fan-out, the shard gateway, the clock,
+// metrics, and
 // the set of live WebSocket sessions that Stop() closes. Owned by Server::Impl,
 // which outlives every session.
 //
@@ -21,6 +22,7 @@
 #include "net/http_types.h"
 #include "net/hub.h"
 #include "net/net_metrics.h"
+#include "net/router.h"
 #include "net/server.h"
 #include "net/shard_fanout.h"
 #include "net/shard_gateway.h"
@@ -29,10 +31,12 @@ namespace tessera::net {
 
 struct ServerContext {
   ServerContext(const ServerOptions& options, std::string ticket_secret,
-                HttpHandler* http, Metrics& metrics, Hub& hub)
+                const Router& router, ShardGateway* shards, Metrics& metrics,
+                Hub& hub)
       : options(options),
         ticket_secret(std::move(ticket_secret)),
-        http(http),
+        router(router),
+        shards(shards),
         clock(options.clock != nullptr ? *options.clock : *RealClock::Get()),
         metrics(metrics),
         hub(hub),
@@ -53,8 +57,8 @@ struct ServerContext {
 
   const ServerOptions& options;
   const std::string ticket_secret;
-  HttpHandler* const http;         // may be null: 404 for every request
-  ShardGateway* shards = nullptr;  // set before Start
+  const Router& router;            // filled before Start
+  ShardGateway* shards = nullptr;  // fixed before Start
   const Clock& clock;              // monotonic: the input token buckets
   NetMetrics metrics;
   Hub& hub;

@@ -166,4 +166,49 @@ std::vector<std::string> ShardFanout::Subscribers(
   return hub_.Members(ShardTopic(shard_id));
 }
 
+void ShardConnections::Count(
+    const std::vector<shard::InputResult>& inputs) const {
+  for (const shard::InputResult& r : inputs) {
+    (r.accepted ? metrics_.inputs_accepted : metrics_.inputs_refused_module)
+        ->Add();
+  }
+}
+
+void ShardConnections::OnFrame(std::string_view shard_id, uint64_t tick,
+                               std::string_view snapshot,
+                               const std::vector<shard::InputResult>& inputs) {
+  Count(inputs);
+  fanout_.OnFrame(shard_id, tick, snapshot, inputs);
+}
+
+void ShardConnections::OnViews(std::string_view shard_id,
+                               std::shared_ptr<const shard::ViewFrame> frame) {
+  Count(frame->inputs);
+  fanout_.OnViews(shard_id, std::move(frame));
+}
+
+void ShardConnections::OnStopped(std::string_view shard_id,
+                                 shard::StopReason reason,
+                                 std::string_view message) {
+  std::string text = shard::StopReasonName(reason);
+  if (!message.empty()) text.append(": ").append(message);
+  fanout_.OnStopped(shard_id, kCloseShardStopped, std::move(text));
+}
+
+size_t ShardConnections::CloseSubscriber(std::string_view shard_id,
+                                         std::string_view subscriber, int code,
+                                         std::string_view reason) {
+  return fanout_.CloseSubscriber(shard_id, subscriber, code, reason);
+}
+
+size_t ShardConnections::CloseShard(std::string_view shard_id, int code,
+                                    std::string_view reason) {
+  return fanout_.CloseShard(shard_id, code, reason);
+}
+
+std::vector<std::string> ShardConnections::Subscribers(
+    std::string_view shard_id) const {
+  return fanout_.Subscribers(shard_id);
+}
+
 }  // namespace tessera::net

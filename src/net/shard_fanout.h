@@ -13,12 +13,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "net/connections.h"
 #include "net/hub.h"
+#include "net/net_metrics.h"
 #include "shard/shard_sink.h"
 #include "shard/shard_types.h"
 
@@ -55,6 +59,49 @@ class ShardReceiver : public TopicSubscriber {
   // TopicSubscriber: unpacks a shard tick into PostFrame or PostView.
   void Post(const std::shared_ptr<const TopicMessage>& message,
             size_t part) final;
+};
+
+class ShardFanout;
+
+// The network's side of the shard host: an observer of its events (input
+// results counted in the net metrics, ticks put on the hub by the
+// ShardFanout, a stopped shard's connections closed with 4006) and the
+// admin API's Connections. Owned by the net::Server (Server::shards()).
+// Threading: every method from any thread.
+class ShardConnections final : public shard::ShardSink, public Connections {
+ public:
+  // Not owned; must outlive this. `connection_count` counts every open
+  // WebSocket connection of the server.
+  ShardConnections(ShardFanout& fanout, const NetMetrics& metrics,
+                   std::function<size_t()> connection_count)
+      : fanout_(fanout),
+        metrics_(metrics),
+        connection_count_(std::move(connection_count)) {}
+
+  // shard::ShardSink
+  void OnFrame(std::string_view shard_id, uint64_t tick,
+               std::string_view snapshot,
+               const std::vector<shard::InputResult>& inputs) override;
+  void OnViews(std::string_view shard_id,
+               std::shared_ptr<const shard::ViewFrame> frame) override;
+  void OnStopped(std::string_view shard_id, shard::StopReason reason,
+                 std::string_view message) override;
+
+  // Connections
+  size_t CloseSubscriber(std::string_view shard_id, std::string_view subscriber,
+                         int code, std::string_view reason) override;
+  size_t CloseShard(std::string_view shard_id, int code,
+                    std::string_view reason) override;
+  std::vector<std::string> Subscribers(
+      std::string_view shard_id) const override;
+  size_t ConnectionCount() const override { return connection_count_(); }
+
+ private:
+  void Count(const std::vector<shard::InputResult>& inputs) const;
+
+  ShardFanout& fanout_;
+  const NetMetrics& metrics_;
+  const std::function<size_t()> connection_count_;
 };
 
 class ShardFanout {

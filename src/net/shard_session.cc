@@ -27,6 +27,7 @@
 #include "net/input_gate.h"
 #include "net/protocol_v1.h"
 #include "net/server_context.h"
+#include "net/session_factory.h"
 #include "net/shard_fanout.h"
 #include "net/shard_gateway.h"
 #include "net/shard_stream.h"
@@ -351,6 +352,24 @@ void RunShardSession(ServerContext& ctx, beast::tcp_stream stream,
   auto session = std::make_shared<ShardSession>(ctx, std::move(stream),
                                                 std::move(shard_id));
   session->Start(std::move(request));
+}
+
+namespace {
+
+class ShardSessionFactory final : public SessionFactory {
+ public:
+  void Run(ServerContext& ctx, beast::tcp_stream stream,
+           http::request<http::string_body> request,
+           std::string id) const override {
+    RunShardSession(ctx, std::move(stream), std::move(request), std::move(id));
+  }
+};
+
+}  // namespace
+
+const SessionFactory& ShardSessions() {
+  static const ShardSessionFactory factory;
+  return factory;
 }
 
 }  // namespace tessera::net

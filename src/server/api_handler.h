@@ -51,6 +51,7 @@
 #include "net/connections.h"
 #include "net/http_types.h"
 #include "server/host_metrics.h"
+#include "server/service.h"
 #include "server/shard_directory.h"
 #include "server/web_mounts.h"
 
@@ -67,15 +68,14 @@ struct ApiOptions {
   int64_t max_ticket_ttl_secs = 7 * 24 * 3600;
 };
 
-class ApiHandler final : public net::HttpHandler {
+class ApiHandler final : public net::HttpHandler, public Service {
  public:
-  // `connections` may be set later (SetConnections) but before serving.
   ApiHandler(ApiOptions options, ShardDirectory* directory, Metrics* metrics,
              net::Connections* connections);
 
-  // Not thread-safe: call before the first Handle.
-  void SetConnections(net::Connections* connections) {
-    connections_ = connections;
+  // Service: every HTTP request ("/").
+  void RegisterRoutes(net::Router& router) override {
+    router.AddHttp("/", *this);
   }
 
   net::HttpResponse Handle(const net::HttpRequest& request) override;

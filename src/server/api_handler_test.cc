@@ -23,8 +23,8 @@
 #include "common/clock.h"
 #include "net/ticket.h"
 #include "server/host_metrics.h"
-#include "server/lifecycle_sink.h"
 #include "server/shard_directory.h"
+#include "server/stop_notices.h"
 #include "server/stop_notifier.h"
 #include "server/test_fakes.h"
 #include "shard/shard_host.h"
@@ -135,16 +135,9 @@ class ApiHandlerTest : public ::testing::Test {
     notifier_options.log = [](const std::string&) {};
     notifier_ = std::make_unique<StopNotifier>(notifier_options);
     notifier_->Start();
-    // Wired as AppServer wires them.
+    // Wired as AppServer (ShardService) wires them.
     shard_metrics_ = std::make_unique<ShardEventMetrics>(&metrics_);
-    LifecycleOptions lifecycle;
-    lifecycle.log = [this](const std::string& line) {
-      std::lock_guard<std::mutex> lock(log_mu_);
-      log_.push_back(line);
-    };
-    lifecycle.metrics = shard_metrics_.get();
-    lifecycle_ = std::make_unique<LifecycleSink>(notifier_.get(), lifecycle);
-    lifecycle_->SetDownstream(&sink_);
+    observers_.Add(&sink_);
 
     shard::HostOptions host_options;
     host_options.workers = 0;
@@ -156,14 +149,25 @@ class ApiHandlerTest : public ::testing::Test {
                                   int64_t fuel_used) {
       shard_metrics_->OnTick(fuel_used);
     };
-    host_ = std::make_unique<shard::ShardHost>(&kinds_, lifecycle_.get(),
-                                               &store_, host_options);
+    host_ = std::make_unique<shard::ShardHost>(&kinds_, &observers_, &store_,
+                                               host_options);
     DirectoryOptions directory_options;
     directory_options.capacity = 3;
     directory_options.log = [](const std::string&) {};
     directory_ = std::make_unique<ShardDirectory>(host_.get(), &kinds_, &store_,
                                                   directory_options);
-    lifecycle_->Attach(directory_.get());
+    forget_ = std::make_unique<ForgetStopped>(*directory_);
+    notices_ = std::make_unique<StopNotices>(*host_, kinds_, *notifier_);
+    stop_log_ = std::make_unique<StopLog>(
+        *host_,
+        [this](const std::string& line) {
+          std::lock_guard<std::mutex> lock(log_mu_);
+          log_.push_back(line);
+        },
+        shard_metrics_.get());
+    observers_.Add(forget_.get());
+    observers_.Add(notices_.get());
+    observers_.Add(stop_log_.get());
 
     const fs::path web = temp_.path() / "web";
     WriteFile(web / "index.html", "<h1>arena</h1>");
@@ -268,9 +272,12 @@ class ApiHandlerTest : public ::testing::Test {
   std::mutex posts_mu_;
   std::vector<std::pair<std::string, std::string>> posts_;
   std::unique_ptr<StopNotifier> notifier_;
-  std::unique_ptr<LifecycleSink> lifecycle_;
+  shard::ShardObservers observers_;
   std::unique_ptr<shard::ShardHost> host_;
   std::unique_ptr<ShardDirectory> directory_;
+  std::unique_ptr<ForgetStopped> forget_;
+  std::unique_ptr<StopNotices> notices_;
+  std::unique_ptr<StopLog> stop_log_;
   std::unique_ptr<ApiHandler> handler_;
 };
 

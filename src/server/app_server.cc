@@ -6,19 +6,19 @@
 #include <thread>
 #include <utility>
 
+#include "app/app_set.h"
 #include "guest/log_drain.h"
+#include "net/router.h"
 #include "net/server.h"
+#include "net/shard_fanout.h"
 #include "server/api_handler.h"
 #include "server/app_kinds.h"
 #include "server/env_config.h"
-#include "server/host_metrics.h"
-#include "server/lifecycle_sink.h"
 #include "server/port_probe.h"
-#include "server/shard_directory.h"
+#include "server/shard_service.h"
 #include "server/stop_notifier.h"
 #include "shard/guest_shard.h"
 #include "shard/kind_registry.h"
-#include "shard/shard_host.h"
 #include "store/store.h"
 
 namespace tessera::server {
@@ -55,9 +55,10 @@ Result<std::unique_ptr<AppServer>> AppServer::Start(AppServerOptions options,
 }
 
 Status AppServer::Init() {
-  Result<app::Manifest> manifest = app::LoadManifest(options_.app_dir);
-  if (!manifest.ok()) return manifest.status();
-  manifest_ = std::move(manifest).value();
+  Result<app::AppSet> apps =
+      app::LoadAppSet(options_.app_dir, options_.more_app_dirs);
+  if (!apps.ok()) return apps.status();
+  manifest_ = std::move(apps->merged);
   const fs::path state_dir = options_.app_dir / ".tessera";
   std::error_code ec;
   fs::create_directories(state_dir, ec);
@@ -66,27 +67,16 @@ Status AppServer::Init() {
   }
 
   kinds_ = std::make_unique<shard::KindRegistry>();
-  TESSERA_RETURN_IF_ERROR(LoadAppKinds(
-      manifest_, options_.dev, state_dir / "cache", kinds_.get(), log_));
+  for (size_t i = 0; i < apps->apps.size(); ++i) {
+    const app::AppEntry& app = apps->apps[i];
+    const fs::path cache =
+        i == 0 ? state_dir / "cache" : app.dir / ".tessera" / "cache";
+    TESSERA_RETURN_IF_ERROR(
+        LoadAppKinds(app.manifest, options_.dev, cache, kinds_.get(), log_));
+  }
   std::vector<WebMount> mounts = options_.mounts;
-  for (const fs::path& dir : options_.more_app_dirs) {
-    Result<app::Manifest> more = app::LoadManifest(dir);
-    if (!more.ok()) return more.status();
-    for (const app::ShardKindSpec& kind : more->kinds) {
-      if (manifest_.FindKind(kind.config.name) != nullptr) {
-        return InvalidArgument("shard kind \"" + kind.config.name + "\" of " +
-                               dir.string() +
-                               " is also a kind of another app served");
-      }
-    }
-    TESSERA_RETURN_IF_ERROR(LoadAppKinds(
-        *more, options_.dev, dir / ".tessera" / "cache", kinds_.get(), log_));
-    for (app::ShardKindSpec& kind : more->kinds) {
-      manifest_.kinds.push_back(std::move(kind));
-    }
-    fs::path name = dir.lexically_normal();  // "apps/zone/" -> "zone"
-    if (name.filename().empty()) name = name.parent_path();
-    mounts.push_back(WebMount{"/" + name.filename().string(), dir / "web"});
+  for (app::AppWebMount& mount : apps->web_mounts) {
+    mounts.push_back(WebMount{std::move(mount.prefix), std::move(mount.dir)});
   }
   for (const app::ShardKindSpec& kind : manifest_.kinds) {
     const std::string& url = kind.config.on_stop;
@@ -121,58 +111,28 @@ Status AppServer::Init() {
     drain->PushLine(line);
   };
 
+  // Leaf-first: each object gets what it needs in its constructor; the
+  // shard host reports to observers (the directory, onStop, the stop log,
+  // the network's fan-out) registered before its first shard; each service
+  // registers its own routes on the router before the server starts.
   NotifierOptions notifier_options;
   notifier_options.log = StderrLine;
   notifier_ = std::make_unique<StopNotifier>(notifier_options, &metrics_);
-  shard_metrics_ = std::make_unique<ShardEventMetrics>(&metrics_);
-  LifecycleOptions lifecycle;
-  lifecycle.log = worker_log;
-  lifecycle.metrics = shard_metrics_.get();
-  sink_ = std::make_unique<LifecycleSink>(notifier_.get(), lifecycle);
-  shard::HostOptions host_options;
-  host_options.workers = options_.workers;
-  host_options.save_interval_us = options_.save_secs * 1'000'000;
-  host_options.failed_retention_us = kFailedRetentionUs;
-  host_options.guest_log = [drain = guest_log_.get()](std::string_view id,
-                                                      int level,
-                                                      std::string_view text) {
+  ShardServiceOptions shard_options;
+  shard_options.host.workers = options_.workers;
+  shard_options.host.save_interval_us = options_.save_secs * 1'000'000;
+  shard_options.host.failed_retention_us = kFailedRetentionUs;
+  shard_options.host.guest_log = [drain = guest_log_.get()](
+                                     std::string_view id, int level,
+                                     std::string_view text) {
     drain->Push("shard " + std::string(id), level, text);
   };
-  Histogram* tick_seconds = metrics_.GetHistogram(
-      "tessera_tick_duration_seconds",
-      "Wall time of one shard tick: inputs, tick and snapshot.",
-      {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-       0.25});
-  Histogram* tick_cpu_seconds = metrics_.GetHistogram(
-      "tessera_tick_cpu_seconds",
-      "Thread CPU time of one shard tick (the tickBudgetMs measure).",
-      {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-       0.25});
-  host_options.on_tick = [tick_seconds, tick_cpu_seconds,
-                          counts = shard_metrics_.get()](
-                             std::string_view, int64_t wall_us, int64_t cpu_us,
-                             int64_t fuel_used) {
-    tick_seconds->Observe(static_cast<double>(wall_us) / 1e6);
-    tick_cpu_seconds->Observe(static_cast<double>(cpu_us) / 1e6);
-    counts->OnTick(fuel_used);
-  };
-  host_ = std::make_unique<shard::ShardHost>(kinds_.get(), sink_.get(),
-                                             store_.get(), host_options);
-  DirectoryOptions directory_options;
-  directory_options.capacity = options_.capacity;
-  directory_options.log = worker_log;  // also called on workers
-  directory_ = std::make_unique<ShardDirectory>(
-      host_.get(), kinds_.get(), store_.get(), directory_options);
-  sink_->Attach(directory_.get());
+  shard_options.directory.capacity = options_.capacity;
+  shard_options.directory.log = worker_log;  // also called on workers
+  shard_options.stop_log = worker_log;
+  shards_ = std::make_unique<ShardService>(*kinds_, store_.get(), *notifier_,
+                                           metrics_, std::move(shard_options));
 
-  ApiOptions api;
-  api.admin_token = options_.admin_token;
-  api.ticket_secret = options_.ticket_secret;
-  api.dev_join = options_.dev;
-  api.web_dir = options_.app_dir / "web";
-  api.mounts = std::move(mounts);
-  api_ = std::make_unique<ApiHandler>(std::move(api), directory_.get(),
-                                      &metrics_, nullptr);
   net::ServerOptions net_options;
   net_options.host = options_.host;
   net_options.port = options_.port;
@@ -183,12 +143,27 @@ Status AppServer::Init() {
   if (!io_threads.ok()) return io_threads.status();
   net_options.io_threads = static_cast<int>(*io_threads);
   net_options.find_kind = net::FindKindIn(kinds_.get());
-  server_ = std::make_unique<net::Server>(net_options, options_.ticket_secret,
-                                          api_.get(), &metrics_);
-  api_->SetConnections(server_.get());
-  server_->SetHost(host_.get());
+  router_ = std::make_unique<net::Router>();
+  server_ =
+      std::make_unique<net::Server>(net_options, options_.ticket_secret,
+                                    *router_, &shards_->gateway(), &metrics_);
+  shards_->Observe(server_->shards());
 
-  Result<RestoreReport> restored = directory_->RestoreAll(
+  ApiOptions api;
+  api.admin_token = options_.admin_token;
+  api.ticket_secret = options_.ticket_secret;
+  api.dev_join = options_.dev;
+  api.web_dir = options_.app_dir / "web";
+  api.mounts = std::move(mounts);
+  api_ = std::make_unique<ApiHandler>(std::move(api), &shards_->directory(),
+                                      &metrics_, &server_->shards());
+
+  for (Service* service : {static_cast<Service*>(shards_.get()),
+                           static_cast<Service*>(api_.get())}) {
+    service->RegisterRoutes(*router_);
+  }
+
+  Result<RestoreReport> restored = shards_->Restore(
       [this](const std::string& line) { log_ << line << "\n"; });
   if (!restored.ok()) return restored.status();
   if (restored->restored + restored->created + restored->failed > 0) {
@@ -199,7 +174,6 @@ Status AppServer::Init() {
 
   notifier_->Start();
   TESSERA_RETURN_IF_ERROR(server_->Start());
-  sink_->SetDownstream(server_.get());
   return Status::Ok();
 }
 
@@ -210,8 +184,7 @@ void AppServer::Shutdown() {
   shut_down_ = true;
   // Stop ticking and save first, while clients are still connected; then
   // tell them to come back.
-  if (host_) host_->Shutdown();
-  if (sink_) sink_->SetDownstream(nullptr);
+  if (shards_) shards_->Shutdown();
   if (server_) server_->Stop(net::kCloseGoingAway, kRestartCloseReason);
   if (notifier_) notifier_->Stop();
   if (guest_log_) guest_log_->Stop();  // writes what is still queued

@@ -1,15 +1,29 @@
-// AppServer: one app served on one port. Composes the manifest, the kinds
-// (built in dev mode), the store, the shard host, the shard directory, the
-// onStop notifier, the HTTP API and the network server:
+// AppServer: one app served on one port: the composition root. The apps'
+// manifests are merged (app::LoadAppSet), their kinds loaded (built in dev
+// mode), and the object graph is built leaf-first, each object getting
+// what it needs in its constructor:
 //
-//   net::Server --(HTTP)--> ApiHandler --> ShardDirectory --> ShardHost
-//   net::Server --(WebSocket inputs)--------------------------> ShardHost
-//   ShardHost --(guest log lines)--> guest::LogDrain --> stderr
-//   ShardHost --(ticks: wall, CPU, fuel)--> ShardEventMetrics
-//   ShardHost --(frames, stops)--> LifecycleSink --> net::Server
-//                                      |--> ShardEventMetrics, LogDrain
-//                                      |--> ShardDirectory (forget)
-//                                      `--> StopNotifier (onStop POST)
+//   Metrics, Store, KindRegistry, StopNotifier            (leaves)
+//   ShardService: ShardHost --(frames, stops)--> ShardObservers:
+//                   1. net::ShardConnections (the server's fan-out to
+//                      connections, via Observe)
+//                   2. ForgetStopped --> ShardDirectory
+//                   3. StopNotices --> StopNotifier (onStop POST)
+//                   4. StopLog --> ShardEventMetrics, guest::LogDrain
+//                 ShardHost --(guest log lines)--> guest::LogDrain -> stderr
+//                 ShardHost --(ticks: wall, CPU, fuel)--> ShardEventMetrics
+//                 ShardDirectory --> ShardHost; ShardHostGateway --> ShardHost
+//   net::Router   (filled by the services' RegisterRoutes)
+//   net::Server(Router, ShardGateway): WebSocket upgrades by path prefix
+//                 ("/shard/" -> the shard sessions -> ShardHostGateway),
+//                 other HTTP requests -> ApiHandler
+//   ApiHandler(ShardDirectory, Connections = the server's ShardConnections)
+//
+// A subsystem (Service, service.h) registers its own routes on the Router
+// and its metrics when it is built (it takes the Metrics registry); adding
+// compute functions or realms is adding one service here. The host's
+// observers and the routes are all registered before the first shard is
+// restored and before the server starts.
 //
 // Start restores every shard of the store's directory before it accepts
 // connections. Shutdown (SIGTERM) stops ticking, saves every shard, closes
@@ -38,11 +52,11 @@ namespace tessera::guest {
 class LogDrain;
 }
 namespace tessera::net {
+class Router;
 class Server;
-}
+}  // namespace tessera::net
 namespace tessera::shard {
 class KindRegistry;
-class ShardHost;
 }  // namespace tessera::shard
 namespace tessera::store {
 class Store;
@@ -51,9 +65,7 @@ class Store;
 namespace tessera::server {
 
 class ApiHandler;
-class LifecycleSink;
-class ShardEventMetrics;
-class ShardDirectory;
+class ShardService;
 class StopNotifier;
 
 inline constexpr char kRestartCloseReason[] = "server restarting: reconnect";
@@ -115,14 +127,14 @@ class AppServer {
   // Declaration order is construction order; destruction runs backwards,
   // so everything outlives what points to it.
   Metrics metrics_;
-  std::unique_ptr<ShardEventMetrics> shard_metrics_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<shard::KindRegistry> kinds_;
   std::unique_ptr<guest::LogDrain> guest_log_;  // guest log lines -> stderr
   std::unique_ptr<StopNotifier> notifier_;
-  std::unique_ptr<LifecycleSink> sink_;
-  std::unique_ptr<shard::ShardHost> host_;
-  std::unique_ptr<ShardDirectory> directory_;
+  std::unique_ptr<ShardService> shards_;
+  std::unique_ptr<net::Router> router_;
+  // Built after the server (whose shards() are the API's Connections) but
+  // declared before it, so the server (stopped in Shutdown) goes first.
   std::unique_ptr<ApiHandler> api_;
   std::unique_ptr<net::Server> server_;
 };

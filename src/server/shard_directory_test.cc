@@ -13,7 +13,7 @@
 
 #include "common/clock.h"
 #include "server/api_handler.h"
-#include "server/lifecycle_sink.h"
+#include "server/stop_notices.h"
 #include "server/test_fakes.h"
 #include "shard/shard_host.h"
 #include "shard/test_guests.h"
@@ -64,8 +64,9 @@ class ShardDirectoryTest : public ::testing::Test {
   void Start() {
     directory_.reset();
     host_.reset();
-    sink_ = std::make_unique<LifecycleSink>(nullptr);
-    sink_->SetDownstream(&snapshots_);
+    forget_.reset();
+    sink_ = std::make_unique<shard::ShardObservers>();
+    sink_->Add(&snapshots_);
     shard::HostOptions options;
     options.workers = 0;
     options.clock = &clock_;
@@ -76,7 +77,8 @@ class ShardDirectoryTest : public ::testing::Test {
     directory_options.log = [](const std::string&) {};
     directory_ = std::make_unique<ShardDirectory>(host_.get(), &kinds_, &store_,
                                                   directory_options);
-    sink_->Attach(directory_.get());
+    forget_ = std::make_unique<ForgetStopped>(*directory_);
+    sink_->Add(forget_.get());
   }
 
   void StepTo(int64_t t) {
@@ -98,9 +100,10 @@ class ShardDirectoryTest : public ::testing::Test {
   shard::KindRegistry kinds_;
   testing::MemoryStore store_;
   SnapshotSink snapshots_;
-  std::unique_ptr<LifecycleSink> sink_;
+  std::unique_ptr<shard::ShardObservers> sink_;
   std::unique_ptr<shard::ShardHost> host_;
   std::unique_ptr<ShardDirectory> directory_;
+  std::unique_ptr<ForgetStopped> forget_;
 };
 
 TEST_F(ShardDirectoryTest, ARestartResumesFromTheSave) {

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "server/lifecycle_sink.h"
+#include "server/stop_notices.h"
 
 namespace tessera::server {
 namespace {

@@ -109,7 +109,9 @@ struct HostOptions {
 class ShardHost {
  public:
   // `kinds`, `sink` and `store` are not owned and must outlive the host;
-  // `sink` and `store` may be null (frames dropped / nothing saved). Starts
+  // `sink` and `store` may be null (frames dropped / nothing saved). The
+  // sink is where the host publishes its events: normally a ShardObservers
+  // list (shard_sink.h) filled before the first Create/Restore. Starts
   // the watchdog, and the worker threads unless `options.pool` is given.
   ShardHost(const KindRegistry* kinds, ShardSink* sink, StateStore* store,
             HostOptions options = {});

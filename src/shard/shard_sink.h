@@ -1,6 +1,7 @@
-// What leaves the shard host: frames and stop notices. The network layer
-// implements this (encodes and posts to its io_context); the host knows no
-// sockets.
+// What leaves the shard host: frames and stop notices, published to
+// observers. The network layer's fan-out, the server's shard directory and
+// its onStop notices each implement ShardSink and register with the
+// ShardObservers the host reports to; the host knows none of them.
 //
 // Threading: called on worker threads, concurrently for different shards,
 // and in order for any one shard (frames of a shard never overlap and its
@@ -15,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "shard/shard_types.h"
@@ -70,6 +72,45 @@ class ShardSink {
   // module's reason (kFinished, may be empty) or a short description.
   virtual void OnStopped(std::string_view shard_id, StopReason reason,
                          std::string_view message) = 0;
+};
+
+// The observer list a host publishes to: a ShardSink passing every event
+// to each registered observer, in the order they were added (so an earlier
+// observer has handled a stop before a later one sees it).
+//
+// Threading: Add is not synchronised with the events; add every observer
+// before the host reporting here creates or restores its first shard (the
+// composition root fills the list, then starts). The events themselves may
+// come from any worker thread, as ShardSink's. Observers are not owned and
+// must outlive the host's workers.
+class ShardObservers final : public ShardSink {
+ public:
+  ShardObservers() = default;
+  explicit ShardObservers(std::vector<ShardSink*> observers)
+      : observers_(std::move(observers)) {}
+
+  // See the class comment; null is ignored.
+  void Add(ShardSink* observer) {
+    if (observer != nullptr) observers_.push_back(observer);
+  }
+
+  void OnFrame(std::string_view shard_id, uint64_t tick,
+               std::string_view snapshot,
+               const std::vector<InputResult>& inputs) override {
+    for (ShardSink* o : observers_)
+      o->OnFrame(shard_id, tick, snapshot, inputs);
+  }
+  void OnViews(std::string_view shard_id,
+               std::shared_ptr<const ViewFrame> frame) override {
+    for (ShardSink* o : observers_) o->OnViews(shard_id, frame);
+  }
+  void OnStopped(std::string_view shard_id, StopReason reason,
+                 std::string_view message) override {
+    for (ShardSink* o : observers_) o->OnStopped(shard_id, reason, message);
+  }
+
+ private:
+  std::vector<ShardSink*> observers_;
 };
 
 }  // namespace tessera::shard

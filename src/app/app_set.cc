@@ -1,0 +1,49 @@
+#include "app/app_set.h"
+
+#include <utility>
+
+namespace tessera::app {
+namespace fs = std::filesystem;
+
+std::string AppMountPrefix(const fs::path& dir) {
+  fs::path name = dir.lexically_normal();  // "apps/zone/" -> "zone"
+  if (name.filename().empty()) name = name.parent_path();
+  return "/" + name.filename().string();
+}
+
+Result<AppSet> MergeApps(std::vector<AppEntry> apps) {
+  if (apps.empty()) return InvalidArgument("no app to serve");
+  AppSet set;
+  set.merged = apps.front().manifest;
+  for (size_t i = 1; i < apps.size(); ++i) {
+    const AppEntry& app = apps[i];
+    for (const ShardKindSpec& kind : app.manifest.kinds) {
+      if (set.merged.FindKind(kind.config.name) != nullptr) {
+        return InvalidArgument("shard kind \"" + kind.config.name + "\" of " +
+                               app.dir.string() +
+                               " is also a kind of another app served");
+      }
+    }
+    set.merged.kinds.insert(set.merged.kinds.end(), app.manifest.kinds.begin(),
+                            app.manifest.kinds.end());
+    set.web_mounts.push_back(
+        AppWebMount{AppMountPrefix(app.dir), app.dir / "web"});
+  }
+  set.apps = std::move(apps);
+  return set;
+}
+
+Result<AppSet> LoadAppSet(const fs::path& first,
+                          const std::vector<fs::path>& more) {
+  std::vector<AppEntry> apps;
+  apps.reserve(more.size() + 1);
+  for (size_t i = 0; i <= more.size(); ++i) {
+    const fs::path& dir = i == 0 ? first : more[i - 1];
+    Result<Manifest> manifest = LoadManifest(dir);
+    if (!manifest.ok()) return manifest.status();
+    apps.push_back(AppEntry{dir, std::move(manifest).value()});
+  }
+  return MergeApps(std::move(apps));
+}
+
+}  // namespace tessera::app
