@@ -45,15 +45,20 @@ std::string StopLogLine(std::string_view shard_id, std::string_view kind,
 std::string StopNoticeBody(std::string_view shard_id, std::string_view kind,
                            shard::StopReason reason, std::string_view message);
 
-// Frames are ignored; a stop makes `directory` forget the shard.
-class ForgetStopped final : public shard::ShardSink {
+// An observer of stops only: frames and views are ignored.
+class StopObserver : public shard::ShardSink {
+ public:
+  void OnFrame(std::string_view, uint64_t, std::string_view,
+               const std::vector<shard::InputResult>&) final {}
+  void OnViews(std::string_view,
+               std::shared_ptr<const shard::ViewFrame>) final {}
+};
+
+// A stop makes `directory` forget the shard.
+class ForgetStopped final : public StopObserver {
  public:
   explicit ForgetStopped(ShardDirectory& directory) : directory_(directory) {}
 
-  void OnFrame(std::string_view, uint64_t, std::string_view,
-               const std::vector<shard::InputResult>&) override {}
-  void OnViews(std::string_view,
-               std::shared_ptr<const shard::ViewFrame>) override {}
   void OnStopped(std::string_view shard_id, shard::StopReason,
                  std::string_view) override {
     directory_.OnStopped(shard_id);
@@ -63,18 +68,13 @@ class ForgetStopped final : public shard::ShardSink {
   ShardDirectory& directory_;
 };
 
-// Frames are ignored; a stop queues the kind's onStop notice (see the file
-// comment).
-class StopNotices final : public shard::ShardSink {
+// A stop queues the kind's onStop notice (see the file comment).
+class StopNotices final : public StopObserver {
  public:
   StopNotices(const shard::ShardHost& host, const shard::KindRegistry& kinds,
               StopNotifier& notifier)
       : host_(host), kinds_(kinds), notifier_(notifier) {}
 
-  void OnFrame(std::string_view, uint64_t, std::string_view,
-               const std::vector<shard::InputResult>&) override {}
-  void OnViews(std::string_view,
-               std::shared_ptr<const shard::ViewFrame>) override {}
   void OnStopped(std::string_view shard_id, shard::StopReason reason,
                  std::string_view message) override;
 
@@ -84,8 +84,8 @@ class StopNotices final : public shard::ShardSink {
   StopNotifier& notifier_;
 };
 
-// Frames are ignored; a stop is counted and logged (see the file comment).
-class StopLog final : public shard::ShardSink {
+// A stop is counted and logged (see the file comment).
+class StopLog final : public StopObserver {
  public:
   // `log` receives one line per stop on the worker and must not block (null:
   // not logged); `metrics` may be null (not counted).
@@ -94,10 +94,6 @@ class StopLog final : public shard::ShardSink {
           ShardEventMetrics* metrics)
       : host_(host), log_(std::move(log)), metrics_(metrics) {}
 
-  void OnFrame(std::string_view, uint64_t, std::string_view,
-               const std::vector<shard::InputResult>&) override {}
-  void OnViews(std::string_view,
-               std::shared_ptr<const shard::ViewFrame>) override {}
   void OnStopped(std::string_view shard_id, shard::StopReason reason,
                  std::string_view message) override;
 
