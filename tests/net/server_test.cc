@@ -571,8 +571,10 @@ TEST_F(ServerTest, PingFloodWithoutReadingDoesNotQueuePongs) {
   options.max_queued_frames = 100000;
   StartServer(options);
   CreateShard("a");
-  // A small receive buffer: 20,000 PONGs cannot all fit in the socket
-  // buffers, so however fast the flood is sent, some must be coalesced.
+  // A small receive buffer: 20,000 PONGs (4 bytes each at least, with the
+  // WebSocket header) cannot all fit in the two socket buffers (8 KiB and
+  // 4 KiB asked for), so however fast or slowly the flood is sent, some
+  // must be coalesced.
   ClientOptions flooder_options = ClientOpts();
   flooder_options.receive_buffer_bytes = 4096;
   auto connected = TestClient::Connect(flooder_options, "a");
