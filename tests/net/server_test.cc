@@ -38,7 +38,7 @@ TEST_F(ServerTest, JoinGetsWelcomeThenFrames) {
   EXPECT_EQ(welcome->tick_rate, kTickRate);
   EXPECT_EQ(welcome->codec, "msgpack");
 
-  auto frame = client->ReadUntil<v1::Frame>();
+  auto frame = client->ReadUntil<v1::Frame>(kGiveUpMs);
   ASSERT_TRUE(frame.ok()) << frame.status().ToString();
   EXPECT_GE(frame->tick, welcome->tick);
   EXPECT_EQ(frame->last_seq, 0u);
@@ -73,7 +73,7 @@ TEST_F(ServerTest, InputIsAckedAfterTheFrameThatShowsIt) {
   ASSERT_TRUE(client->SendInput(1, AddInput(3)).ok());
   bool saw_frame = false;
   for (;;) {
-    auto msg = client->ReadMessage();
+    auto msg = client->ReadMessage(kGiveUpMs);
     ASSERT_TRUE(msg.ok()) << msg.status().ToString();
     if (auto* frame = std::get_if<v1::Frame>(&msg.value())) {
       json snapshot = FromMsgpack(frame->snapshot);
@@ -94,10 +94,10 @@ TEST_F(ServerTest, InputIsAckedAfterTheFrameThatShowsIt) {
   }
   // The next inputs too, with gaps in the seqs.
   ASSERT_TRUE(client->SendInput(5, AddInput(1), 3).ok());
-  auto ack = client->ReadUntil<v1::Ack>();
+  auto ack = client->ReadUntil<v1::Ack>(kGiveUpMs);
   ASSERT_TRUE(ack.ok()) << ack.status().ToString();
   EXPECT_EQ(ack->seq, 5u);
-  auto frame = client->ReadUntil<v1::Frame>();
+  auto frame = client->ReadUntil<v1::Frame>(kGiveUpMs);
   ASSERT_TRUE(frame.ok());
   EXPECT_EQ(frame->last_seq, 5u);
   EXPECT_EQ(FromMsgpack(frame->snapshot)["value"], 14);
@@ -122,7 +122,7 @@ TEST_F(ServerTest, FrameAcksCarryAcksInLastSeq) {
   bool rejected = false;
   uint64_t last_seq = 0;
   while (last_seq < 3) {
-    auto msg = client->ReadMessage();
+    auto msg = client->ReadMessage(kGiveUpMs);
     ASSERT_TRUE(msg.ok()) << msg.status().ToString();
     ASSERT_FALSE(std::holds_alternative<v1::Ack>(*msg)) << "an ACK message";
     if (const auto* reject = std::get_if<v1::Reject>(&*msg)) {
@@ -156,12 +156,12 @@ TEST_F(ServerTest, RefusedInputGetsRejectWithTheModuleText) {
   auto client = Join("a", "alice");
   ASSERT_NE(client, nullptr);
   ASSERT_TRUE(client->SendInput(1, AddInput(-1)).ok());
-  auto reject = client->ReadUntil<v1::Reject>();
+  auto reject = client->ReadUntil<v1::Reject>(kGiveUpMs);
   ASSERT_TRUE(reject.ok()) << reject.status().ToString();
   EXPECT_EQ(reject->seq, 1u);
   EXPECT_EQ(reject->error, "n must be positive");
   // A refused input still counts as applied for last_seq.
-  auto frame = client->ReadUntil<v1::Frame>();
+  auto frame = client->ReadUntil<v1::Frame>(kGiveUpMs);
   ASSERT_TRUE(frame.ok());
   EXPECT_EQ(frame->last_seq, 1u);
   EXPECT_EQ(FromMsgpack(frame->snapshot)["value"], 0);
@@ -176,10 +176,10 @@ TEST_F(ServerTest, TwoSubscribersSeeEachOther) {
   ASSERT_NE(bob, nullptr);
   EXPECT_THAT(server_->Subscribers("a"), UnorderedElementsAre("alice", "bob"));
   ASSERT_TRUE(bob->SendInput(1, AddInput(7)).ok());
-  ASSERT_TRUE(bob->ReadUntil<v1::Ack>().ok());
+  ASSERT_TRUE(bob->ReadUntil<v1::Ack>(kGiveUpMs).ok());
   // Alice sees bob's input in her frames, with her own last_seq (0).
   for (;;) {
-    auto frame = alice->ReadUntil<v1::Frame>();
+    auto frame = alice->ReadUntil<v1::Frame>(kGiveUpMs);
     ASSERT_TRUE(frame.ok()) << frame.status().ToString();
     EXPECT_EQ(frame->last_seq, 0u);
     json snapshot = FromMsgpack(frame->snapshot);
@@ -202,16 +202,16 @@ TEST_F(ServerTest, ConnectionsOfOneSubscriberGetTheirOwnResults) {
   // The same client seq on both connections.
   ASSERT_TRUE(tab1->SendInput(1, AddInput(2)).ok());
   ASSERT_TRUE(tab2->SendInput(1, AddInput(-2)).ok());
-  auto ack = tab1->ReadUntil<v1::Ack>();
+  auto ack = tab1->ReadUntil<v1::Ack>(kGiveUpMs);
   ASSERT_TRUE(ack.ok()) << ack.status().ToString();
   EXPECT_EQ(ack->seq, 1u);
-  auto reject = tab2->ReadUntil<v1::Reject>();
+  auto reject = tab2->ReadUntil<v1::Reject>(kGiveUpMs);
   ASSERT_TRUE(reject.ok()) << reject.status().ToString();
   EXPECT_EQ(reject->error, "n must be positive");
   // Neither got the other's result.
   for (int i = 0; i < 5; ++i) {
-    auto m1 = tab1->ReadMessage();
-    auto m2 = tab2->ReadMessage();
+    auto m1 = tab1->ReadMessage(kGiveUpMs);
+    auto m2 = tab2->ReadMessage(kGiveUpMs);
     ASSERT_TRUE(m1.ok() && m2.ok());
     EXPECT_TRUE(std::holds_alternative<v1::Frame>(m1.value()));
     EXPECT_TRUE(std::holds_alternative<v1::Frame>(m2.value()));
@@ -241,7 +241,7 @@ TEST_F(ServerTest, TicketsAreChecked) {
     auto client = Connect("a");
     ASSERT_NE(client, nullptr);
     ASSERT_TRUE(client->SendHello(c.ticket).ok());
-    Result<CloseInfo> close = client->WaitClose();
+    Result<CloseInfo> close = client->WaitClose(kGiveUpMs);
     ASSERT_TRUE(close.ok()) << close.status().ToString();
     EXPECT_EQ(close->code, c.code) << close->reason;
     EXPECT_FALSE(close->reason.empty());
@@ -295,10 +295,10 @@ TEST_F(ServerTest, PingPong) {
   auto client = Join("a", "alice");
   ASSERT_NE(client, nullptr);
   ASSERT_TRUE(client->SendPing(42).ok());
-  auto pong = client->ReadUntil<v1::Pong>();
+  auto pong = client->ReadUntil<v1::Pong>(kGiveUpMs);
   ASSERT_TRUE(pong.ok()) << pong.status().ToString();
   EXPECT_EQ(pong->nonce, 42u);
-  auto ping = client->ReadUntil<v1::Ping>();
+  auto ping = client->ReadUntil<v1::Ping>(kGiveUpMs);
   ASSERT_TRUE(ping.ok()) << ping.status().ToString();
   ASSERT_TRUE(client->SendPong(ping->nonce).ok());
   ExpectFrames(*client, 2);
@@ -341,7 +341,7 @@ TEST_F(ServerTest, MalformedMessagesCloseOnlyTheirConnection) {
     ASSERT_NE(client, nullptr);
     Status sent = c.text ? client->SendText(c.bytes) : client->Send(c.bytes);
     ASSERT_TRUE(sent.ok()) << sent.ToString();
-    Result<CloseInfo> close = client->WaitClose();
+    Result<CloseInfo> close = client->WaitClose(kGiveUpMs);
     ASSERT_TRUE(close.ok()) << close.status().ToString();
     EXPECT_EQ(close->code, c.code) << close->reason;
     // The others are unaffected.
@@ -401,7 +401,7 @@ TEST_F(ServerTest, InputFloodHitsTheStrikesLimitOthersKeepPlaying) {
   int rate_limited = 0;
   CloseInfo close;
   for (;;) {
-    auto event = flooder->Read();
+    auto event = flooder->Read(kGiveUpMs);
     ASSERT_TRUE(event.ok()) << event.status().ToString();
     if (event->closed) {
       close = event->close;
@@ -425,7 +425,7 @@ TEST_F(ServerTest, InputFloodHitsTheStrikesLimitOthersKeepPlaying) {
   // The other player keeps getting frames and acks.
   ExpectFrames(*player, 5);
   ASSERT_TRUE(player->SendInput(1, AddInput(1)).ok());
-  EXPECT_TRUE(player->ReadUntil<v1::Ack>().ok());
+  EXPECT_TRUE(player->ReadUntil<v1::Ack>(kGiveUpMs).ok());
   EXPECT_THAT(
       metrics_.Render(),
       HasSubstr("tessera_inputs_refused_total{reason=\"rate_limited\"} 3"));
@@ -463,7 +463,7 @@ TEST_F(ServerTest, StoppedShardClosesItsConnections) {
   ASSERT_NE(alice, nullptr);
   ASSERT_NE(other, nullptr);
   ASSERT_TRUE(host_->Stop("a").ok());
-  Result<CloseInfo> close = alice->WaitClose();
+  Result<CloseInfo> close = alice->WaitClose(kGiveUpMs);
   ASSERT_TRUE(close.ok()) << close.status().ToString();
   EXPECT_EQ(close->code, kCloseShardStopped);
   EXPECT_THAT(close->reason, StartsWith("stopped"));
