@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/clock.h"
-#include "shard/test_guests.h"
 #include "guest/watchdog.h"
+#include "shard/test_guests.h"
 
 namespace tessera::shard {
 namespace {
@@ -202,7 +204,52 @@ TEST(GuestShardTest, InfiniteLoopRunsOutOfFuelDeterministically) {
   EXPECT_GT(fuel_a, 200000000);
 }
 
-TEST(GuestShardTest, WatchdogStopsALongLoopWithinMaxRunMs) {
+// The watchdog on a fake clock: the tick's deadline is exactly maxRunMs
+// after the call starts, nothing fires before it, and firing it interrupts
+// the loop (the tick fails with the watchdog's text). No wall-clock bound:
+// the stop latency is interrupt_bench's figure (bench/).
+TEST(GuestShardTest, WatchdogStopsALongLoopAtMaxRunMs) {
+  TESSERA_LOAD_GUEST(module, "spin", 64);
+  FakeClock clock(1'000'000);
+  guest::Watchdog watchdog(&clock);  // not started: this test polls it
+  GuestEnv env;
+  env.watchdog = &watchdog;
+  KindConfig kind = Kind("spin");
+  kind.fuel_per_tick = 1000000000000000ull;  // 1e15: fuel never runs out
+  kind.max_run_ms = 100;
+  kind.tick_budget_ms = 600000;
+  auto shard =
+      GuestShard::Create(module, kind, "s1", Msgpack({{"mode", "loop"}}), env);
+  ASSERT_TRUE(shard.ok()) << shard.status().ToString();
+  ASSERT_EQ(watchdog.armed(), 0u);
+  int fired_early = -1;
+  int fired_at_deadline = -1;
+  std::thread poller([&] {
+    // Waits for the tick's call to arm its deadline (30 s give-up).
+    const auto give_up =
+        std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (watchdog.armed() == 0 &&
+           std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    fired_early = watchdog.Poll(clock.NowUs() + 100'000 - 1);
+    clock.Advance(100'000);
+    fired_at_deadline = watchdog.Poll(clock.NowUs());
+  });
+  TickOutcome out = (*shard)->Tick(50000);
+  poller.join();
+  EXPECT_EQ(fired_early, 0) << "the watchdog fired before maxRunMs";
+  EXPECT_EQ(fired_at_deadline, 1) << "the tick's deadline was not armed";
+  EXPECT_EQ(out.stop, StopReason::kFailed);
+  EXPECT_EQ(out.message,
+            "watchdog: call ran longer than maxRunMs 100 ms (the tick)");
+  EXPECT_EQ(watchdog.armed(), 0u);
+}
+
+// The same with the watchdog's own polling thread on the real clock: the
+// loop is interrupted, not before maxRunMs. How soon after it is a figure
+// to read (printed here; bench/interrupt_bench.cc), not a bound to assert.
+TEST(GuestShardTest, WatchdogThreadStopsALongLoop) {
   TESSERA_LOAD_GUEST(module, "spin", 64);
   guest::Watchdog watchdog(RealClock::Get());
   watchdog.Start();
@@ -221,10 +268,9 @@ TEST(GuestShardTest, WatchdogStopsALongLoopWithinMaxRunMs) {
   EXPECT_EQ(out.stop, StopReason::kFailed);
   EXPECT_EQ(out.message,
             "watchdog: call ran longer than maxRunMs 100 ms (the tick)");
-  EXPECT_GE(elapsed_ms, 100);
-  // The margin absorbs scheduler delay on a loaded machine; unloaded, the
-  // stop lands within 1-2 ms of the deadline.
-  EXPECT_LT(elapsed_ms, 100 + 75) << "stop latency beyond the margin";
+  EXPECT_GE(elapsed_ms, 100);  // a lower bound: never flakes
+  std::printf("[ figure ] watchdog stop after %lld ms (maxRunMs 100)\n",
+              static_cast<long long>(elapsed_ms));
   EXPECT_EQ(watchdog.armed(), 0u);
 }
 
