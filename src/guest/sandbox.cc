@@ -224,7 +224,7 @@ Result<GuestBytes> Sandbox::Pass(std::string_view bytes, const char* what) {
   }
   const uint64_t len = bytes.size();
   const uint64_t args[] = {len};
-  const std::string alloc_what = options_.alloc_export;
+  const std::string& alloc_what = options_.alloc_export;
   Result<uint32_t> ptr = Call(alloc_, args, alloc_what.c_str());
   if (!ptr.ok()) return ptr.status();
   if (*ptr == 0) {

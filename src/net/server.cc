@@ -322,37 +322,4 @@ void Server::Stop(int code, std::string_view reason) {
 
 ShardConnections& Server::shards() { return impl_->shard_link; }
 
-void Server::OnFrame(std::string_view shard_id, uint64_t tick,
-                     std::string_view snapshot,
-                     const std::vector<shard::InputResult>& inputs) {
-  impl_->shard_link.OnFrame(shard_id, tick, snapshot, inputs);
-}
-
-void Server::OnViews(std::string_view shard_id,
-                     std::shared_ptr<const shard::ViewFrame> frame) {
-  impl_->shard_link.OnViews(shard_id, std::move(frame));
-}
-
-void Server::OnStopped(std::string_view shard_id, shard::StopReason reason,
-                       std::string_view message) {
-  impl_->shard_link.OnStopped(shard_id, reason, message);
-}
-
-size_t Server::CloseSubscriber(std::string_view shard_id,
-                               std::string_view subscriber, int code,
-                               std::string_view reason) {
-  return impl_->shard_link.CloseSubscriber(shard_id, subscriber, code, reason);
-}
-
-size_t Server::CloseShard(std::string_view shard_id, int code,
-                          std::string_view reason) {
-  return impl_->shard_link.CloseShard(shard_id, code, reason);
-}
-
-std::vector<std::string> Server::Subscribers(std::string_view shard_id) const {
-  return impl_->shard_link.Subscribers(shard_id);
-}
-
-size_t Server::ConnectionCount() const { return impl_->ctx.live_sessions(); }
-
 }  // namespace tessera::net

@@ -93,7 +93,7 @@ struct ServerOptions {
 std::function<std::optional<shard::KindConfig>(std::string_view kind)>
 FindKindIn(const shard::KindRegistry* kinds);
 
-class Server final : public shard::ShardSink, public Connections {
+class Server final {
  public:
   // Serves what `router` routes (filled before Start); sessions reach the
   // shards through `shards` (null: no shard is found). `router`, `shards`
@@ -105,7 +105,7 @@ class Server final : public shard::ShardSink, public Connections {
   // request (null: 404); the gateway comes by SetHost or SetGateway.
   Server(ServerOptions options, std::string ticket_secret, HttpHandler* http,
          Metrics* metrics);
-  ~Server() override;
+  ~Server();
 
   // For the HttpHandler constructor: the host whose shards connections join
   // (through a ShardHostGateway with options.find_kind); set before Start.
@@ -127,25 +127,6 @@ class Server final : public shard::ShardSink, public Connections {
   // The network's observer of the shard host and the admin API's
   // Connections; lives as long as the server.
   ShardConnections& shards();
-
-  // shard::ShardSink (forwards to shards())
-  void OnFrame(std::string_view shard_id, uint64_t tick,
-               std::string_view snapshot,
-               const std::vector<shard::InputResult>& inputs) override;
-  void OnViews(std::string_view shard_id,
-               std::shared_ptr<const shard::ViewFrame> frame) override;
-  void OnStopped(std::string_view shard_id, shard::StopReason reason,
-                 std::string_view message) override;
-
-  // Connections (forwards to shards())
-  size_t CloseSubscriber(std::string_view shard_id, std::string_view subscriber,
-                         int code, std::string_view reason) override;
-  size_t CloseShard(std::string_view shard_id, int code,
-                    std::string_view reason) override;
-  std::vector<std::string> Subscribers(
-      std::string_view shard_id) const override;
-  // Open WebSocket connections (joined or still before HELLO).
-  size_t ConnectionCount() const override;
 
  private:
   struct Impl;

@@ -204,6 +204,21 @@ TEST(GuestShardTest, InfiniteLoopRunsOutOfFuelDeterministically) {
   EXPECT_GT(fuel_a, 200000000);
 }
 
+// A spin shard looping forever in its tick, stopped only by `watchdog` at
+// maxRunMs 100 (fuel and the CPU budget never run out).
+Result<std::unique_ptr<GuestShard>> SpinForever(
+    std::shared_ptr<const wasm::CompiledModule> module,
+    guest::Watchdog& watchdog) {
+  GuestEnv env;
+  env.watchdog = &watchdog;
+  KindConfig kind = Kind("spin");
+  kind.fuel_per_tick = 1000000000000000ull;  // 1e15: fuel never runs out
+  kind.max_run_ms = 100;
+  kind.tick_budget_ms = 600000;
+  return GuestShard::Create(module, kind, "s1", Msgpack({{"mode", "loop"}}),
+                            env);
+}
+
 // The watchdog on a fake clock: the tick's deadline is exactly maxRunMs
 // after the call starts, nothing fires before it, and firing it interrupts
 // the loop (the tick fails with the watchdog's text). No wall-clock bound:
@@ -212,14 +227,7 @@ TEST(GuestShardTest, WatchdogStopsALongLoopAtMaxRunMs) {
   TESSERA_LOAD_GUEST(module, "spin", 64);
   FakeClock clock(1'000'000);
   guest::Watchdog watchdog(&clock);  // not started: this test polls it
-  GuestEnv env;
-  env.watchdog = &watchdog;
-  KindConfig kind = Kind("spin");
-  kind.fuel_per_tick = 1000000000000000ull;  // 1e15: fuel never runs out
-  kind.max_run_ms = 100;
-  kind.tick_budget_ms = 600000;
-  auto shard =
-      GuestShard::Create(module, kind, "s1", Msgpack({{"mode", "loop"}}), env);
+  auto shard = SpinForever(module, watchdog);
   ASSERT_TRUE(shard.ok()) << shard.status().ToString();
   ASSERT_EQ(watchdog.armed(), 0u);
   int fired_early = -1;
@@ -253,14 +261,7 @@ TEST(GuestShardTest, WatchdogThreadStopsALongLoop) {
   TESSERA_LOAD_GUEST(module, "spin", 64);
   guest::Watchdog watchdog(RealClock::Get());
   watchdog.Start();
-  GuestEnv env;
-  env.watchdog = &watchdog;
-  KindConfig kind = Kind("spin");
-  kind.fuel_per_tick = 1000000000000000ull;  // 1e15: fuel never runs out
-  kind.max_run_ms = 100;
-  kind.tick_budget_ms = 600000;
-  auto shard =
-      GuestShard::Create(module, kind, "s1", Msgpack({{"mode", "loop"}}), env);
+  auto shard = SpinForever(module, watchdog);
   ASSERT_TRUE(shard.ok()) << shard.status().ToString();
   const int64_t start = RealClock::Get()->NowUs();
   TickOutcome out = (*shard)->Tick(50000);

@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "net/protocol_v1.h"
 #include "net/server.h"
+#include "net/shard_fanout.h"
 #include "net/shard_gateway.h"
 #include "net/ticket.h"
 #include "tests/net/test_client.h"
@@ -145,7 +146,7 @@ TEST_F(GatewayTest, JoinsInputsAndFramesGoThroughTheGateway) {
   result.subscriber = "alice";
   result.seq = input.id;
   result.accepted = true;
-  server_->OnFrame("g", 6, "snap", {result});
+  server_->shards().OnFrame("g", 6, "snap", {result});
   auto frame = alice->ReadUntil<v1::Frame>();
   ASSERT_TRUE(frame.ok()) << frame.status().ToString();
   EXPECT_EQ(frame->tick, 6u);

@@ -16,6 +16,7 @@
 
 #include "net/protocol_v1.h"
 #include "net/server.h"
+#include "net/shard_fanout.h"
 #include "net/ticket.h"
 #include "shard/kind_registry.h"
 #include "shard/shard_host.h"
@@ -126,8 +127,8 @@ class ServerTest : public ::testing::Test {
                                        &metrics_);
     shard::HostOptions host_options;
     host_options.workers = 2;
-    host_ = std::make_unique<shard::ShardHost>(&kinds_, server_.get(), nullptr,
-                                               host_options);
+    host_ = std::make_unique<shard::ShardHost>(&kinds_, &server_->shards(),
+                                               nullptr, host_options);
     server_->SetHost(host_.get());
     Status started = server_->Start();
     ASSERT_TRUE(started.ok()) << started.ToString();

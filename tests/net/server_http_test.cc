@@ -114,7 +114,7 @@ TEST_F(ServerTest, ManyIoThreads) {
     EXPECT_EQ(close->code, kCloseGoingAway);
   }
   stopper.join();
-  EXPECT_EQ(server_->ConnectionCount(), 0u);
+  EXPECT_EQ(server_->shards().ConnectionCount(), 0u);
 }
 
 }  // namespace

@@ -46,13 +46,14 @@ TEST_F(ServerTest, JoinGetsWelcomeThenFrames) {
   EXPECT_EQ(snapshot["value"], 5);
   ExpectFrames(*client, 3);
 
-  EXPECT_THAT(server_->Subscribers(shard), ElementsAre("alice"));
-  EXPECT_EQ(server_->ConnectionCount(), 1u);
+  EXPECT_THAT(server_->shards().Subscribers(shard), ElementsAre("alice"));
+  EXPECT_EQ(server_->shards().ConnectionCount(), 1u);
   EXPECT_TRUE(WaitFor([&] { return host_->Get(shard)->subscribers == 1; }));
 
   ASSERT_TRUE(client->Close().ok());
-  EXPECT_TRUE(WaitFor([&] { return server_->ConnectionCount() == 0; }));
-  EXPECT_TRUE(server_->Subscribers(shard).empty());
+  EXPECT_TRUE(
+      WaitFor([&] { return server_->shards().ConnectionCount() == 0; }));
+  EXPECT_TRUE(server_->shards().Subscribers(shard).empty());
   EXPECT_TRUE(WaitFor([&] { return host_->Get(shard)->subscribers == 0; }));
 }
 
@@ -174,7 +175,8 @@ TEST_F(ServerTest, TwoSubscribersSeeEachOther) {
   auto bob = Join("a", "bob");
   ASSERT_NE(alice, nullptr);
   ASSERT_NE(bob, nullptr);
-  EXPECT_THAT(server_->Subscribers("a"), UnorderedElementsAre("alice", "bob"));
+  EXPECT_THAT(server_->shards().Subscribers("a"),
+              UnorderedElementsAre("alice", "bob"));
   ASSERT_TRUE(bob->SendInput(1, AddInput(7)).ok());
   ASSERT_TRUE(bob->ReadUntil<v1::Ack>(kGiveUpMs).ok());
   // Alice sees bob's input in her frames, with her own last_seq (0).
@@ -198,7 +200,7 @@ TEST_F(ServerTest, ConnectionsOfOneSubscriberGetTheirOwnResults) {
   auto tab2 = Join("a", "alice");
   ASSERT_NE(tab1, nullptr);
   ASSERT_NE(tab2, nullptr);
-  EXPECT_THAT(server_->Subscribers("a"), ElementsAre("alice"));
+  EXPECT_THAT(server_->shards().Subscribers("a"), ElementsAre("alice"));
   // The same client seq on both connections.
   ASSERT_TRUE(tab1->SendInput(1, AddInput(2)).ok());
   ASSERT_TRUE(tab2->SendInput(1, AddInput(-2)).ok());
@@ -440,17 +442,20 @@ TEST_F(ServerTest, KickClosesThatSubscriberOnly) {
   ASSERT_NE(alice1, nullptr);
   ASSERT_NE(alice2, nullptr);
   ASSERT_NE(bob, nullptr);
-  EXPECT_EQ(server_->CloseSubscriber("a", "alice", kCloseKicked,
-                                     "kicked by an operator"),
+  EXPECT_EQ(server_->shards().CloseSubscriber("a", "alice", kCloseKicked,
+                                              "kicked by an operator"),
             2u);
   ExpectClose(*alice1, kCloseKicked, "kicked by an operator");
   ExpectClose(*alice2, kCloseKicked, "kicked by an operator");
   ExpectFrames(*bob, 3);
   EXPECT_TRUE(WaitFor([&] {
-    return server_->Subscribers("a") == std::vector<std::string>{"bob"};
+    return server_->shards().Subscribers("a") ==
+           std::vector<std::string>{"bob"};
   }));
-  EXPECT_EQ(server_->CloseSubscriber("a", "nobody", kCloseKicked, "x"), 0u);
-  EXPECT_EQ(server_->CloseShard("a", kCloseShardStopped, "closed"), 1u);
+  EXPECT_EQ(server_->shards().CloseSubscriber("a", "nobody", kCloseKicked, "x"),
+            0u);
+  EXPECT_EQ(server_->shards().CloseShard("a", kCloseShardStopped, "closed"),
+            1u);
   ExpectClose(*bob, kCloseShardStopped, "closed");
 }
 
@@ -492,7 +497,8 @@ TEST_F(ServerTest, StopClosesEveryConnectionWithGoingAway) {
   ASSERT_NE(alice, nullptr);
   ASSERT_NE(bob, nullptr);
   ASSERT_NE(lurker, nullptr);
-  ASSERT_TRUE(WaitFor([&] { return server_->ConnectionCount() == 3; }));
+  ASSERT_TRUE(
+      WaitFor([&] { return server_->shards().ConnectionCount() == 3; }));
 
   // Stop returns once every client has answered its close: with both
   // timeouts far beyond the 30 s give-up, only the answers can end it.
@@ -508,9 +514,9 @@ TEST_F(ServerTest, StopClosesEveryConnectionWithGoingAway) {
             std::future_status::ready)
       << "Stop waited for its timeout although every client answered";
   stopped.get();
-  EXPECT_EQ(server_->ConnectionCount(), 0u);
+  EXPECT_EQ(server_->shards().ConnectionCount(), 0u);
   // Frames after Stop are dropped; connecting fails.
-  server_->OnFrame("a", 999, "x", {});
+  server_->shards().OnFrame("a", 999, "x", {});
   EXPECT_FALSE(TestClient::Connect(ClientOpts(), "a").ok());
   server_->Stop();  // idempotent
 }
@@ -556,15 +562,15 @@ TEST_F(ServerTest, ClientThatDoesNotReadIsClosedAsTooSlow) {
   // Meanwhile `slow` reads nothing; the bystander keeps reading.
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(kGiveUpMs);
-  while (server_->ConnectionCount() > 1 &&
+  while (server_->shards().ConnectionCount() > 1 &&
          std::chrono::steady_clock::now() < deadline) {
     auto frame = bystander->ReadUntil<v1::Frame>(kGiveUpMs);
     ASSERT_TRUE(frame.ok()) << frame.status().ToString();
   }
-  EXPECT_EQ(server_->ConnectionCount(), 1u);
+  EXPECT_EQ(server_->shards().ConnectionCount(), 1u);
   EXPECT_THAT(metrics_.Render(),
               HasSubstr("tessera_ws_closes_total{code=\"1008\"} 1"));
-  EXPECT_THAT(server_->Subscribers("a"), ElementsAre("bob"));
+  EXPECT_THAT(server_->shards().Subscribers("a"), ElementsAre("bob"));
   ExpectFrames(*bystander, 3);
 }
 

@@ -82,7 +82,7 @@ TEST_F(SlowReaderTest, ASlowClientSkipsSnapshotFramesAndStaysConnected) {
   }
   EXPECT_TRUE(acked);
   EXPECT_GT(largest_gap, 1u);
-  EXPECT_EQ(server_->ConnectionCount(), 1u);
+  EXPECT_EQ(server_->shards().ConnectionCount(), 1u);
   EXPECT_EQ(Counter(metrics_, "tessera_ws_closes_total{code=\"1008\"}"), 0);
 }
 
@@ -124,7 +124,7 @@ TEST_F(SlowReaderTest, SkippedFramesKeepFrameAcksInOrder) {
   }
   for (uint64_t s = 2; s <= seq; s += 2) EXPECT_TRUE(rejected.contains(s)) << s;
   EXPECT_EQ(rejected.size(), seq / 2);
-  EXPECT_EQ(server_->ConnectionCount(), 1u);
+  EXPECT_EQ(server_->shards().ConnectionCount(), 1u);
 }
 
 TEST_F(SlowReaderTest, ALaggingReplicationClientGetsANewBaseline) {
@@ -194,7 +194,7 @@ TEST_F(SlowReaderTest, ALaggingReplicationClientGetsANewBaseline) {
     EXPECT_EQ(slow_world.Coordinate(*mine, 0), steady_world.Coordinate(e, 0))
         << e.id;
   }
-  EXPECT_EQ(server_->ConnectionCount(), 2u);
+  EXPECT_EQ(server_->shards().ConnectionCount(), 2u);
 }
 
 }  // namespace
