@@ -44,6 +44,9 @@ inline constexpr const char kExportFilter[] = "tessera_filter";                 
 inline constexpr const char kExportSnapshotVisible[] = "tessera_snapshot_visible";  // (i32 x2) -> i32
 inline constexpr const char kExportReplicationConfig[] = "tessera_replication_config";  // () -> i32
 inline constexpr const char kExportReplicated[] = "tessera_replicated";          // () -> i32
+// Lag compensation (optional; docs/guest-abi.md, "Lag compensation").
+inline constexpr const char kExportLagCompensation[] = "tessera_lag_compensation";  // () -> i32
+inline constexpr const char kExportApplyInputAt[] = "tessera_apply_input_at";       // (i32 x6) -> i32
 
 // Codec ids passed to tessera_init / tessera_restore.
 enum Codec : int { kCodecMsgpack = 0, kCodecJson = 1 };
@@ -79,6 +82,11 @@ inline constexpr unsigned kReplicationFlagYUp = 1;  // replication config
 inline constexpr unsigned kReplicatedFlagFull = 1;  // tessera_replicated flags
 inline constexpr unsigned kReplicatedWhatNew = 1;   // per changed entity
 inline constexpr unsigned kReplicatedWhatPos = 2;   // per changed entity
+
+// Lag compensation: history_ticks is 1..kMaxHistoryTicks; a
+// max_view_delay_ms of 0 means kDefaultMaxViewDelayMs.
+inline constexpr unsigned kMaxHistoryTicks = 256;
+inline constexpr unsigned kDefaultMaxViewDelayMs = 250;
 
 }  // namespace tessera::abi
 

@@ -47,7 +47,6 @@ using json = nlohmann::json;
 // Output objects keep their keys in the documented order.
 using ordered_json = nlohmann::ordered_json;
 
-
 struct RunArgs {
   std::string app_dir;
   std::string kind;
@@ -151,7 +150,7 @@ Result<std::map<uint64_t, std::vector<shard::PendingInput>>> ReadInputs(
       return InvalidArgument(where + "\"input\" is missing");
     }
     by_tick[tick->get<uint64_t>()].push_back(shard::PendingInput{
-        subscriber->get<std::string>(), ++seq, Encode(*input, codec)});
+        subscriber->get<std::string>(), ++seq, Encode(*input, codec), {}, {}});
   }
   if (in.bad()) return IoError("cannot read " + file);
   return by_tick;

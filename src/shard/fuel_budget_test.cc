@@ -30,8 +30,11 @@ std::vector<PendingInput> WorkInputs(int n) {
   std::vector<PendingInput> inputs;
   for (int k = 0; k < n; ++k) {
     inputs.push_back(
-        PendingInput{"alice", static_cast<uint64_t>(k + 1),
-                     Msgpack({{"work", {{"iterations", kIterations}}}})});
+        PendingInput{"alice",
+                     static_cast<uint64_t>(k + 1),
+                     Msgpack({{"work", {{"iterations", kIterations}}}}),
+                     {},
+                     {}});
   }
   return inputs;
 }

@@ -64,6 +64,11 @@ struct PendingInput {
   std::string subscriber;
   uint64_t seq = 0;
   std::string bytes;  // encoded in the kind's codec
+  InputTiming timing;
+  // With lag compensation and a view tick: the encoded Rewind
+  // (docs/guest-abi.md, "Lag compensation") the host built before Step;
+  // the input then goes to tessera_apply_input_at.
+  std::optional<std::string> rewind;
 };
 
 // Whether the shard is still running after a call.

@@ -34,7 +34,7 @@ std::vector<PendingInput> Inputs(
   std::vector<PendingInput> out;
   uint64_t seq = 0;
   for (const auto& [sid, input] : list) {
-    out.push_back(PendingInput{sid, ++seq, Msgpack(input)});
+    out.push_back(PendingInput{sid, ++seq, Msgpack(input), {}, {}});
   }
   return out;
 }

@@ -227,7 +227,8 @@ Status ShardHost::Stop(std::string_view id) {
 }
 
 Status ShardHost::SubmitInput(std::string_view id, std::string_view subscriber,
-                              uint64_t seq, std::string_view bytes) {
+                              uint64_t seq, std::string_view bytes,
+                              InputTiming timing) {
   std::shared_ptr<HostedShard> shard = Find(id);
   if (shard == nullptr) {
     return NotFound("no shard \"" + std::string(id) + "\"");
@@ -246,8 +247,8 @@ Status ShardHost::SubmitInput(std::string_view id, std::string_view subscriber,
                       std::to_string(shard->inputs.size()) +
                       " inputs queued; try again after its next tick");
   }
-  shard->inputs.push_back(
-      PendingInput{std::string(subscriber), seq, std::string(bytes)});
+  shard->inputs.push_back(PendingInput{
+      std::string(subscriber), seq, std::string(bytes), timing, {}});
   return Status::Ok();
 }
 

@@ -150,7 +150,8 @@ class ShardHost {
   // that tick's frame. Errors: kNotFound, kFailedPrecondition (stopped),
   // kResourceExhausted (queue full). Any thread.
   Status SubmitInput(std::string_view id, std::string_view subscriber,
-                     uint64_t seq, std::string_view bytes);
+                     uint64_t seq, std::string_view bytes,
+                     InputTiming timing = {});
 
   // Subscriber bookkeeping for idle shutdown; the same subscriber may be
   // added more than once (several connections) and counts until removed as

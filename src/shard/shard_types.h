@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,12 +39,21 @@ enum class StopReason : uint8_t {
 const char* StopReasonName(StopReason r);
 const char* ShardStatusName(ShardStatus s);
 
+// When an input was made, as its connection reports it (lag compensation,
+// docs/protocol.md "View tick").
+struct InputTiming {
+  // The (fractional) tick the client was drawing; nullopt when not stamped.
+  std::optional<double> view_tick;
+  // The connection's smoothed round trip; nullopt until measured.
+  std::optional<int64_t> rtt_us;
+};
+
 // The outcome of one input.
 struct InputResult {
   std::string subscriber;  // who sent it ("" = the server side)
   uint64_t seq = 0;        // the caller's sequence number, echoed
   bool accepted = false;
-  std::string rejection;   // the module's error text when refused
+  std::string rejection;  // the module's error text when refused
 };
 
 }  // namespace tessera::shard
