@@ -163,6 +163,7 @@ void SentHistory::BuildAll(const SubscriberStream& stream, Record& r) {
       continue;
     }
     r.bits[m >> 6] |= uint64_t{1} << (m & 63);
+    ++r.count;
     AddOverride(h, m, cache);
   }
 }
@@ -175,8 +176,9 @@ bool SentHistory::BuildFrom(const Record& previous,
   size_t m = 0;
   for (uint64_t id : stream.despawned()) {
     m = LowerBoundFrom(ids, id, m);
-    if (m < ids.size() && ids[m] == id)
+    if (m < ids.size() && ids[m] == id) {
       r.bits[m >> 6] &= ~(uint64_t{1} << (m & 63));
+    }
   }
   m = 0;
   for (const MirrorEntity* e : stream.spawned()) {
@@ -187,11 +189,12 @@ bool SentHistory::BuildFrom(const Record& previous,
     }
     r.bits[m >> 6] |= uint64_t{1} << (m & 63);
   }
-  size_t count = 0;
-  for (uint64_t word : r.bits)
-    count += static_cast<size_t>(std::popcount(word));
+  r.count = 0;
+  for (uint64_t word : r.bits) {
+    r.count += static_cast<size_t>(std::popcount(word));
+  }
   std::span<const HeldEntity> held = stream.held();
-  if (count != held.size()) return false;
+  if (r.count != held.size()) return false;
   // Only the deferred entities can be elsewhere than in the world record.
   SourceCache cache;
   m = 0;
@@ -219,7 +222,8 @@ std::shared_ptr<const SentHistory::Record> SentHistory::Build(
   // deferred): last tick's record, if it had no deferred positions either,
   // says the same over this tick's world record.
   if (continues && previous->record->overrides.empty() && last.spawns == 0 &&
-      last.despawns == 0 && last.deferred == 0) {
+      last.despawns == 0 && last.deferred == 0 &&
+      previous->record->count == stream.held().size()) {
     return previous->record;
   }
   auto r = std::make_shared<Record>();

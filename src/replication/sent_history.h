@@ -22,7 +22,9 @@
 // In detail: consecutive world records share the mirror's ids and
 // incarnations while they do not change. A subscriber's record is reused
 // as-is for the next tick when its stream spawned, despawned and deferred
-// nothing (it holds the same entities, at the mirror's positions). A
+// nothing (it holds the same entities, at the mirror's positions), and is
+// otherwise built from the previous one and the Encode's spawns, despawns
+// and deferrals (SubscriberStream::spawned() ...), in O(changes). A
 // deferred position refers to the older world record that has it (the
 // newest before the held entity's waiting_since, checked) when that one is
 // at most history_ticks back, and is copied otherwise; so at most
@@ -81,7 +83,8 @@ class SentHistory {
 
   // Records what `subscriber` holds after `stream` encoded its payload for
   // `tick` (the one RecordWorld was last called with; another tick is
-  // ignored: the stream cannot have encoded that mirror).
+  // ignored: the stream cannot have encoded that mirror), before the
+  // stream encodes again and before the mirror changes.
   void RecordSent(std::string_view subscriber, const SubscriberStream& stream,
                   uint64_t tick);
   // The same for every member of a shared group (one stream, one record).
@@ -136,6 +139,7 @@ class SentHistory {
   // ticks) that hold the same.
   struct Record {
     uint64_t members_serial = 0;
+    size_t count = 0;                 // of bits set
     std::vector<uint64_t> bits;       // bit i: holds the world's entity i
     std::vector<Override> overrides;  // ascending index
     std::vector<int64_t> explicit_q;
