@@ -175,15 +175,9 @@ class SentHistory {
                  Record& r);
   // From every held entity (O(held)).
   void BuildAll(const SubscriberStream& stream, Record& r);
-  // Where the source of deferred positions was last looked for.
-  struct SourceCache {
-    uint64_t waiting_since = kNotWaiting;
-    WorldRecord* source = nullptr;
-    size_t cursor = 0;
-  };
   // Adds to overrides_ / explicit_q_ the held position of `h`, the world
   // record's entity `m`, when it differs from the world's.
-  void AddOverride(const HeldEntity& h, size_t m, SourceCache& cache);
+  void AddOverride(const HeldEntity& h, size_t m);
   void Push(std::string_view subscriber, const SubscriberStream& stream,
             uint64_t tick, const std::shared_ptr<const Record>& record);
   // The subscriber's last entry when `stream` recorded it at the previous
@@ -199,6 +193,7 @@ class SentHistory {
   // Scratch, reused between calls.
   std::vector<Override> overrides_;
   std::vector<int64_t> explicit_q_;
+  std::vector<size_t> source_cursors_;  // per world_ record, for AddOverride
   std::vector<std::vector<int64_t>> spare_q_;
 };
 
