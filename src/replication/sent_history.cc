@@ -28,7 +28,9 @@ SentHistory::SentHistory(uint32_t history_ticks)
 uint32_t SentHistory::history_ticks() const { return history_ticks_; }
 
 void SentHistory::Clear() {
-  for (WorldRecord& w : world_) spare_q_.push_back(std::move(w.q));
+  for (WorldRecord& w : world_) {
+    if (spare_q_.size() < 2) spare_q_.push_back(std::move(w.q));
+  }
   world_.clear();
   subscribers_.clear();
   previous_world_tick_.reset();
