@@ -109,11 +109,7 @@ class GatewayTest : public ::testing::Test {
     Ticket ticket;
     ticket.resource_id = shard;
     ticket.subscriber_id = subscriber;
-    ticket.expires_unix =
-        std::chrono::duration_cast<std::chrono::seconds>(
-            std::chrono::system_clock::now().time_since_epoch())
-            .count() +
-        600;
+    ticket.expires_unix = RealWallClock::Get()->UnixNowSecs() + 600;
     auto joined = (*client)->Join(MintTicket(kSecret, ticket));
     if (!joined.ok()) {
       ADD_FAILURE() << joined.status().ToString();

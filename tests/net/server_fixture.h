@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/clock.h"
 #include "net/protocol_v1.h"
 #include "net/server.h"
 #include "net/shard_fanout.h"
@@ -42,11 +43,7 @@ using json = nlohmann::json;
 constexpr char kSecret[] = "test-secret";
 constexpr uint32_t kTickRate = 50;
 
-inline int64_t UnixNow() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+inline int64_t UnixNow() { return RealWallClock::Get()->UnixNowSecs(); }
 
 inline std::string AddInput(int n) { return Msgpack({{"add", {{"n", n}}}}); }
 
