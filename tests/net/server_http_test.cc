@@ -59,7 +59,8 @@ TEST_F(ServerTest, PortInUseIsAnError) {
   StartServer();
   ServerOptions options = Options();
   options.port = server_->port();
-  Server second(options, kSecret, nullptr, nullptr);
+  Router router;
+  Server second(options, kSecret, router, nullptr, nullptr);
   Status started = second.Start();
   EXPECT_EQ(started.code(), StatusCode::kIo) << started.ToString();
 }
