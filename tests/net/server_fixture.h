@@ -163,6 +163,7 @@ class ServerTest : public ::testing::Test {
     ClientOptions options;
     options.port = server_->port();
     options.subprotocol = std::move(subprotocol);
+    options.timeout_ms = kGiveUpMs;  // connect + upgrade
     return options;
   }
 
@@ -178,7 +179,7 @@ class ServerTest : public ::testing::Test {
                                    const std::string& subscriber) {
     auto client = Connect(shard);
     if (client == nullptr) return nullptr;
-    auto welcome = client->Join(Ticket(shard, subscriber));
+    auto welcome = client->Join(Ticket(shard, subscriber), kGiveUpMs);
     EXPECT_TRUE(welcome.ok()) << welcome.status().ToString();
     if (!welcome.ok()) return nullptr;
     return client;
