@@ -4,7 +4,6 @@
 // directory: --app, else the current directory if it has
 // .tessera/dev-secrets.json, else examples/arena (the `tessera dev`
 // default). Exit code 0, or 1 with a message on stderr.
-#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -12,6 +11,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "common/clock.h"
 #include "net/ticket.h"
 #include "server/dev_secrets.h"
 #include "server/env_config.h"
@@ -80,10 +80,7 @@ int MintTicket(const TicketArgs& args) {
     std::cerr << "error: " << secret.status().message() << "\n";
     return 1;
   }
-  ticket.expires_unix = std::chrono::duration_cast<std::chrono::seconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count() +
-                        args.ttl_secs;
+  ticket.expires_unix = RealWallClock::Get()->UnixNowSecs() + args.ttl_secs;
   std::cout << net::MintTicket(*secret, ticket) << "\n";
   return 0;
 }

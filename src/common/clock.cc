@@ -28,4 +28,15 @@ const ThreadCpuClock* ThreadCpuClock::Get() {
   return clock;
 }
 
+int64_t RealWallClock::UnixNowUs() const {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+const RealWallClock* RealWallClock::Get() {
+  static const RealWallClock* clock = new RealWallClock();
+  return clock;
+}
+
 }  // namespace tessera

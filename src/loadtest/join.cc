@@ -1,7 +1,5 @@
 #include "loadtest/join.h"
 
-#include <chrono>
-
 #include "net/ticket.h"
 
 namespace tessera::loadtest {
@@ -53,14 +51,12 @@ Result<JoinReply> ParseJoinReply(int status, std::string_view body) {
 }
 
 std::string MintBotTicket(std::string_view secret, const std::string& shard_id,
-                          const std::string& subscriber_id, int64_t ttl_secs) {
+                          const std::string& subscriber_id, int64_t ttl_secs,
+                          const WallClock& wall_clock) {
   net::Ticket ticket;
   ticket.resource_id = shard_id;
   ticket.subscriber_id = subscriber_id;
-  ticket.expires_unix = std::chrono::duration_cast<std::chrono::seconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count() +
-                        ttl_secs;
+  ticket.expires_unix = wall_clock.UnixNowSecs() + ttl_secs;
   return net::MintTicket(secret, ticket);
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/clock.h"
 #include "common/status.h"
 
 namespace tessera::loadtest {
@@ -40,9 +41,10 @@ struct JoinReply {
 Result<JoinReply> ParseJoinReply(int status, std::string_view body);
 
 // A ticket for `subscriber_id` on `shard_id` valid for `ttl_secs` from
-// now (docs/protocol.md "Tickets").
+// `wall_clock`'s now (docs/protocol.md "Tickets").
 std::string MintBotTicket(std::string_view secret, const std::string& shard_id,
-                          const std::string& subscriber_id, int64_t ttl_secs);
+                          const std::string& subscriber_id, int64_t ttl_secs,
+                          const WallClock& wall_clock = *RealWallClock::Get());
 
 }  // namespace tessera::loadtest
 

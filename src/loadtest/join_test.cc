@@ -42,13 +42,14 @@ TEST(JoinTest, Replies) {
 }
 
 TEST(JoinTest, MintedTicketsVerify) {
-  const std::string ticket = MintBotTicket("secret", "arena-1", "bot-9", 60);
-  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
+  const FakeWallClock wall_clock(1'800'000'000'000'000);
+  const int64_t now = 1'800'000'000;
+  const std::string ticket =
+      MintBotTicket("secret", "arena-1", "bot-9", 60, wall_clock);
   net::TicketCheck check = net::VerifyTicket("secret", ticket, "arena-1", now);
   EXPECT_EQ(check.error, net::TicketError::kNone) << check.message;
   EXPECT_EQ(check.ticket.subscriber_id, "bot-9");
+  EXPECT_EQ(check.ticket.expires_unix, now + 60);
   EXPECT_EQ(net::VerifyTicket("other", ticket, "arena-1", now).error,
             net::TicketError::kInvalid);
   EXPECT_EQ(net::VerifyTicket("secret", ticket, "arena-1", now + 61).error,

@@ -27,9 +27,7 @@
 #include "net/http_session.h"
 #include "net/hub.h"
 #include "net/server_context.h"
-#include "net/shard_host_gateway.h"
 #include "shard/kind_registry.h"
-#include "shard/shard_host.h"
 
 namespace tessera::net {
 
@@ -37,13 +35,6 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
 // ---- ServerContext (declared in server_context.h) ----
-
-int64_t ServerContext::UnixNow() const {
-  if (options.unix_now) return options.unix_now();
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 bool ServerContext::Stopping(int* code, std::string* reason) const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -105,16 +96,14 @@ FindKindIn(const shard::KindRegistry* kinds) {
 struct Server::Impl {
   enum class State { kNew, kRunning, kStopped };
 
-  Impl(ServerOptions opts, std::string secret, std::unique_ptr<Router> owned,
-       const Router* shared_router, ShardGateway* shards, Metrics* metrics_in)
+  Impl(ServerOptions opts, std::string secret, const Router& router,
+       ShardGateway* shards, Metrics* metrics_in)
       : options(std::move(opts)),
         own_metrics(metrics_in == nullptr ? std::make_unique<Metrics>()
                                           : nullptr),
-        own_router(std::move(owned)),
         iocs(MakeContexts(options.io_threads)),
         hub(std::make_unique<Hub>(*iocs.front())),
-        ctx(options, std::move(secret),
-            own_router != nullptr ? *own_router : *shared_router, shards,
+        ctx(options, std::move(secret), router, shards,
             metrics_in != nullptr ? *metrics_in : *own_metrics, *hub),
         shard_link(ctx.fanout, ctx.metrics,
                    [this] { return ctx.live_sessions(); }) {}
@@ -139,13 +128,11 @@ struct Server::Impl {
 
   const ServerOptions options;
   std::unique_ptr<Metrics> own_metrics;
-  std::unique_ptr<Router> own_router;  // the HttpHandler constructor's
   std::vector<std::unique_ptr<asio::io_context>> iocs;
   size_t next_context = 0;   // on the acceptor's strand
   std::unique_ptr<Hub> hub;  // before ctx, which refers to it
   ServerContext ctx;
   ShardConnections shard_link;  // the shards' events in, Connections out
-  std::unique_ptr<ShardHostGateway> host_gateway;    // after SetHost
   std::unique_ptr<tcp::acceptor> acceptor;           // on its own strand
   std::unique_ptr<asio::steady_timer> accept_retry;  // same strand
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work;
@@ -193,41 +180,12 @@ void Server::Impl::RunIo(asio::io_context& ioc) {
   }
 }
 
-namespace {
-
-std::unique_ptr<Router> ShardRouter(HttpHandler* http) {
-  auto router = std::make_unique<Router>();
-  router->AddSession(kShardPathPrefix, ShardSessions());
-  if (http != nullptr) router->AddHttp("/", *http);
-  return router;
-}
-
-}  // namespace
-
 Server::Server(ServerOptions options, std::string ticket_secret,
                const Router& router, ShardGateway* shards, Metrics* metrics)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(ticket_secret),
-                                   nullptr, &router, shards, metrics)) {}
-
-Server::Server(ServerOptions options, std::string ticket_secret,
-               HttpHandler* http, Metrics* metrics)
-    : impl_(std::make_unique<Impl>(std::move(options), std::move(ticket_secret),
-                                   ShardRouter(http), nullptr, nullptr,
-                                   metrics)) {}
+                                   router, shards, metrics)) {}
 
 Server::~Server() { Stop(); }
-
-void Server::SetHost(shard::ShardHost* host) {
-  impl_->host_gateway = host == nullptr ? nullptr
-                                        : std::make_unique<ShardHostGateway>(
-                                              *host, impl_->options.find_kind);
-  impl_->ctx.shards = impl_->host_gateway.get();
-}
-
-void Server::SetGateway(ShardGateway* gateway) {
-  impl_->host_gateway.reset();
-  impl_->ctx.shards = gateway;
-}
 
 Status Server::Start() {
   Impl& im = *impl_;
@@ -296,11 +254,10 @@ void Server::Stop(int code, std::string_view reason) {
     });
     im.ctx.CloseAllSessions(code, std::string(reason));
     // Give clients the time to answer the close frames.
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::milliseconds(
-                              std::max<int64_t>(im.options.stop_timeout_ms, 0));
-    while (im.ctx.live_sessions() > 0 &&
-           std::chrono::steady_clock::now() < deadline) {
+    const int64_t deadline_us =
+        im.ctx.clock.NowUs() +
+        std::max<int64_t>(im.options.stop_timeout_ms, 0) * 1000;
+    while (im.ctx.live_sessions() > 0 && im.ctx.clock.NowUs() < deadline_us) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     im.work.clear();

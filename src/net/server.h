@@ -7,9 +7,7 @@
 // Its shards() (ShardConnections, shard_fanout.h) is the observer of the
 // shard host (frames and stops flow from workers through the hub, as
 // messages on the topic "shard/<id>", to connections) and the admin API's
-// Connections; the sessions reach the shards through a ShardGateway. The
-// Server's own ShardSink and Connections methods forward to shards(), for
-// callers that build the server first (the tests).
+// Connections; the sessions reach the shards through a ShardGateway.
 //
 // Threading: Start/Stop from one controlling thread; the ShardSink and
 // Connections methods from any thread (they post to the io threads).
@@ -17,11 +15,10 @@
 // Lifetime and wiring (leaf-first): the host and its gateway, the Router;
 // the Server with both; register shards() with the host's
 // shard::ShardObservers and the services' routes, all before the host's
-// first shard and Start. (Tests may still build the server first with an
-// HttpHandler and give it the host by SetHost / SetGateway before Start.)
-// At the end: the host object must stay alive until Stop() returns (closing
-// sessions unregister from it; calling host.Shutdown() before or after Stop
-// is fine), and the server must outlive the host's workers (destroy or
+// first shard and Start (server/app_server.cc; the tests wire the same
+// way). At the end: the host object must stay alive until Stop() returns
+// (closing sessions unregister from it; calling host.Shutdown() before or after
+// Stop is fine), and the server must outlive the host's workers (destroy or
 // Shutdown the host first). Frames arriving after Stop are dropped.
 #ifndef TESSERA_NET_SERVER_H_
 #define TESSERA_NET_SERVER_H_
@@ -45,7 +42,6 @@
 
 namespace tessera::shard {
 class KindRegistry;
-class ShardHost;
 }  // namespace tessera::shard
 
 namespace tessera::net {
@@ -63,10 +59,13 @@ struct ServerOptions {
   int max_strikes = 10;
   int64_t hello_timeout_ms = 10000;
   int64_t ping_interval_ms = 5000;
-  // Returns the current unix time in seconds (ticket expiry); null: system.
-  std::function<int64_t()> unix_now;
-  // Monotonic time of the connections' input token buckets; null: the real
-  // clock. Not owned; must outlive the server.
+  // Unix time of ticket expiry; null: RealWallClock. Not owned; must
+  // outlive the server.
+  const WallClock* wall_clock = nullptr;
+  // Monotonic time of the connections' input token buckets and of Stop's
+  // wait for closing connections (stop_timeout_ms: on a clock that does not
+  // move, Stop waits until every connection has closed); null: RealClock.
+  // Not owned; must outlive the server.
   const Clock* clock = nullptr;
   // The config of a shard kind by name: WELCOME's tick rate and codec. Null,
   // or nullopt for a kind: KindConfig's defaults. Called on io threads. See
@@ -101,18 +100,7 @@ class Server final {
   // `metrics` uses a private registry.
   Server(ServerOptions options, std::string ticket_secret, const Router& router,
          ShardGateway* shards, Metrics* metrics);
-  // Shard sessions under kShardPathPrefix and `http` for every other
-  // request (null: 404); the gateway comes by SetHost or SetGateway.
-  Server(ServerOptions options, std::string ticket_secret, HttpHandler* http,
-         Metrics* metrics);
   ~Server();
-
-  // For the HttpHandler constructor: the host whose shards connections join
-  // (through a ShardHostGateway with options.find_kind); set before Start.
-  // Not owned.
-  void SetHost(shard::ShardHost* host);
-  // Or any other gateway to the shards; set before Start. Not owned.
-  void SetGateway(ShardGateway* gateway);
 
   // Binds and starts the io threads. Errors: kIo (e.g. port in use),
   // kFailedPrecondition if already started or stopped.

@@ -38,11 +38,14 @@ struct ServerContext {
         router(router),
         shards(shards),
         clock(options.clock != nullptr ? *options.clock : *RealClock::Get()),
+        wall_clock(options.wall_clock != nullptr ? *options.wall_clock
+                                                 : *RealWallClock::Get()),
         metrics(metrics),
         hub(hub),
         fanout(hub) {}
 
-  int64_t UnixNow() const;
+  // Unix seconds (ticket expiry).
+  int64_t UnixNow() const { return wall_clock.UnixNowSecs(); }
   // The stop code/reason once Stop() began, else false.
   bool Stopping(int* code, std::string* reason) const;
   void BeginStop(int code, std::string reason);
@@ -57,9 +60,10 @@ struct ServerContext {
 
   const ServerOptions& options;
   const std::string ticket_secret;
-  const Router& router;            // filled before Start
-  ShardGateway* shards = nullptr;  // fixed before Start
-  const Clock& clock;              // monotonic: the input token buckets
+  const Router& router;        // filled before Start
+  ShardGateway* const shards;  // null: no shard is found
+  const Clock& clock;  // monotonic: the input token buckets, Stop's wait
+  const WallClock& wall_clock;  // unix: ticket expiry
   NetMetrics metrics;
   Hub& hub;
   ShardFanout fanout;  // the shards' ticks on `hub`

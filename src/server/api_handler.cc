@@ -2,7 +2,6 @@
 // are in shard_routes.cc.
 #include "server/api_handler.h"
 
-#include <chrono>
 #include <optional>
 #include <utility>
 
@@ -60,6 +59,8 @@ std::optional<json> ParseObject(const std::string& body, HttpResponse* error) {
 ApiHandler::ApiHandler(ApiOptions options, ShardDirectory* directory,
                        Metrics* metrics, net::Connections* connections)
     : options_(std::move(options)),
+      wall_clock_(options_.wall_clock != nullptr ? *options_.wall_clock
+                                                 : *RealWallClock::Get()),
       directory_(directory),
       metrics_(metrics),
       connections_(connections),
@@ -71,13 +72,6 @@ ApiHandler::ApiHandler(ApiOptions options, ShardDirectory* directory,
         }
         return mounts;
       }()) {}
-
-int64_t ApiHandler::UnixNow() const {
-  if (options_.unix_now) return options_.unix_now();
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 bool ApiHandler::Knows(const std::string& id) const {
   return directory_->host()->Get(id).has_value() ||

@@ -47,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/metrics.h"
 #include "net/connections.h"
 #include "net/http_types.h"
@@ -63,8 +64,9 @@ struct ApiOptions {
   bool dev_join = false;          // serve POST /api/dev/join
   std::filesystem::path web_dir;  // served at "/"; empty or missing: none
   std::vector<WebMount> mounts;   // more folders under URL prefixes
-  // Unix time in seconds (ticket expiry); null: the system clock.
-  std::function<int64_t()> unix_now;
+  // Unix time of ticket expiry; null: RealWallClock. Not owned; must
+  // outlive the handler.
+  const WallClock* wall_clock = nullptr;
   int64_t max_ticket_ttl_secs = 7 * 24 * 3600;
 };
 
@@ -101,9 +103,11 @@ class ApiHandler final : public net::HttpHandler, public Service {
 
   // True when the host lists the shard or the directory has it failed.
   bool Knows(const std::string& id) const;
-  int64_t UnixNow() const;
+  // Unix seconds (ticket expiry).
+  int64_t UnixNow() const { return wall_clock_.UnixNowSecs(); }
 
   const ApiOptions options_;
+  const WallClock& wall_clock_;
   ShardDirectory* const directory_;
   Metrics* const metrics_;
   net::Connections* connections_;

@@ -154,6 +154,7 @@ class ApiHandlerTest : public ::testing::Test {
                                                host_options);
     DirectoryOptions directory_options;
     directory_options.capacity = 3;
+    directory_options.wall_clock = &wall_clock_;
     directory_options.log = [](const std::string&) {};
     directory_ = std::make_unique<ShardDirectory>(host_.get(), &kinds_, &store_,
                                                   directory_options);
@@ -191,7 +192,7 @@ class ApiHandlerTest : public ::testing::Test {
     options.ticket_secret = kSecret;
     options.dev_join = dev_join;
     options.web_dir = temp_.path() / "web";
-    options.unix_now = [] { return kNowUnix; };
+    options.wall_clock = &wall_clock_;
     return std::make_unique<ApiHandler>(options, directory_.get(), &metrics_,
                                         &connections_);
   }
@@ -262,6 +263,7 @@ class ApiHandlerTest : public ::testing::Test {
 
   TempDir temp_;
   FakeClock clock_{0};
+  FakeWallClock wall_clock_{kNowUnix * 1'000'000};  // tickets, records
   shard::KindRegistry kinds_;
   testing::MemoryStore store_;
   testing::FakeConnections connections_;

@@ -1,6 +1,5 @@
 #include "server/shard_directory.h"
 
-#include <chrono>
 #include <iostream>
 #include <utility>
 
@@ -15,10 +14,9 @@ ShardDirectory::ShardDirectory(shard::ShardHost* host,
     : host_(host), kinds_(kinds), store_(store), options_(std::move(options)) {}
 
 int64_t ShardDirectory::NowMs() const {
-  if (options_.unix_now_ms) return options_.unix_now_ms();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return (options_.wall_clock != nullptr ? *options_.wall_clock
+                                         : *RealWallClock::Get())
+      .UnixNowMs();
 }
 
 void ShardDirectory::Log(const std::string& line) const {

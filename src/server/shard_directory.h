@@ -27,10 +27,11 @@
 #include <string_view>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/status.h"
+#include "common/thread_annotations.h"
 #include "shard/kind_registry.h"
 #include "shard/shard_host.h"
-#include "common/thread_annotations.h"
 #include "store/store.h"
 
 namespace tessera::server {
@@ -42,8 +43,9 @@ struct DirectoryOptions {
   // Most shards starting or running at once; Create beyond it fails with
   // kResourceExhausted. 0 = unlimited.
   size_t capacity = 100;
-  // Wall-clock milliseconds for records; null: the system clock.
-  std::function<int64_t()> unix_now_ms;
+  // Unix time of the records' created/updated timestamps; null:
+  // RealWallClock. Not owned; must outlive the directory.
+  const WallClock* wall_clock = nullptr;
   // Store errors that no caller can be told about (a stopped shard's record
   // could not be deleted). Null: stderr. Any thread.
   std::function<void(const std::string&)> log;

@@ -8,10 +8,15 @@
 // so Enqueue never blocks on the network and may be called from any thread
 // (shard workers). Notices are posted one at a time, earliest due first;
 // a slow receiver delays the others by at most its timeout per attempt.
+//
+// Time: due times are read from an injected Clock (the real one by
+// default). While a notice waits for its due time the thread re-reads the
+// clock at least every kRecheckMs (and at most every 1 ms, so a notice may
+// go out up to 1 ms late), so a FakeClock moved by a test is seen without
+// the test notifying anything.
 #ifndef TESSERA_SERVER_STOP_NOTIFIER_H_
 #define TESSERA_SERVER_STOP_NOTIFIER_H_
 
-#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -20,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/metrics.h"
 #include "common/status.h"
 #include "common/thread_annotations.h"
@@ -38,10 +44,17 @@ struct NotifierOptions {
       post;
   // Failures and drops; null: stderr. Called on any thread.
   std::function<void(const std::string&)> log;
+  // Monotonic time of the retries' due times; null: RealClock. Not owned;
+  // must outlive the notifier.
+  const Clock* clock = nullptr;
 };
 
 class StopNotifier {
  public:
+  // The longest the thread waits without re-reading the clock while a
+  // notice is not yet due.
+  static constexpr int64_t kRecheckMs = 50;
+
   // `metrics` may be null; it is not owned and must outlive the notifier.
   explicit StopNotifier(NotifierOptions options, Metrics* metrics = nullptr);
   // Stop().
@@ -63,12 +76,11 @@ class StopNotifier {
   uint64_t delivered() const;
 
  private:
-  using TimePoint = std::chrono::steady_clock::time_point;
   struct Notice {
     std::string url;
     std::string body;
     int attempts = 0;
-    TimePoint due;
+    int64_t due_us = 0;  // on clock_
   };
 
   void Run();
@@ -77,6 +89,7 @@ class StopNotifier {
   void Log(const std::string& line) const;
 
   const NotifierOptions options_;
+  const Clock& clock_;
   Counter* delivered_metric_ = nullptr;
   Counter* failures_metric_ = nullptr;
   Counter* dropped_metric_ = nullptr;

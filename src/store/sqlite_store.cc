@@ -1,6 +1,5 @@
 #include "store/sqlite_store.h"
 
-#include <chrono>
 #include <utility>
 
 #include "store/directories.h"
@@ -42,13 +41,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
   if (path.empty()) {
     return InvalidArgument("sqlite store: the database path is empty");
   }
-  if (!options.now_unix_ms) {
-    options.now_unix_ms = [] {
-      return std::chrono::duration_cast<std::chrono::milliseconds>(
-                 std::chrono::system_clock::now().time_since_epoch())
-          .count();
-    };
-  }
+  if (options.wall_clock == nullptr) options.wall_clock = RealWallClock::Get();
   const bool in_memory = path == kMemoryPath;
   if (!in_memory) TESSERA_RETURN_IF_ERROR(CreateParentDirectories(path));
 
@@ -76,7 +69,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
   TESSERA_RETURN_IF_ERROR(
       db->Exec("PRAGMA foreign_keys = ON", "enable foreign keys"));
   TESSERA_RETURN_IF_ERROR(db->Exec(kJournalSizeLimit, "set journal size"));
-  TESSERA_RETURN_IF_ERROR(MigrateSchema(*db, options.now_unix_ms()));
+  TESSERA_RETURN_IF_ERROR(MigrateSchema(*db, options.wall_clock->UnixNowMs()));
 
   auto s = std::make_unique<Statements>();
   SqliteDb& d = *db;
@@ -124,7 +117,9 @@ SqliteStore::SqliteStore(std::unique_ptr<SqliteDb> db,
 
 SqliteStore::~SqliteStore() = default;
 
-int64_t SqliteStore::NowUnixMs() const { return options_.now_unix_ms(); }
+int64_t SqliteStore::NowUnixMs() const {
+  return options_.wall_clock->UnixNowMs();
+}
 
 Status SqliteStore::Save(std::string_view shard_id, std::string_view bytes) {
   const int64_t now = NowUnixMs();

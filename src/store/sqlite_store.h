@@ -15,7 +15,6 @@
 #define TESSERA_STORE_SQLITE_STORE_H_
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -23,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "common/thread_annotations.h"
 #include "store/sqlite_db.h"
@@ -33,10 +33,10 @@ namespace tessera::store {
 class SqliteStore final : public Store {
  public:
   struct Options {
-    // Wall-clock milliseconds since the Unix epoch, for created/updated/
-    // saved timestamps; std::chrono::system_clock when empty. Called from
-    // any thread, outside the store's lock.
-    std::function<int64_t()> now_unix_ms;
+    // Unix time of the created/updated/saved timestamps (milliseconds);
+    // null: RealWallClock. Read from any thread, outside the store's lock.
+    // Not owned; must outlive the store.
+    const WallClock* wall_clock = nullptr;
     // How long a write waits for another process's write lock.
     int busy_timeout_ms = 5000;
   };

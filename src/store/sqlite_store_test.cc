@@ -56,13 +56,13 @@ class SqliteStoreTest : public ::testing::Test {
 
   std::unique_ptr<SqliteStore> Open() {
     SqliteStore::Options options;
-    options.now_unix_ms = [this] { return now_ms_.load(); };
+    options.wall_clock = &wall_clock_;
     return MustOpen(path_, std::move(options));
   }
 
   ScratchDir dir_;
   std::string path_;
-  std::atomic<int64_t> now_ms_{1'700'000'000'000};
+  FakeWallClock wall_clock_{1'700'000'000'000'000};
 };
 
 TEST_F(SqliteStoreTest, DirectoryCrud) {
@@ -98,7 +98,7 @@ TEST_F(SqliteStoreTest, DirectoryCrud) {
   EXPECT_EQ(list[0].status, "failed");
   EXPECT_EQ(list[0].error, "boom");
 
-  now_ms_ = 99'000;
+  wall_clock_.Set(99'000'000);
   ASSERT_TRUE(store->SetShardStatus("a", "running", "").ok());
   list = MustList(*store);
   EXPECT_EQ(list[0].status, "running");
@@ -124,8 +124,8 @@ TEST_F(SqliteStoreTest, ZeroTimestampsComeFromTheClock) {
   ASSERT_TRUE(store->PutShard(r).ok());
   std::vector<ShardRecord> list = MustList(*store);
   ASSERT_EQ(list.size(), 1u);
-  EXPECT_EQ(list[0].created_unix_ms, now_ms_.load());
-  EXPECT_EQ(list[0].updated_unix_ms, now_ms_.load());
+  EXPECT_EQ(list[0].created_unix_ms, 1'700'000'000'000);
+  EXPECT_EQ(list[0].updated_unix_ms, 1'700'000'000'000);
 }
 
 TEST_F(SqliteStoreTest, SavesReplaceAndForgetDrops) {

@@ -4,8 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include <chrono>
-
+#include "common/clock.h"
 #include "net/ticket.h"
 #include "tests/e2e/e2e_fixture.h"
 
@@ -14,11 +13,8 @@ namespace {
 
 class CloseTest : public E2eTest {};
 
-int64_t UnixNow() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+// The server process reads the same (real) wall clock.
+int64_t UnixNow() { return RealWallClock::Get()->UnixNowSecs(); }
 
 // Sends HELLO with `ticket` to /shard/<shard> and returns the close.
 CloseInfo HelloAndClose(std::unique_ptr<TestClient> client,

@@ -10,6 +10,7 @@
 
 #include "common/clock.h"
 #include "net/protocol_v1.h"
+#include "net/router.h"
 #include "net/server.h"
 #include "net/shard_fanout.h"
 #include "net/shard_gateway.h"
@@ -91,8 +92,9 @@ class GatewayTest : public ::testing::Test {
   void Start(ServerOptions options) {
     options.port = 0;
     options.ping_interval_ms = 60'000;
-    server_ = std::make_unique<Server>(options, kSecret, nullptr, nullptr);
-    server_->SetGateway(&gateway_);
+    router_.AddSession(kShardPathPrefix, ShardSessions());
+    server_ =
+        std::make_unique<Server>(options, kSecret, router_, &gateway_, nullptr);
     ASSERT_TRUE(server_->Start().ok());
   }
   void TearDown() override {
@@ -109,11 +111,7 @@ class GatewayTest : public ::testing::Test {
     Ticket ticket;
     ticket.resource_id = shard;
     ticket.subscriber_id = subscriber;
-    ticket.expires_unix =
-        std::chrono::duration_cast<std::chrono::seconds>(
-            std::chrono::system_clock::now().time_since_epoch())
-            .count() +
-        600;
+    ticket.expires_unix = RealWallClock::Get()->UnixNowSecs() + 600;
     auto joined = (*client)->Join(MintTicket(kSecret, ticket));
     if (!joined.ok()) {
       ADD_FAILURE() << joined.status().ToString();
@@ -124,6 +122,9 @@ class GatewayTest : public ::testing::Test {
   }
 
   FakeGateway gateway_;
+  FakeClock clock_{1'000'000};  // for the tests that inject it; outlives
+                                // the server, whose Stop reads it too
+  Router router_;               // shard sessions only
   std::unique_ptr<Server> server_;
 };
 
@@ -174,9 +175,8 @@ TEST_F(GatewayTest, AShardTheGatewayDoesNotKnowIsNotFound) {
 }
 
 TEST_F(GatewayTest, TheInputRateRunsOnTheInjectedClock) {
-  FakeClock clock(1'000'000);
   ServerOptions options;
-  options.clock = &clock;
+  options.clock = &clock_;
   options.input_rate_per_sec = 1;
   options.input_burst = 1;
   Start(options);
@@ -188,7 +188,7 @@ TEST_F(GatewayTest, TheInputRateRunsOnTheInjectedClock) {
   ASSERT_TRUE(rejected.ok()) << rejected.status().ToString();
   EXPECT_EQ(rejected->seq, 2u);
   EXPECT_EQ(rejected->error, "rate limited");
-  clock.Advance(1'000'000);  // one more token, whatever the real time
+  clock_.Advance(1'000'000);  // one more token, whatever the real time
   ASSERT_TRUE(alice->SendInput(3, "c").ok());
   ASSERT_TRUE(WaitFor([&] { return gateway_.Inputs().size() == 2; }));
   EXPECT_EQ(gateway_.Inputs()[1].bytes, "c");

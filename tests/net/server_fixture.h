@@ -14,12 +14,16 @@
 #include <mutex>
 #include <thread>
 
+#include "common/clock.h"
 #include "net/protocol_v1.h"
+#include "net/router.h"
 #include "net/server.h"
 #include "net/shard_fanout.h"
+#include "net/shard_host_gateway.h"
 #include "net/ticket.h"
 #include "shard/kind_registry.h"
 #include "shard/shard_host.h"
+#include "shard/shard_sink.h"
 #include "shard/test_guests.h"
 #include "tests/net/test_client.h"
 
@@ -42,11 +46,7 @@ using json = nlohmann::json;
 constexpr char kSecret[] = "test-secret";
 constexpr uint32_t kTickRate = 50;
 
-inline int64_t UnixNow() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+inline int64_t UnixNow() { return RealWallClock::Get()->UnixNowSecs(); }
 
 inline std::string AddInput(int n) { return Msgpack({{"add", {{"n", n}}}}); }
 
@@ -112,6 +112,7 @@ class ServerTest : public ::testing::Test {
     if (server_) server_->Stop();
     host_.reset();
     server_.reset();
+    gateway_.reset();
   }
 
   ServerOptions Options() {
@@ -122,14 +123,21 @@ class ServerTest : public ::testing::Test {
     return options;
   }
 
+  // Wired leaf-first as the composition root does (server/app_server.cc):
+  // the host reporting to observers, its gateway, the router (shard
+  // sessions, then the fake HTTP handler for the rest), the server; then
+  // the server's fan-out joins the observers, before the first shard.
   void StartServer(ServerOptions options) {
-    server_ = std::make_unique<Server>(std::move(options), kSecret, &http_,
-                                       &metrics_);
     shard::HostOptions host_options;
     host_options.workers = 2;
-    host_ = std::make_unique<shard::ShardHost>(&kinds_, &server_->shards(),
-                                               nullptr, host_options);
-    server_->SetHost(host_.get());
+    host_ = std::make_unique<shard::ShardHost>(&kinds_, &observers_, nullptr,
+                                               host_options);
+    gateway_ = std::make_unique<ShardHostGateway>(*host_, options.find_kind);
+    router_.AddSession(kShardPathPrefix, ShardSessions());
+    router_.AddHttp("/", http_);
+    server_ = std::make_unique<Server>(std::move(options), kSecret, router_,
+                                       gateway_.get(), &metrics_);
+    observers_.Add(&server_->shards());
     Status started = server_->Start();
     ASSERT_TRUE(started.ok()) << started.ToString();
     ASSERT_NE(server_->port(), 0);
@@ -155,6 +163,7 @@ class ServerTest : public ::testing::Test {
     ClientOptions options;
     options.port = server_->port();
     options.subprotocol = std::move(subprotocol);
+    options.timeout_ms = kGiveUpMs;  // connect + upgrade
     return options;
   }
 
@@ -170,7 +179,7 @@ class ServerTest : public ::testing::Test {
                                    const std::string& subscriber) {
     auto client = Connect(shard);
     if (client == nullptr) return nullptr;
-    auto welcome = client->Join(Ticket(shard, subscriber));
+    auto welcome = client->Join(Ticket(shard, subscriber), kGiveUpMs);
     EXPECT_TRUE(welcome.ok()) << welcome.status().ToString();
     if (!welcome.ok()) return nullptr;
     return client;
@@ -199,6 +208,9 @@ class ServerTest : public ::testing::Test {
   shard::KindRegistry kinds_;
   FakeHttp http_;
   Metrics metrics_;
+  shard::ShardObservers observers_;  // the server's shards() once started
+  Router router_;
+  std::unique_ptr<ShardHostGateway> gateway_;
   std::unique_ptr<Server> server_;
   std::unique_ptr<shard::ShardHost> host_;
 };

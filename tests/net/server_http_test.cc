@@ -9,17 +9,18 @@ namespace server_test {
 namespace {
 TEST_F(ServerTest, HttpRequestsGoToTheHandlerWithKeepAlive) {
   StartServer();
-  auto conn = HttpConnection::Connect("127.0.0.1", server_->port());
+  auto conn = HttpConnection::Connect("127.0.0.1", server_->port(), kGiveUpMs);
   ASSERT_TRUE(conn.ok()) << conn.status().ToString();
-  auto r1 =
-      (*conn)->Request("GET", "/healthz?x=1", "",
-                       {{"X-Custom", "A"}, {"Authorization", "Bearer t"}});
+  auto r1 = (*conn)->Request("GET", "/healthz?x=1", "",
+                             {{"X-Custom", "A"}, {"Authorization", "Bearer t"}},
+                             /*keep_alive=*/true, kGiveUpMs);
   ASSERT_TRUE(r1.ok()) << r1.status().ToString();
   EXPECT_EQ(r1->status, 200);
   EXPECT_EQ(r1->body, "hello /healthz?x=1");
   EXPECT_EQ(r1->headers["x-test"], "yes");
   EXPECT_EQ(r1->headers["content-type"], "text/plain");
-  auto r2 = (*conn)->Request("POST", "/api/shards", "{\"kind\":\"counter\"}");
+  auto r2 = (*conn)->Request("POST", "/api/shards", "{\"kind\":\"counter\"}",
+                             {}, /*keep_alive=*/true, kGiveUpMs);
   ASSERT_TRUE(r2.ok()) << r2.status().ToString();
   EXPECT_EQ(r2->status, 200);
 
@@ -37,13 +38,13 @@ TEST_F(ServerTest, HttpRequestsGoToTheHandlerWithKeepAlive) {
 TEST_F(ServerTest, HttpBodyOverTheLimitIs413) {
   StartServer();
   auto r = HttpCall("127.0.0.1", server_->port(), "POST", "/api/shards",
-                    std::string(2 << 20, 'x'));
+                    std::string(2 << 20, 'x'), {}, kGiveUpMs);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->status, 413);
   EXPECT_TRUE(http_.requests().empty());
   // Exactly at the limit is fine.
   auto ok = HttpCall("127.0.0.1", server_->port(), "POST", "/x",
-                     std::string(1 << 20, 'x'));
+                     std::string(1 << 20, 'x'), {}, kGiveUpMs);
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_EQ(ok->status, 200);
 }
@@ -59,7 +60,8 @@ TEST_F(ServerTest, PortInUseIsAnError) {
   StartServer();
   ServerOptions options = Options();
   options.port = server_->port();
-  Server second(options, kSecret, nullptr, nullptr);
+  Router router;
+  Server second(options, kSecret, router, nullptr, nullptr);
   Status started = second.Start();
   EXPECT_EQ(started.code(), StatusCode::kIo) << started.ToString();
 }
@@ -70,9 +72,9 @@ TEST_F(ServerTest, MetricsCountTraffic) {
   auto client = Join("a", "alice");
   ASSERT_NE(client, nullptr);
   ASSERT_TRUE(client->SendInput(1, AddInput(1)).ok());
-  ASSERT_TRUE(client->ReadUntil<v1::Ack>().ok());
+  ASSERT_TRUE(client->ReadUntil<v1::Ack>(kGiveUpMs).ok());
   ASSERT_TRUE(client->SendInput(2, AddInput(-1)).ok());
-  ASSERT_TRUE(client->ReadUntil<v1::Reject>().ok());
+  ASSERT_TRUE(client->ReadUntil<v1::Reject>(kGiveUpMs).ok());
   std::string text = metrics_.Render();
   EXPECT_THAT(text, HasSubstr("tessera_connections 1"));
   EXPECT_THAT(text, HasSubstr("tessera_inputs_submitted_total 2"));
@@ -99,17 +101,17 @@ TEST_F(ServerTest, ManyIoThreads) {
     ASSERT_TRUE(clients[i]->SendInput(1, AddInput(1)).ok());
   }
   for (auto& client : clients) {
-    auto ack = client->ReadUntil<v1::Ack>();
+    auto ack = client->ReadUntil<v1::Ack>(kGiveUpMs);
     ASSERT_TRUE(ack.ok()) << ack.status().ToString();
     EXPECT_EQ(ack->seq, 1u);
     ExpectFrames(*client, 2);
   }
-  auto frame = clients[0]->ReadUntil<v1::Frame>();
+  auto frame = clients[0]->ReadUntil<v1::Frame>(kGiveUpMs);
   ASSERT_TRUE(frame.ok());
   EXPECT_EQ(FromMsgpack(frame->snapshot)["value"], 8);
   std::thread stopper([&] { server_->Stop(); });
   for (auto& client : clients) {
-    Result<CloseInfo> close = client->WaitClose();
+    Result<CloseInfo> close = client->WaitClose(kGiveUpMs);
     ASSERT_TRUE(close.ok()) << close.status().ToString();
     EXPECT_EQ(close->code, kCloseGoingAway);
   }

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <chrono>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string_view>
@@ -197,12 +196,6 @@ bool ReadFrame(Channel& channel, int* opcode, std::string* payload) {
   return true;
 }
 
-int64_t UnixNow() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 FakeShardServer::FakeShardServer(FakeServerOptions options)
@@ -334,7 +327,10 @@ void FakeShardServer::Serve(int fd) {
     if (!msg.ok()) return CloseAndWait(channel, 4000);
     if (auto* hello = std::get_if<v1::Hello>(&*msg)) {
       const TicketCheck check =
-          VerifyTicket(options_.secret, hello->ticket, shard, UnixNow());
+          VerifyTicket(options_.secret, hello->ticket, shard,
+                       (options_.wall_clock != nullptr ? *options_.wall_clock
+                                                       : *RealWallClock::Get())
+                           .UnixNowSecs());
       if (check.error != TicketError::kNone) {
         return CloseAndWait(
             channel, check.error == TicketError::kWrongShard ? 4003 : 4001);
@@ -384,11 +380,12 @@ void FakeShardServer::Serve(int fd) {
 }
 
 std::string FakeTicket(const std::string& secret, const std::string& shard,
-                       const std::string& subscriber) {
+                       const std::string& subscriber,
+                       const WallClock& wall_clock) {
   Ticket ticket;
   ticket.resource_id = shard;
   ticket.subscriber_id = subscriber;
-  ticket.expires_unix = UnixNow() + 600;
+  ticket.expires_unix = wall_clock.UnixNowSecs() + 600;
   return MintTicket(secret, ticket);
 }
 

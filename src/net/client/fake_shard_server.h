@@ -27,6 +27,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
+
 namespace tessera::net::client::testing {
 
 struct FakeServerOptions {
@@ -39,12 +41,15 @@ struct FakeServerOptions {
   int close_code = 4006;
   // Send PING 7 after a good HELLO, before the WELCOME (PONGs are counted).
   bool ping_before_welcome = false;
+  // Unix time of ticket expiry; null: RealWallClock. Not owned.
+  const WallClock* wall_clock = nullptr;
 };
 
 // A ticket for `subscriber` on `shard` signed with `secret`, valid for ten
-// minutes (what POST /join answers).
+// minutes of `wall_clock` (what POST /join answers).
 std::string FakeTicket(const std::string& secret, const std::string& shard,
-                       const std::string& subscriber);
+                       const std::string& subscriber,
+                       const WallClock& wall_clock = *RealWallClock::Get());
 
 class FakeShardServer {
  public:
