@@ -58,14 +58,18 @@ struct ServerOptions {
   double input_burst = 200;
   int max_strikes = 10;
   int64_t hello_timeout_ms = 10000;
-  int64_t ping_interval_ms = 5000;
+  int64_t ping_interval_ms = 5000;  // PING messages (docs/protocol.md)
+  // WebSocket ping control frames that measure each connection's round
+  // trip for lag compensation (docs/protocol.md "View tick and lag
+  // compensation"); 0: none, and the round trip stays unknown.
+  int64_t ws_ping_interval_ms = 1000;
   // Unix time of ticket expiry; null: RealWallClock. Not owned; must
   // outlive the server.
   const WallClock* wall_clock = nullptr;
-  // Monotonic time of the connections' input token buckets and of Stop's
-  // wait for closing connections (stop_timeout_ms: on a clock that does not
-  // move, Stop waits until every connection has closed); null: RealClock.
-  // Not owned; must outlive the server.
+  // Monotonic time of the connections' input token buckets, their round
+  // trips and of Stop's wait for closing connections (stop_timeout_ms: on a
+  // clock that does not move, Stop waits until every connection has
+  // closed); null: RealClock. Not owned; must outlive the server.
   const Clock* clock = nullptr;
   // The config of a shard kind by name: WELCOME's tick rate and codec. Null,
   // or nullopt for a kind: KindConfig's defaults. Called on io threads. See

@@ -42,9 +42,10 @@ void V1Client::Connect(const WsTarget& target,
       });
 }
 
-uint64_t V1Client::SendInput(std::string_view payload) {
+uint64_t V1Client::SendInput(std::string_view payload,
+                             std::optional<double> view_tick) {
   const uint64_t seq = pending_.Sent(SteadyClock::now());
-  ws_->Send(v1::EncodeInput(seq, payload));
+  ws_->Send(v1::EncodeInput(seq, payload, view_tick));
   return seq;
 }
 

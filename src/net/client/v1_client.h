@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -60,8 +61,10 @@ class V1Client : public std::enable_shared_from_this<V1Client> {
   void Connect(const WsTarget& target, std::chrono::milliseconds timeout,
                std::string ticket, uint64_t hello_flags,
                std::function<void(Status)> done);
-  // Sends one INPUT; returns its seq.
-  uint64_t SendInput(std::string_view payload);
+  // Sends one INPUT, stamped with `view_tick` (the tick drawn; see
+  // v1::EncodeInput) if set; returns its seq.
+  uint64_t SendInput(std::string_view payload,
+                     std::optional<double> view_tick = std::nullopt);
   // From now on, sends `make_payload()` as an input every 1/rate seconds
   // until `until` (or `max_inputs` were sent, when > 0), the first after
   // `first_after`. One that fell behind (a busy thread) does not catch up
