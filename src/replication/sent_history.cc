@@ -28,7 +28,9 @@ SentHistory::SentHistory(uint32_t history_ticks)
 uint32_t SentHistory::history_ticks() const { return history_ticks_; }
 
 void SentHistory::Clear() {
-  for (WorldRecord& w : world_) spare_q_.push_back(std::move(w.q));
+  for (WorldRecord& w : world_) {
+    if (spare_q_.size() < 2) spare_q_.push_back(std::move(w.q));
+  }
   world_.clear();
   subscribers_.clear();
   previous_world_tick_.reset();
@@ -107,31 +109,51 @@ const SentHistory::Entry* SentHistory::Previous(
   return &e;
 }
 
-std::shared_ptr<const SentHistory::Record> SentHistory::Build(
-    const SubscriberStream& stream, const Entry* reuse) {
+void SentHistory::AddOverride(const HeldEntity& h, size_t m) {
   WorldRecord& w = world_.back();
-  const Membership& members = *w.members;
-  const EncodeStats& last = stream.last();
-  // The same entities as last tick, all at the mirror's positions (nothing
-  // deferred): last tick's record, if it had no deferred positions either,
-  // says the same over this tick's world record.
-  if (reuse != nullptr && reuse->record->members_serial == members.serial &&
-      reuse->record->overrides.empty() && !last.baseline && last.spawns == 0 &&
-      last.despawns == 0 && last.deferred == 0) {
-    return reuse->record;
+  if (SameQ(&w.q[3 * m], h.q)) return;
+  Override o{static_cast<uint32_t>(m), kExplicit};
+  if (h.waiting_since != kNotWaiting && h.waiting_since > world_.front().tick) {
+    // The client holds what it was sent before waiting_since: the newest
+    // world record before it has that position (checked). Ticks usually
+    // follow each other: look there first.
+    const uint64_t want = h.waiting_since - 1;
+    size_t k = static_cast<size_t>(
+        std::min<uint64_t>(want - world_.front().tick, world_.size() - 1));
+    if (world_[k].tick != want) {
+      k = static_cast<size_t>(
+              std::lower_bound(
+                  world_.begin(), world_.end(), h.waiting_since,
+                  [](const WorldRecord& x, uint64_t t) { return x.tick < t; }) -
+              world_.begin()) -
+          1;
+    }
+    WorldRecord& source = world_[k];
+    // Only within the ring: keeps at most 2 * history_ticks + 1 world
+    // records alive.
+    if (w.tick - source.tick <= history_ticks_) {
+      const Membership& sm = *source.members;
+      const size_t j = LowerBoundFrom(sm.ids, h.id, source_cursors_[k]);
+      source_cursors_[k] = j;
+      if (j < sm.ids.size() && sm.ids[j] == h.id &&
+          sm.incarnations[j] == h.incarnation && SameQ(&source.q[3 * j], h.q)) {
+        o.source = static_cast<uint32_t>(w.tick - source.tick);
+        source.keep_until =
+            std::max(source.keep_until, w.tick + history_ticks_);
+      }
+    }
   }
+  if (o.source == kExplicit) {
+    o.source = kExplicit | static_cast<uint32_t>(explicit_q_.size() / 3);
+    explicit_q_.insert(explicit_q_.end(), h.q, h.q + 3);
+  }
+  overrides_.push_back(o);
+}
 
-  auto r = std::make_shared<Record>();
-  r->members_serial = members.serial;
+void SentHistory::BuildAll(const SubscriberStream& stream, Record& r) {
+  const Membership& members = *world_.back().members;
   const size_t n = members.ids.size();
-  r->bits.assign((n + 63) / 64, 0);
-  overrides_.clear();
-  explicit_q_.clear();
-  // The world record that has a deferred entity's held position: the
-  // client holds what it was sent before `waiting_since`.
-  uint64_t source_for = kNotWaiting;
-  WorldRecord* source = nullptr;
-  size_t source_cursor = 0;
+  r.bits.assign((n + 63) / 64, 0);
   size_t m = 0;
   for (const HeldEntity& h : stream.held()) {
     m = LowerBoundFrom(members.ids, h.id, m);
@@ -141,42 +163,79 @@ std::shared_ptr<const SentHistory::Record> SentHistory::Build(
     if (members.ids[m] != h.id || members.incarnations[m] != h.incarnation) {
       continue;
     }
-    r->bits[m >> 6] |= uint64_t{1} << (m & 63);
-    if (SameQ(&w.q[3 * m], h.q)) continue;
-    Override o{static_cast<uint32_t>(m), kExplicit};
-    if (h.waiting_since != kNotWaiting) {
-      if (h.waiting_since != source_for) {
-        source_for = h.waiting_since;
-        source = nullptr;
-        source_cursor = 0;
-        auto it = std::lower_bound(
-            world_.begin(), world_.end(), h.waiting_since,
-            [](const WorldRecord& x, uint64_t t) { return x.tick < t; });
-        if (it != world_.begin()) source = &*std::prev(it);
-        // Only within the ring: keeps at most 2 * history_ticks + 1 world
-        // records alive.
-        if (source != nullptr && w.tick - source->tick > history_ticks_) {
-          source = nullptr;
-        }
-      }
-      if (source != nullptr) {
-        const Membership& sm = *source->members;
-        source_cursor = LowerBoundFrom(sm.ids, h.id, source_cursor);
-        const size_t j = source_cursor;
-        if (j < sm.ids.size() && sm.ids[j] == h.id &&
-            sm.incarnations[j] == h.incarnation &&
-            SameQ(&source->q[3 * j], h.q)) {
-          o.source = static_cast<uint32_t>(w.tick - source->tick);
-          source->keep_until =
-              std::max(source->keep_until, w.tick + history_ticks_);
-        }
-      }
+    r.bits[m >> 6] |= uint64_t{1} << (m & 63);
+    ++r.count;
+    AddOverride(h, m);
+  }
+}
+
+bool SentHistory::BuildFrom(const Record& previous,
+                            const SubscriberStream& stream, Record& r) {
+  const Membership& members = *world_.back().members;
+  const std::vector<uint64_t>& ids = members.ids;
+  r.bits = previous.bits;
+  size_t m = 0;
+  for (uint64_t id : stream.despawned()) {
+    m = LowerBoundFrom(ids, id, m);
+    if (m < ids.size() && ids[m] == id) {
+      r.bits[m >> 6] &= ~(uint64_t{1} << (m & 63));
     }
-    if (o.source == kExplicit) {
-      o.source = kExplicit | static_cast<uint32_t>(explicit_q_.size() / 3);
-      explicit_q_.insert(explicit_q_.end(), h.q, h.q + 3);
+  }
+  m = 0;
+  for (const MirrorEntity* e : stream.spawned()) {
+    m = LowerBoundFrom(ids, e->id, m);
+    if (m == ids.size() || ids[m] != e->id ||
+        members.incarnations[m] != e->incarnation) {
+      return false;
     }
-    overrides_.push_back(o);
+    r.bits[m >> 6] |= uint64_t{1} << (m & 63);
+  }
+  r.count = 0;
+  for (uint64_t word : r.bits) {
+    r.count += static_cast<size_t>(std::popcount(word));
+  }
+  std::span<const HeldEntity> held = stream.held();
+  if (r.count != held.size()) return false;
+  // Only the deferred entities can be elsewhere than in the world record.
+  m = 0;
+  for (uint32_t i : stream.deferred()) {
+    if (i >= held.size()) return false;
+    const HeldEntity& h = held[i];
+    m = LowerBoundFrom(ids, h.id, m);
+    if (m == ids.size() || ids[m] != h.id ||
+        members.incarnations[m] != h.incarnation || !Holds(r.bits, m)) {
+      return false;
+    }
+    AddOverride(h, m);
+  }
+  return true;
+}
+
+std::shared_ptr<const SentHistory::Record> SentHistory::Build(
+    const SubscriberStream& stream, const Entry* previous) {
+  const uint64_t serial = world_.back().members->serial;
+  const EncodeStats& last = stream.last();
+  const bool continues = previous != nullptr &&
+                         previous->record->members_serial == serial &&
+                         !last.baseline;
+  // The same entities as last tick, all at the mirror's positions (nothing
+  // deferred): last tick's record, if it had no deferred positions either,
+  // says the same over this tick's world record.
+  if (continues && previous->record->overrides.empty() && last.spawns == 0 &&
+      last.despawns == 0 && last.deferred == 0 &&
+      previous->record->count == stream.held().size()) {
+    return previous->record;
+  }
+  auto r = std::make_shared<Record>();
+  r->members_serial = serial;
+  overrides_.clear();
+  explicit_q_.clear();
+  source_cursors_.assign(world_.size(), 0);
+  if (!continues || !BuildFrom(*previous->record, stream, *r)) {
+    overrides_.clear();
+    explicit_q_.clear();
+    source_cursors_.assign(world_.size(), 0);
+    BuildAll(stream, *r);
   }
   r->overrides.assign(overrides_.begin(), overrides_.end());
   r->explicit_q.assign(explicit_q_.begin(), explicit_q_.end());
@@ -362,7 +421,8 @@ size_t SentHistory::memory_bytes() const {
     }
   }
   bytes += overrides_.capacity() * sizeof(Override) +
-           explicit_q_.capacity() * sizeof(int64_t);
+           explicit_q_.capacity() * sizeof(int64_t) +
+           source_cursors_.capacity() * sizeof(size_t);
   return bytes;
 }
 
