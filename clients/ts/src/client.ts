@@ -9,6 +9,7 @@
  * @packageDocumentation
  */
 import {
+  checkViewTick,
   type Codec,
   decodePayload,
   decodeServerMessage,
@@ -185,10 +186,14 @@ export interface ShardConnection<S = unknown, I = unknown> {
    * Sends an input, encoded in the shard's codec. Before the connection is
    * open the input waits in a queue and goes out right after WELCOME.
    * @param input the input value, e.g. `{ move_to: { x: 120, y: 80 } }`
-   * @param options.viewTick the tick being drawn when the input was made (lag compensation)
+   * @param options.viewTick the tick being drawn when the input was made,
+   *   for lag compensation: a non-negative finite number, fractional when
+   *   the frame drawn fell between two ticks (`connectShardGame` stamps it)
    * @returns the input's sequence number (increasing for the whole life of
    *   this object, across reconnects), to match ACKs and {@link Rejection}s.
-   * @throws Error once the connection is closed; RangeError for an input over 64 KiB.
+   * @throws Error once the connection is closed; RangeError for an input over 64 KiB;
+   *   {@link ProtocolError} for a view tick that is negative, not finite or over 2^53 - 1
+   *   (before the input is numbered or queued).
    */
   send(input: I, options?: { viewTick?: number }): number;
   /** Subscribes to an event; returns a function that unsubscribes. */
@@ -367,8 +372,8 @@ class Connection<S, I> implements ShardConnection<S, I> {
     if (this._state === "closed") {
       throw new Error(`tessera: send on a closed connection to shard "${this.shardId}"`, { cause: this._error });
     }
+    const viewTick = options?.viewTick == null ? null : checkViewTick(options.viewTick);
     const seq = this.nextSeq++;
-    const viewTick = options?.viewTick ?? null;
     if (this.open && this.ws) {
       this.sendInput(seq, input, viewTick);
     } else {

@@ -62,7 +62,12 @@ export interface InputMessage {
   seq: number;
   /** The input encoded in the shard's codec. */
   payload: Uint8Array;
-  /** The tick the client was drawing when the input was made; `null` if unknown. */
+  /**
+   * The tick the client was drawing when the input was made, for lag
+   * compensation; `null` if unknown. A non-negative finite number at most
+   * 2^53 - 1, fractional when the client drew between two ticks (sent as a
+   * MessagePack float64 then, else as an unsigned integer).
+   */
   viewTick: number | null;
 }
 
@@ -158,6 +163,23 @@ function checkUint(value: unknown, name: string): number {
   return value;
 }
 
+/**
+ * Checks an INPUT's view tick: a non-negative finite number no larger than
+ * 2^53 - 1, integral or not. (`@msgpack/msgpack` writes a non-integral
+ * number as float64 and an integral one as an integer, the wire form the
+ * protocol asks for; a decoded uint64 may come as a bigint.)
+ *
+ * @returns the view tick as a number
+ * @throws {@link ProtocolError} for anything else
+ */
+export function checkViewTick(value: unknown): number {
+  if (typeof value === "bigint") return checkUint(value, "view_tick");
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || value > MAX_UINT) {
+    fail("view_tick must be a non-negative finite number at most 2^53 - 1");
+  }
+  return value === 0 ? 0 : value; // -0 is 0
+}
+
 function checkStr(value: unknown, name: string): string {
   if (typeof value !== "string") fail(`${name} must be a string`);
   return value;
@@ -209,7 +231,7 @@ export function encodeClientMessage(msg: ClientMessage): Uint8Array {
         msg.type,
         checkUint(msg.seq, "seq"),
         checkBin(msg.payload, "payload"),
-        msg.viewTick == null ? null : checkUint(msg.viewTick, "view_tick"),
+        msg.viewTick == null ? null : checkViewTick(msg.viewTick),
       ]);
     case MessageType.Ping:
     case MessageType.Pong:
@@ -323,7 +345,7 @@ export function decodeClientMessage(data: Uint8Array | ArrayBuffer | ArrayBuffer
         type,
         seq: checkUint(a[1], "seq"),
         payload: checkBin(a[2], "payload"),
-        viewTick: a.length > 3 && a[3] !== null ? checkUint(a[3], "view_tick") : null,
+        viewTick: a.length > 3 && a[3] !== null ? checkViewTick(a[3]) : null,
       };
     case MessageType.Ping:
     case MessageType.Pong:

@@ -22,7 +22,8 @@ export interface UseShardResult<S, I> {
   /**
    * Sends an input (see {@link ShardConnection.send}); returns its sequence
    * number. Stable across renders. Throws when there is no connection
-   * (no shardId or options yet, or after unmount).
+   * (no shardId or options yet, or after unmount). `viewTick` may be
+   * fractional (the tick drawn, between two received ticks).
    */
   send: (input: I, options?: { viewTick?: number }) => number;
   /** The latest refused input, e.g. `{ seq: 3, error: "outside the arena" }`. */

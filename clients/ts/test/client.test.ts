@@ -1,7 +1,7 @@
 import { decode, encode } from "@msgpack/msgpack";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { connectShard, type ConnectShardOptions, ShardClosedError, shardUrl } from "../src/client.js";
-import { HelloFlags } from "../src/protocol.js";
+import { HelloFlags, ProtocolError } from "../src/protocol.js";
 import { fakeWebSocket } from "./helpers/fake-websocket.js";
 
 type Snap = { players: { id: string; x: number; y: number }[] };
@@ -146,6 +146,21 @@ describe("send", () => {
     expect(inputs.map((i) => i.seq)).toEqual([1, 2, 3]);
     expect(decode(inputs[0].payload)).toEqual({ move_to: { x: 1, y: 2 } });
     expect(inputs.map((i) => i.viewTick)).toEqual([null, 99, null]);
+  });
+
+  it("sends a fractional view tick as it is, and refuses a bad one before numbering or queueing it", () => {
+    const conn = connect();
+    expect(() => conn.send({ move_to: { x: 0, y: 0 } }, { viewTick: -0.25 })).toThrow(ProtocolError);
+    expect(conn.send({ move_to: { x: 1, y: 1 } }, { viewTick: 41.5 })).toBe(1); // queued until WELCOME
+    const ws = fake.last();
+    ws.acceptAndWelcome();
+    expect(() => conn.send({ move_to: { x: 0, y: 0 } }, { viewTick: NaN })).toThrow(/view_tick/);
+    expect(conn.send({ move_to: { x: 2, y: 2 } }, { viewTick: 42.0625 })).toBe(2);
+    const inputs = ws.messages().filter((m) => m.type === 2) as { seq: number; viewTick: number | null }[];
+    expect(inputs.map((i) => [i.seq, i.viewTick])).toEqual([
+      [1, 41.5],
+      [2, 42.0625],
+    ]);
   });
 
   it("queues inputs until WELCOME, then sends them in order", () => {

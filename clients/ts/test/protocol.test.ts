@@ -9,6 +9,7 @@ import {
   encodePayload,
   encodeServerMessage,
   HelloFlags,
+  type InputMessage,
   MessageType,
   ProtocolError,
   type ServerMessage,
@@ -22,6 +23,8 @@ describe("client messages", () => {
     ["HELLO with flags", { type: 1, version: 1, ticket: "t", flags: HelloFlags.FrameAcks }, [1, 1, "t", 1]],
     ["INPUT", { type: 2, seq: 5, payload: bin(1, 2), viewTick: 42 }, [2, 5, bin(1, 2), 42]],
     ["INPUT without view tick", { type: 2, seq: 6, payload: bin(), viewTick: null }, [2, 6, bin(), null]],
+    ["INPUT with a fractional view tick", { type: 2, seq: 7, payload: bin(3), viewTick: 12.25 }, [2, 7, bin(3), 12.25]],
+    ["INPUT with view tick 0", { type: 2, seq: 8, payload: bin(), viewTick: 0 }, [2, 8, bin(), 0]],
     ["PING", { type: 3, nonce: 9 }, [3, 9]],
     ["PONG", { type: 4, nonce: 2 ** 40 }, [4, 2 ** 40]],
   ];
@@ -55,6 +58,50 @@ describe("client messages", () => {
     expect(() => decodeClientMessage(encode([1, 1, "t", -1]))).toThrow(ProtocolError);
     expect(() => encodeClientMessage({ type: 1, version: 1, ticket: "t", flags: 1.5 })).toThrow(/flags/);
   });
+
+  it("writes a fractional view tick as float64 and an integral one as an integer", () => {
+    const frac = encodeClientMessage({ type: 2, seq: 1, payload: bin(), viewTick: 1234.5 });
+    const f64 = new Uint8Array(8);
+    new DataView(f64.buffer).setFloat64(0, 1234.5); // big-endian, as MessagePack
+    // fixarray(4), 2, 1, bin8 len 0, float64 1234.5
+    expect([...frac]).toEqual([0x94, 0x02, 0x01, 0xc4, 0x00, 0xcb, ...f64]);
+    const int = encodeClientMessage({ type: 2, seq: 1, payload: bin(), viewTick: 300 });
+    expect([...int]).toEqual([0x94, 0x02, 0x01, 0xc4, 0x00, 0xcd, 0x01, 0x2c]); // uint16 300
+    // The largest non-integral double below 2^53 survives unchanged.
+    const big = 2 ** 52 - 0.5;
+    expect(decodeClientMessage(encodeClientMessage({ type: 2, seq: 1, payload: bin(), viewTick: big }))).toMatchObject({
+      viewTick: big,
+    });
+  });
+
+  it("reads a float32 or uint64 view tick, and -0 as 0", () => {
+    const f32 = new Uint8Array(4);
+    new DataView(f32.buffer).setFloat32(0, 7.75);
+    expect(decodeClientMessage(bin(0x94, 0x02, 0x01, 0xc4, 0x00, 0xca, ...f32))).toMatchObject({ viewTick: 7.75 });
+    const u64 = bin(0x94, 0x02, 0x01, 0xc4, 0x00, 0xcf, 0, 0, 0, 0, 0, 0, 0x01, 0x00);
+    expect(decodeClientMessage(u64)).toMatchObject({ viewTick: 256 });
+    const negZero = bin(0x94, 0x02, 0x01, 0xc4, 0x00, 0xcb, 0x80, 0, 0, 0, 0, 0, 0, 0); // float64 -0
+    const zero = decodeClientMessage(negZero) as InputMessage;
+    expect(Object.is(zero.viewTick, 0)).toBe(true);
+  });
+
+  const badViewTicks: [string, unknown][] = [
+    ["negative", -0.5],
+    ["a negative integer", -3],
+    ["NaN", NaN],
+    ["infinite", Infinity],
+    ["over 2^53 - 1", 2 ** 60],
+    ["a string", "12.5"],
+    ["a map", { tick: 1 }],
+  ];
+  for (const [name, value] of badViewTicks) {
+    it(`refuses a view tick that is ${name}, both ways`, () => {
+      expect(() => decodeClientMessage(encode([2, 1, bin(), value]))).toThrow(ProtocolError);
+      expect(() => decodeClientMessage(encode([2, 1, bin(), value]))).toThrow(/view_tick/);
+      const msg: InputMessage = { type: 2, seq: 1, payload: bin(), viewTick: value as number };
+      expect(() => encodeClientMessage(msg)).toThrow(/view_tick/);
+    });
+  }
 
   it("reads INPUT with the view tick absent", () => {
     expect(decodeClientMessage(encode([2, 3, bin(7)]))).toEqual({ type: 2, seq: 3, payload: bin(7), viewTick: null });

@@ -67,7 +67,11 @@ describe("useShard", () => {
       seq = latest.send({ move_to: { x: -1, y: 0 } });
     });
     expect(seq).toBe(1);
-    expect(ws.messages().at(-1)).toMatchObject({ type: 2, seq: 1 });
+    expect(ws.messages().at(-1)).toMatchObject({ type: 2, seq: 1, viewTick: null });
+    act(() => {
+      seq = latest.send({ move_to: { x: -1, y: 0 } }, { viewTick: 4.375 });
+    });
+    expect(ws.messages().at(-1)).toMatchObject({ type: 2, seq: 2, viewTick: 4.375 });
     act(() => ws.push({ type: 18, seq: 1, error: "outside the arena" }));
     expect(latest.lastRejection).toEqual({ seq: 1, error: "outside the arena" });
   });

@@ -493,7 +493,7 @@ function renderStatus() {
   el("kbps").textContent = state.rates.kbps.toFixed(1);
   const rtt = game.rttMs ?? game.connection.rttMs;
   el("rtt").textContent = rtt === undefined ? "–" : `${Math.round(rtt)} ms`;
-  el("tick").textContent = game.tick === undefined ? "–" : `${game.tick}${game.viewTick !== undefined ? ` (drawn ${game.viewTick})` : ""}`;
+  el("tick").textContent = game.tick === undefined ? "–" : `${game.tick}${game.viewTick !== undefined ? ` (drawn ${game.viewTick.toFixed(2)})` : ""}`;
 }
 let statusAt = 0;
 function renderStatusLazy(now) {

@@ -4,6 +4,13 @@
  * Independent of the transport: {@link connectShardGame} wires it to a
  * connection; tests drive it with messages and fake time.
  *
+ * Lag compensation: {@link ShardGame.send} stamps each INPUT with the
+ * fractional tick the last {@link ShardGame.frame} drew (the render tick
+ * clamped to the two received ticks it drew between; not the newest tick
+ * received since). A shard with lag compensation rewinds to that tick
+ * with the same interpolation as {@link EntityTimeline} (hold when quiet,
+ * no snapping), so it sees what this client drew.
+ *
  * @module
  */
 import { decodePayload, MessageType, type Codec, type ServerMessage } from "../protocol.js";
@@ -19,7 +26,9 @@ export interface GameLink<Input> {
    * connection, restarting at 1 on a new connection).
    *
    * @param input the input value (encoded in the shard's codec by the link)
-   * @param viewTick the tick the client was drawing, or `null`
+   * @param viewTick the fractional tick the last drawn frame showed, or
+   *   `null` before one (a non-negative finite number; sent as INPUT's
+   *   `view_tick`)
    */
   sendInput(input: Input, viewTick: number | null): number;
   /**
@@ -125,7 +134,12 @@ export class ShardGame<Input = unknown> {
     return this.timeline.renderPosition;
   }
 
-  /** The tick the last {@link frame} drew, rounded down (what {@link send} stamps); `undefined` before one. */
+  /**
+   * The fractional tick the last {@link frame} drew: its render tick
+   * clamped to `[render.fromTick, render.toTick]` (what {@link send}
+   * stamps). Frames received after that draw do not change it. `undefined`
+   * before a frame drew a received tick.
+   */
   get viewTick(): number | undefined {
     return this.timeline.drawnTick();
   }
@@ -189,7 +203,8 @@ export class ShardGame<Input = unknown> {
   // ---------------------------------------------------------------- input
 
   /**
-   * Sends an input, stamped with the tick the last {@link frame} drew.
+   * Sends an input, stamped with the fractional tick the last {@link frame}
+   * drew ({@link viewTick}; `null` before one).
    *
    * @param input the input value
    * @returns the INPUT's seq

@@ -10,6 +10,29 @@
  * interpolated from A to B for entities present in both as the same
  * incarnation. An id that was removed and reused is a new incarnation.
  *
+ * The definition, exactly (the server's lag-compensation rewind,
+ * `src/replication/sent_history.h`, computes the same doubles, and the
+ * shared fixtures in `tests/fixtures/lagcomp/` check it, with
+ * `test/game/lagcomp-fixtures.test.ts`):
+ * - `t = min(1, max(0, (r - A.tick) / (B.tick - A.tick)))`, `t = 0`
+ *   without B (r past the newest tick) or when r is before the oldest kept
+ *   tick (A is then the oldest);
+ * - `x = A.x + (B.x - A.x) * t` (the same for y and z), where `A.x` is the
+ *   replica's `qx * precision` after that tick's payload; an entity that B
+ *   does not hold as the same incarnation stays at `A.x`. Keep this exact
+ *   form: an algebraically equal one (`A.x * (1 - t) + B.x * t`) rounds
+ *   differently and fails the fixtures.
+ * - Hold when quiet: frames arrive every tick, and an entity a payload does
+ *   not update holds its position at that tick (its state is carried from
+ *   the tick before): between two updates several ticks apart it stands
+ *   still, then moves during the tick before the update, instead of
+ *   gliding across the whole gap. There is no snapping and no
+ *   extrapolation.
+ *
+ * {@link EntityTimeline.drawnTick} is the fractional tick the last render
+ * drew; clients stamp inputs with it (INPUT `view_tick`) and the server
+ * rewinds to that picture.
+ *
  * @module
  */
 import type { EntityReplica, ReplicaChange, ReplicaEntity } from "./entities-decoder.js";
@@ -249,14 +272,20 @@ export class EntityTimeline {
   }
 
   /**
-   * The tick drawn by the last render, as an integer: the render tick
-   * clamped to the received ticks, rounded down. `undefined` before any
-   * frame was drawn.
+   * The (fractional) tick drawn by the last {@link render}: its render tick
+   * clamped to `[fromTick, toTick]`, the received ticks it drew between
+   * (so a render past the newest tick, or before the oldest, drew that
+   * tick). Rendering at this value again draws the same positions. This is
+   * the view tick an input is stamped with; the server's rewind
+   * interpolates its record of what it sent at it the same way (module
+   * comment). `undefined` before a render found a received tick. Later
+   * {@link push} calls do not change it: it is what was drawn, not what
+   * arrived since.
    */
   drawnTick(): number | undefined {
     const p = this.position;
     if (p.fromTick === undefined) return undefined;
     const hi = Math.max(p.toTick ?? p.fromTick, p.fromTick);
-    return Math.floor(Math.min(hi, Math.max(p.fromTick, p.tick)));
+    return Math.min(hi, Math.max(p.fromTick, p.tick));
   }
 }

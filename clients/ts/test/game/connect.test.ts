@@ -63,7 +63,9 @@ describe("connectShardGame", () => {
 
     const seq = game.send({ move_to: { x: 1, y: 2 } });
     const [input] = inputs();
-    expect(input).toMatchObject({ seq, viewTick: 100 });
+    // The fractional tick drawn, through the wire (float64) unchanged.
+    expect(input).toMatchObject({ seq, viewTick: game.render.tick });
+    expect(input!.viewTick).toBeCloseTo(100.5, 9);
     expect(decode(input!.payload)).toEqual({ move_to: { x: 1, y: 2 } });
 
     const predictor = game.predict<number>((s) => s + 1);

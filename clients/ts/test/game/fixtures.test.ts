@@ -1,13 +1,13 @@
 // The shared replication fixtures (tests/fixtures/replication/): the C++
 // reference decoder and this decoder read the same payloads and must end
 // each frame with the same state, entered and left lists.
-import { readdirSync, readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { EntityReplica } from "../../src/game/index.js";
+import { fixtureDir, fixtureJsonFiles, readFramesBin } from "./fixture-files.js";
 
-const DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../../../tests/fixtures/replication");
+const DIR = fixtureDir("replication");
 
 interface FixtureEntity {
   id: number;
@@ -48,24 +48,7 @@ function snapshot(replica: EntityReplica): FixtureEntity[] {
     });
 }
 
-/** `<name>.frames.bin`: per frame u64 LE tick, u32 LE length, payload. */
-function readFramesBin(path: string): { tick: number; payload: Uint8Array }[] {
-  const buf = readFileSync(path);
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  const out: { tick: number; payload: Uint8Array }[] = [];
-  let off = 0;
-  while (off < buf.length) {
-    const tick = Number(view.getBigUint64(off, true));
-    const len = view.getUint32(off + 8, true);
-    out.push({ tick, payload: new Uint8Array(buf.buffer, buf.byteOffset + off + 12, len) });
-    off += 12 + len;
-  }
-  return out;
-}
-
-const files = readdirSync(DIR)
-  .filter((f) => f.endsWith(".json"))
-  .sort();
+const files = fixtureJsonFiles(DIR);
 
 describe("shared replication fixtures (same results as the C++ reference decoder)", () => {
   it("are present", () => {

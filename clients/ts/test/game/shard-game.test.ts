@@ -72,7 +72,8 @@ describe("ShardGame interpolation", () => {
     expect(e.t).toBeCloseTo(0.25, 9);
     expect(g.game.render).toMatchObject({ fromTick: 12, toTick: 13 });
     expect(g.game.render.tick).toBeCloseTo(12.25, 9);
-    expect(g.game.viewTick).toBe(12);
+    // Inside [fromTick, toTick] the drawn tick is the render tick itself, unrounded.
+    expect(g.game.viewTick).toBe(g.game.render.tick);
 
     g.draw(13.999);
     expect(g.game.entities.get(1)!.x).toBeCloseTo(13.999, 9);
@@ -262,7 +263,7 @@ describe("ShardGame clock", () => {
 });
 
 describe("ShardGame input", () => {
-  it("stamps each INPUT with the tick the last frame() drew (floor), nil before any", () => {
+  it("stamps each INPUT with the fractional tick the last frame() drew, nil before any", () => {
     const g = setup<string>();
     g.game.send("a");
     g.frame(10, { baseline: true, precision: 1 });
@@ -275,13 +276,39 @@ describe("ShardGame input", () => {
     g.game.send("d");
     g.draw(30); // past the newest tick: the newest tick is what is drawn
     g.game.send("e");
-    expect(g.link.sent.map((s) => [s.input, s.viewTick])).toEqual([
-      ["a", null],
-      ["b", null],
-      ["c", 10],
-      ["d", 11],
-      ["e", 12],
-    ]);
+    expect(g.link.sent.map((s) => s.input)).toEqual(["a", "b", "c", "d", "e"]);
+    const ticks = g.link.sent.map((s) => s.viewTick);
+    expect(ticks[0]).toBeNull();
+    expect(ticks[1]).toBeNull();
+    expect(ticks[2]).toBeCloseTo(10.7, 9);
+    expect(ticks[3]).toBe(11);
+    expect(ticks[4]).toBe(12);
+  });
+
+  it("stamps the tick of the last drawn frame, not the newest received; frames after it change nothing", () => {
+    const g = setup<string>();
+    g.frame(10, { baseline: true, precision: 1, spawns: [{ id: 1, q: [0, 0, 0] }] });
+    g.frame(11, { updates: [{ id: 1, dx: 8 }] });
+    g.draw(10.5);
+    const drawn = g.game.render.tick;
+    expect(drawn).toBeCloseTo(10.5, 9);
+    expect(g.game.entities.get(1)!.x).toBeCloseTo(4, 9);
+    // Newer frames arrive (the clock moves on too), but nothing is drawn yet.
+    g.frame(12, { updates: [{ id: 1, dx: 8 }] });
+    g.frame(13, { updates: [{ id: 1, dx: 8 }] });
+    expect(g.game.tick).toBe(13);
+    g.game.send("shot");
+    expect(g.link.sent.at(-1)).toEqual({ seq: 1, input: "shot", viewTick: drawn });
+    // Past the newest tick the newest tick is what was drawn, and a frame
+    // arriving afterwards does not move it to the new newest.
+    g.draw(20);
+    g.frame(14, { updates: [{ id: 1, dx: 8 }] });
+    g.game.send("late");
+    expect(g.link.sent.at(-1)!.viewTick).toBe(13);
+    g.draw(13.5);
+    g.game.send("next");
+    expect(g.link.sent.at(-1)!.viewTick).toBe(g.game.render.tick);
+    expect(g.link.sent.at(-1)!.viewTick).toBeCloseTo(13.5, 9);
   });
 
   it("prediction drops acked and refused inputs and replays the rest in order", () => {
