@@ -15,7 +15,7 @@
 use std::io;
 
 use serde::de::DeserializeOwned;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::abi;
 
@@ -76,19 +76,26 @@ pub fn encode<T: Serialize + ?Sized>(codec: Codec, value: &T) -> Vec<u8> {
 
 /// Decodes exactly one value from all of `bytes`; trailing bytes are an
 /// error. The error text says what serde found wrong.
+///
+/// Both codecs first read the bytes into a `serde_json::Value`, then decode
+/// the value into `T`: each type then has one decoder, not one per codec,
+/// which keeps modules small. (So MessagePack maps need string keys, and
+/// binary values are not accepted.)
 pub fn decode<T: DeserializeOwned>(codec: Codec, bytes: &[u8]) -> Result<T, String> {
+    let value = read_value(codec, bytes)?;
+    T::deserialize(value).map_err(|e| e.to_string())
+}
+
+fn read_value(codec: Codec, bytes: &[u8]) -> Result<serde_json::Value, String> {
     match codec {
         Codec::MsgPack => {
             let mut rest: &[u8] = bytes;
             let value = {
                 let mut de = rmp_serde::Deserializer::new(&mut rest);
-                T::deserialize(&mut de).map_err(|e| e.to_string())?
+                serde_json::Value::deserialize(&mut de).map_err(|e| e.to_string())?
             };
             if !rest.is_empty() {
-                return Err(format!(
-                    "trailing bytes at byte {}",
-                    bytes.len() - rest.len()
-                ));
+                return Err(format!("trailing bytes at byte {}", bytes.len() - rest.len()));
             }
             Ok(value)
         }
