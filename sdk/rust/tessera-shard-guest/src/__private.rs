@@ -9,6 +9,7 @@ use crate::binary::{Reader, Writer};
 use crate::codec::{self, Codec};
 use crate::interest::{EntityPos, View};
 use crate::log::install_panic_hook;
+use crate::rewind::Rewind;
 use crate::runtime::{runtime, Arg};
 use crate::Shard;
 
@@ -122,18 +123,75 @@ pub unsafe fn apply_input<S: Shard>(
     let input = Arg::new(input_ptr, input_len);
     let s = started(slot, "tessera_apply_input");
     runtime().output.clear();
-    let sid = match text(sid.bytes(), "the subscriber id") {
-        Ok(sid) => sid,
-        Err(e) => return fail_with(&format!("invalid input: {}", e)),
-    };
-    let decoded = match codec::decode::<S::Input>(runtime().codec, input.bytes()) {
-        Ok(i) => i,
-        Err(e) => return fail_with(&format!("invalid input: {}", e)),
+    let (sid, decoded) = match decode_input::<S>(sid.bytes(), input.bytes()) {
+        Ok(v) => v,
+        Err(code) => return code,
     };
     match s.apply_input(sid, decoded) {
         Ok(()) => abi::OK,
         Err(e) => fail_with(&e),
     }
+}
+
+fn decode_input<'a, S: Shard>(sid: &'a [u8], input: &[u8]) -> Result<(&'a str, S::Input), i32> {
+    let sid = text(sid, "the subscriber id").map_err(|e| fail_with(&format!("invalid input: {}", e)))?;
+    let decoded = codec::decode::<S::Input>(runtime().codec, input)
+        .map_err(|e| fail_with(&format!("invalid input: {}", e)))?;
+    Ok((sid, decoded))
+}
+
+/// # Safety
+/// As [`init`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn apply_input_at<S: Shard>(
+    slot: &mut Option<S>,
+    sid_ptr: usize,
+    sid_len: u32,
+    input_ptr: usize,
+    input_len: u32,
+    rewind_ptr: usize,
+    rewind_len: u32,
+) -> i32 {
+    install_panic_hook();
+    let sid = Arg::new(sid_ptr, sid_len);
+    let input = Arg::new(input_ptr, input_len);
+    let rewind = Arg::new(rewind_ptr, rewind_len);
+    let s = started(slot, "tessera_apply_input_at");
+    runtime().output.clear();
+    let rewind = match Rewind::read(rewind.bytes()) {
+        Ok(r) => r,
+        Err(e) => return fail_with(&format!("tessera_apply_input_at: malformed rewind: {}", e)),
+    };
+    let (sid, decoded) = match decode_input::<S>(sid.bytes(), input.bytes()) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
+    match s.apply_input_at(sid, decoded, &rewind) {
+        Ok(()) => abi::OK,
+        Err(e) => fail_with(&e),
+    }
+}
+
+/// `OK` with `u32 history_ticks, u32 max_view_delay_ms`, or `NO_STATE`.
+pub fn lag_compensation<S: Shard>(slot: &mut Option<S>) -> i32 {
+    install_panic_hook();
+    let s = started(slot, "tessera_lag_compensation");
+    runtime().output.clear();
+    let config = match s.lag_compensation() {
+        Some(c) => c,
+        None => return abi::NO_STATE,
+    };
+    if config.history_ticks == 0 || config.history_ticks > abi::MAX_HISTORY_TICKS {
+        panic!(
+            "lag_compensation(): history_ticks must be 1..{} (got {})",
+            abi::MAX_HISTORY_TICKS,
+            config.history_ticks
+        );
+    }
+    let mut w = Writer { out: &mut runtime().output };
+    w.u32(config.history_ticks);
+    w.u32(config.max_view_delay_ms);
+    abi::OK
 }
 
 /// `OK`, or `FINISHED` with finish()'s reason. A negative `dt_us` counts as 0.

@@ -32,3 +32,8 @@ pub const REPLICATED_FLAG_FULL: u8 = 1;
 pub const REPLICATED_WHAT_NEW: u8 = 1;
 /// Per changed entity: a position follows.
 pub const REPLICATED_WHAT_POS: u8 = 2;
+
+/// Lag compensation: the most history ticks a shard may ask for.
+pub const MAX_HISTORY_TICKS: u32 = 256;
+/// Lag compensation: the view delay a `max_view_delay_ms` of 0 stands for.
+pub const DEFAULT_MAX_VIEW_DELAY_MS: u32 = 250;

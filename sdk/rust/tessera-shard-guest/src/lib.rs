@@ -50,6 +50,7 @@ pub mod codec;
 pub mod interest;
 pub mod log;
 pub mod replicated;
+pub mod rewind;
 mod runtime;
 
 use std::time::Duration;
@@ -61,6 +62,7 @@ pub use codec::Codec;
 pub use interest::{EntityPos, InterestArea, InterestConfig, View};
 pub use log::{log, log_debug, log_error, log_info, log_warn, Level};
 pub use replicated::{ReplicationConfig, Replicated};
+pub use rewind::{LagCompensation, Rewind, Vec3};
 pub use runtime::{codec, finish, finished};
 
 /// A shard's simulation. One value per shard instance; the host calls
@@ -163,6 +165,21 @@ pub trait Shard: Sized {
     fn replication_config(&self) -> ReplicationConfig {
         ReplicationConfig::default()
     }
+
+    /// Lag compensation on: inputs stamped with the tick the player drew go
+    /// to [`apply_input_at`](Shard::apply_input_at) with what it drew.
+    /// `None` (the default) keeps it off. Needs replication on.
+    fn lag_compensation(&self) -> Option<LagCompensation> {
+        None
+    }
+
+    /// Applies an input with the subscriber's picture at the time (lag
+    /// compensation on). The default ignores the rewind and calls
+    /// [`apply_input`](Shard::apply_input).
+    fn apply_input_at(&mut self, sid: &str, input: Self::Input, rewind: &Rewind) -> Result<(), String> {
+        let _ = rewind;
+        self.apply_input(sid, input)
+    }
 }
 
 /// `value` as MessagePack (structs as maps), for [`Shard::save`].
@@ -180,8 +197,9 @@ pub fn restore_value<T: DeserializeOwned>(state: &[u8]) -> Result<T, String> {
 pub mod __private;
 
 /// Exports `Type` (a [`Shard`]) as this module's shard: defines every
-/// export of the guest ABI, plus the interest and replication exports
-/// (which report "off" unless the shard's hooks turn them on). Use it once
+/// export of the guest ABI, plus the interest, replication and lag
+/// compensation exports (which report "off" unless the shard's hooks turn
+/// them on). Use it once
 /// per crate, at the crate root of a `cdylib`.
 ///
 /// Optional exports are named after the type:
@@ -263,6 +281,14 @@ macro_rules! __export_core {
         #[no_mangle]
         pub extern "C" fn tessera_replicated() -> i32 {
             $crate::__private::replicated::<$ty>(__tessera_shard())
+        }
+        #[no_mangle]
+        pub extern "C" fn tessera_lag_compensation() -> i32 {
+            $crate::__private::lag_compensation::<$ty>(__tessera_shard())
+        }
+        #[no_mangle]
+        pub unsafe extern "C" fn tessera_apply_input_at(sid_ptr: usize, sid_len: u32, input_ptr: usize, input_len: u32, rewind_ptr: usize, rewind_len: u32) -> i32 {
+            $crate::__private::apply_input_at::<$ty>(__tessera_shard(), sid_ptr, sid_len, input_ptr, input_len, rewind_ptr, rewind_len)
         }
     };
 }

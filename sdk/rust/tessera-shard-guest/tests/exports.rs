@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tessera_shard_guest::log::native::capture;
 use tessera_shard_guest::{
-    abi, export_shard, finish, restore_value, save_value, InterestArea, InterestConfig, Replicated, ReplicationConfig,
-    Shard, View,
+    abi, export_shard, finish, restore_value, save_value, InterestArea, InterestConfig, LagCompensation, Replicated,
+    ReplicationConfig, Rewind, Shard, Vec3, View,
 };
 
 #[derive(Deserialize)]
@@ -25,6 +25,7 @@ enum Input {
     Remove { id: u64 },
     Finish,
     Crash,
+    Shoot { id: u64 },
 }
 
 #[derive(Serialize)]
@@ -61,6 +62,7 @@ impl Shard for Zone {
             Input::Remove { id } => self.store.remove(id),
             Input::Finish => finish("over"),
             Input::Crash => panic!("the zone crashed on purpose"),
+            Input::Shoot { .. } => return Err("shots need a rewind".into()),
         }
         Ok(())
     }
@@ -100,6 +102,21 @@ impl Shard for Zone {
     }
     fn replication_config(&self) -> ReplicationConfig {
         ReplicationConfig { precision: 0.5, max_bytes_per_tick: 100, y_up: false }
+    }
+    fn lag_compensation(&self) -> Option<LagCompensation> {
+        Some(LagCompensation::new(10))
+    }
+    fn apply_input_at(&mut self, sid: &str, input: Input, rewind: &Rewind) -> Result<(), String> {
+        match input {
+            Input::Shoot { id } => match rewind.position_at(id) {
+                Some(p) if p.x >= 0.0 => {
+                    self.store.remove(id);
+                    Ok(())
+                }
+                _ => Err(format!("missed {} ({} ticks behind)", id, rewind.ticks_behind())),
+            },
+            other => self.apply_input(sid, other),
+        }
     }
 }
 
@@ -345,4 +362,60 @@ fn store_components_and_limits() {
         }
     });
     assert!(r.is_err());
+}
+
+fn rewind_bytes(view: f64, now: u64, entities: &[(u64, [f64; 3])]) -> Vec<u8> {
+    let mut b = view.to_le_bytes().to_vec();
+    b.extend_from_slice(&now.to_le_bytes());
+    b.extend_from_slice(&(entities.len() as u32).to_le_bytes());
+    for (id, p) in entities {
+        b.extend_from_slice(&id.to_le_bytes());
+        for v in p {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    b
+}
+
+fn input_at(sid: &str, json: &str, rewind: &[u8]) -> (i32, Vec<u8>) {
+    let (sp, sl) = pass(sid.as_bytes());
+    let (ip, il) = pass(json.as_bytes());
+    let (rp, rl) = pass(rewind);
+    let code = unsafe { tessera_apply_input_at(sp, sl, ip, il, rp, rl) };
+    (code, output())
+}
+
+#[test]
+fn lag_compensation_config_and_rewound_inputs() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    assert_eq!(start(abi::CODEC_JSON, "z", ""), abi::OK);
+    assert_eq!(tessera_lag_compensation(), abi::OK);
+    assert_eq!(output(), [&10u32.to_le_bytes()[..], &250u32.to_le_bytes()].concat());
+    input("a", r#"{"spawn":{"id":4,"x":1,"y":2}}"#);
+    let seen = rewind_bytes(12.25, 14, &[(4, [1.0, 2.0, 0.0]), (9, [-3.0, 0.0, 0.0])]);
+    assert_eq!(input_at("a", r#"{"shoot":{"id":9}}"#, &seen), (abi::ERROR, b"missed 9 (1.75 ticks behind)".to_vec()));
+    assert_eq!(input_at("a", r#"{"shoot":{"id":5}}"#, &seen).0, abi::ERROR);
+    assert_eq!(input_at("a", r#"{"shoot":{"id":4}}"#, &seen).0, abi::OK);
+    assert!(!__tessera_shard().as_mut().unwrap().store.contains(4));
+    // Other inputs go to apply_input; a plain input cannot shoot.
+    assert_eq!(input_at("a", r#"{"spawn":{"id":6,"x":1,"y":2}}"#, &seen).0, abi::OK);
+    assert_eq!(input("a", r#"{"shoot":{"id":6}}"#), (abi::ERROR, b"shots need a rewind".to_vec()));
+    // A malformed rewind is refused before the input is looked at.
+    let (code, text) = input_at("a", r#"{"shoot":{"id":6}}"#, &seen[..20]);
+    assert_eq!(code, abi::ERROR);
+    assert_eq!(text, b"tessera_apply_input_at: malformed rewind: count larger than the argument reading entity count at byte 20");
+    let unsorted = rewind_bytes(1.0, 1, &[(9, [0.0; 3]), (4, [0.0; 3])]);
+    assert_eq!(input_at("a", r#"{"shoot":{"id":6}}"#, &unsorted).1, b"tessera_apply_input_at: malformed rewind: entity ids are not ascending");
+}
+
+#[test]
+fn rewind_queries() {
+    let v = |x: f64, y: f64, z: f64| Vec3 { x, y, z };
+    let r = Rewind::with_positions(7.5, 9, vec![(3, v(10.0, 0.0, 0.0)), (1, v(0.0, 0.0, 0.0)), (2, v(3.0, 4.0, 0.0))]);
+    assert_eq!(r.entities().iter().map(|e| e.0).collect::<Vec<_>>(), vec![1, 2, 3]);
+    assert_eq!(r.position_at(2), Some(v(3.0, 4.0, 0.0)));
+    assert_eq!(r.position_at(5), None);
+    assert_eq!(r.entities_near(v(0.0, 0.0, 0.0), 5.0).iter().map(|e| e.0).collect::<Vec<_>>(), vec![1, 2]);
+    assert_eq!(r.entities_near(v(0.0, 0.0, 1.0), 5.0).iter().map(|e| e.0).collect::<Vec<_>>(), vec![1]);
+    assert_eq!((r.tick(), r.now_tick(), r.ticks_behind()), (7.5, 9, 1.5));
 }
