@@ -47,7 +47,7 @@ set(TESSERA_RUST_TOOLCHAIN_FOUND TRUE)
 if(missing)
   set(TESSERA_RUST_TOOLCHAIN_FOUND FALSE)
   list(JOIN missing ", " missing)
-  set(TESSERA_RUST_TOOLCHAIN_MESSAGE
+  string(CONCAT TESSERA_RUST_TOOLCHAIN_MESSAGE
       "no Rust guest toolchain (missing: ${missing}). Install it with "
       "scripts/install-deps, or on Debian: apt-get install rustc cargo "
       "libstd-rust-dev-wasm32 lld-14 librust-serde-dev "
