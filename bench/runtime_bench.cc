@@ -15,7 +15,8 @@
 //    (memory reservation, data segments), and of its destruction.
 //  - Empty call: thread CPU time per Instance::Call of the exported `nop`,
 //    including the argument checks and the guarded (setjmp) entry.
-//  - Cold compile: LoadModule of the arena example (the shard ABI) into an
+//  - Cold compile: LoadModule of the arena example, C++ and Rust
+//    (examples/arena-rust) (the shard ABI) into an
 //    empty cache directory: check + codegen (wasm2c) + C compile, wall
 //    time, and the C compiler's CPU time.
 //
@@ -317,24 +318,24 @@ double TimeEmptyCall(Tier& tier, int calls, int batches) {
   return Median(per_call_ns);
 }
 
-// Cold LoadModule of the arena shard, fuel on and off, into fresh caches.
-void ArenaColdCompile(const Options& o, const fs::path& tmp) {
-  std::printf("\nCold compile of the arena module (the shard ABI, %s):\n",
-              o.opt_level.c_str());
+// Cold LoadModule of one arena module (`label`: C++ or Rust), fuel on and
+// off, into fresh caches.
+void ArenaColdCompile(const Options& o, const fs::path& tmp,
+                      const std::string& label, const std::string& path,
+                      const std::string& build_hint) {
+  std::printf("\nCold compile of the %s arena module (the shard ABI, %s):\n",
+              label.c_str(), o.opt_level.c_str());
   if (o.quick && !o.arena_given) {
     std::printf("  skipped (--quick)\n");
     return;
   }
-  auto bytes = ReadFile(o.arena);
+  auto bytes = ReadFile(path);
   if (!bytes) {
-    std::printf(
-        "  skipped: no module at %s\n"
-        "  (run `tessera shards build examples/arena`, or pass --arena "
-        "PATH)\n",
-        o.arena.c_str());
+    std::printf("  skipped: no module at %s\n  (run `%s`)\n", path.c_str(),
+                build_hint.c_str());
     return;
   }
-  std::printf("  %s (%zu bytes)\n", o.arena.c_str(), bytes->size());
+  std::printf("  %s (%zu bytes)\n", path.c_str(), bytes->size());
   std::printf("  %-8s %9s %10s %10s %10s %9s %11s\n", "fuel", "check ms",
               "codegen ms", "compile ms", "total ms", "dlopen ms", "cc cpu ms");
   for (bool fuel : {true, false}) {
@@ -342,7 +343,8 @@ void ArenaColdCompile(const Options& o, const fs::path& tmp) {
     lo.check = shard::ShardCheckOptions(64);
     lo.fuel = fuel;
     lo.opt_level = o.opt_level;
-    lo.cache_dir = (tmp / (fuel ? "arena-fuel" : "arena-nofuel")).string();
+    lo.cache_dir =
+        (tmp / (label + (fuel ? "-arena-fuel" : "-arena-nofuel"))).string();
     wasm::LoadStats s;
     double cc_cpu_ms = ChildrenCpuMs();
     auto m = wasm::LoadModule(*bytes, lo, &s);
@@ -465,7 +467,13 @@ int Main(int argc, char** argv) {
         "  (medians: %d creations; `nop` called %d times per batch, CPU "
         "time, %d batch(es))\n",
         o.creations, o.calls, batches);
-    ArenaColdCompile(o, tmp);
+    ArenaColdCompile(o, tmp, "C++", o.arena,
+                     "tessera shards build examples/arena, or pass --arena "
+                     "PATH");
+    if (!o.arena_given) {
+      ArenaColdCompile(o, tmp, "Rust", TESSERA_BENCH_ARENA_RUST_WASM,
+                       "tessera shards build examples/arena-rust");
+    }
   }
 
   if (!ok) std::printf("\nFAILED: wasm and native checksums differ\n");
