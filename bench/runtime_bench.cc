@@ -15,7 +15,8 @@
 //    (memory reservation, data segments), and of its destruction.
 //  - Empty call: thread CPU time per Instance::Call of the exported `nop`,
 //    including the argument checks and the guarded (setjmp) entry.
-//  - Cold compile: LoadModule of the arena example (the shard ABI) into an
+//  - Cold compile: LoadModule of the arena example, C++ and Rust
+//    (examples/arena-rust) (the shard ABI) into an
 //    empty cache directory: check + codegen (wasm2c) + C compile, wall
 //    time, and the C compiler's CPU time.
 //
@@ -38,6 +39,7 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -155,8 +157,8 @@ struct Tier {
   wasm::LoadStats stats;
 };
 
-bool LoadTier(const std::vector<uint8_t>& wasm_bytes, const Options& o,
-              const std::string& cache_dir, Tier* tier) {
+bool LoadTier(const char* path, const std::vector<uint8_t>& wasm_bytes,
+              const Options& o, const std::string& cache_dir, Tier* tier) {
   wasm::LoadOptions lo;
   lo.fuel = tier->fuel;
   lo.cache_dir = cache_dir;
@@ -164,8 +166,8 @@ bool LoadTier(const std::vector<uint8_t>& wasm_bytes, const Options& o,
   lo.keep_c_source = !o.cache_dir.empty();
   auto m = wasm::LoadModule(wasm_bytes, lo, &tier->stats);
   if (!m.ok()) {
-    std::fprintf(stderr, "loading %s (%s): %s\n", TESSERA_BENCH_WASM,
-                 tier->label, m.status().ToString().c_str());
+    std::fprintf(stderr, "loading %s (%s): %s\n", path, tier->label,
+                 m.status().ToString().c_str());
     return false;
   }
   tier->module = *m;
@@ -182,12 +184,26 @@ bool LoadTier(const std::vector<uint8_t>& wasm_bytes, const Options& o,
 struct Workload {
   const char* name;  // also the wasm export
   unsigned long long (*native)(unsigned);
+  // Rust rows: the C++ version, whose checksum the native one must equal.
+  unsigned long long (*reference)(unsigned) = nullptr;
 };
 
 const Workload kWorkloads[] = {
     {"sim", tessera_bench_sim},
     {"astar", tessera_bench_astar},
     {"nbody", tessera_bench_nbody},
+};
+
+// The same workloads in Rust (bench/guest-rust), native build.
+extern "C" {
+unsigned long long tessera_rust_bench_sim(unsigned ticks);
+unsigned long long tessera_rust_bench_astar(unsigned searches);
+unsigned long long tessera_rust_bench_nbody(unsigned steps);
+}
+const Workload kRustWorkloads[] = {
+    {"sim", tessera_rust_bench_sim, tessera_bench_sim},
+    {"astar", tessera_rust_bench_astar, tessera_bench_astar},
+    {"nbody", tessera_rust_bench_nbody, tessera_bench_nbody},
 };
 
 // Runs one workload call in a tier; returns its checksum, or nullopt if the
@@ -246,7 +262,12 @@ bool RunWorkload(const Workload& w, std::vector<Tier>& tiers, const Options& o,
   std::vector<bool> reported(tiers.size());  // one mismatch message per tier
   double ms = 0;
   const uint64_t expected = RunNative(w, row->n, &ms);  // warm-up
-  for (int rep = -1; rep < o.reps; ++rep) {             // rep -1: warm-up
+  if (w.reference != nullptr && w.reference(row->n) != expected) {
+    std::fprintf(stderr, "%s(%u): the Rust checksum differs from C++'s\n",
+                 w.name, row->n);
+    row->match = false;
+  }
+  for (int rep = -1; rep < o.reps; ++rep) {  // rep -1: warm-up
     if (rep >= 0) {
       uint64_t sum = RunNative(w, row->n, &ms);
       native_ms.push_back(ms);
@@ -317,24 +338,24 @@ double TimeEmptyCall(Tier& tier, int calls, int batches) {
   return Median(per_call_ns);
 }
 
-// Cold LoadModule of the arena shard, fuel on and off, into fresh caches.
-void ArenaColdCompile(const Options& o, const fs::path& tmp) {
-  std::printf("\nCold compile of the arena module (the shard ABI, %s):\n",
-              o.opt_level.c_str());
+// Cold LoadModule of one arena module (`label`: C++ or Rust), fuel on and
+// off, into fresh caches.
+void ArenaColdCompile(const Options& o, const fs::path& tmp,
+                      const std::string& label, const std::string& path,
+                      const std::string& build_hint) {
+  std::printf("\nCold compile of the %s arena module (the shard ABI, %s):\n",
+              label.c_str(), o.opt_level.c_str());
   if (o.quick && !o.arena_given) {
     std::printf("  skipped (--quick)\n");
     return;
   }
-  auto bytes = ReadFile(o.arena);
+  auto bytes = ReadFile(path);
   if (!bytes) {
-    std::printf(
-        "  skipped: no module at %s\n"
-        "  (run `tessera shards build examples/arena`, or pass --arena "
-        "PATH)\n",
-        o.arena.c_str());
+    std::printf("  skipped: no module at %s\n  (run `%s`)\n", path.c_str(),
+                build_hint.c_str());
     return;
   }
-  std::printf("  %s (%zu bytes)\n", o.arena.c_str(), bytes->size());
+  std::printf("  %s (%zu bytes)\n", path.c_str(), bytes->size());
   std::printf("  %-8s %9s %10s %10s %10s %9s %11s\n", "fuel", "check ms",
               "codegen ms", "compile ms", "total ms", "dlopen ms", "cc cpu ms");
   for (bool fuel : {true, false}) {
@@ -342,7 +363,8 @@ void ArenaColdCompile(const Options& o, const fs::path& tmp) {
     lo.check = shard::ShardCheckOptions(64);
     lo.fuel = fuel;
     lo.opt_level = o.opt_level;
-    lo.cache_dir = (tmp / (fuel ? "arena-fuel" : "arena-nofuel")).string();
+    lo.cache_dir =
+        (tmp / (label + (fuel ? "-arena-fuel" : "-arena-nofuel"))).string();
     wasm::LoadStats s;
     double cc_cpu_ms = ChildrenCpuMs();
     auto m = wasm::LoadModule(*bytes, lo, &s);
@@ -369,18 +391,20 @@ constexpr char kNativeCompiler[] = "clang++ " __clang_version__;
 constexpr char kNativeCompiler[] = "g++ " __VERSION__;
 #endif
 
-// Prints the workload table; returns false if any checksum differed.
-bool WorkloadTable(std::vector<Tier>& tiers, const Options& o) {
+// Prints the workload table of one language; returns false if any
+// checksum differed.
+bool WorkloadTable(std::span<const Workload> workloads, const char* language,
+                   std::vector<Tier>& tiers, const Options& o) {
   std::printf(
-      "\nWorkloads: thread CPU ms, median of %d repetition(s), each >= %.0f "
-      "ms natively\n",
-      o.reps, o.min_ms);
+      "\n%s workloads: thread CPU ms, median of %d repetition(s), each >= "
+      "%.0f ms natively\n",
+      language, o.reps, o.min_ms);
   std::printf("%-7s %8s %10s %12s %7s %12s %7s  %s\n", "", "n", "native ms",
               "tessera ms", "ratio", "no-fuel ms", "ratio", "checksums");
   bool ok = true;
   double log_med[2] = {0, 0}, log_min[2] = {0, 0};
   int rows = 0;
-  for (const Workload& w : kWorkloads) {
+  for (const Workload& w : workloads) {
     if (!o.only.empty() && o.only != w.name) continue;
     Row r;
     ok &= RunWorkload(w, tiers, o, &r);
@@ -435,19 +459,40 @@ int Main(int argc, char** argv) {
               kNativeCompiler);
   std::printf("  tessera: clang++ --target=wasm32 -O2 -> wasm2c -> cc %s\n",
               o.opt_level.c_str());
-  std::vector<Tier> tiers(2);
+  std::printf(
+      "  Rust:    rustc -C opt-level=3 (lto) natively and to wasm32 "
+      "-> wasm2c -> cc %s\n",
+      o.opt_level.c_str());
+  auto rust_bytes = ReadFile(TESSERA_BENCH_RUST_WASM);
+  if (!rust_bytes) {
+    std::fprintf(stderr, "cannot read %s\n", TESSERA_BENCH_RUST_WASM);
+    return 1;
+  }
+  std::vector<Tier> tiers(2), rust_tiers(2);
   tiers[0] = {"fuel on", true, nullptr, nullptr, {}};
   tiers[1] = {"fuel off", false, nullptr, nullptr, {}};
-  for (Tier& t : tiers) {
-    if (!LoadTier(*bytes, o, cache, &t)) return 1;
-    std::printf(
-        "  bench module (%zu bytes), %s: %s, check %.1f + codegen "
-        "%.1f + compile %.1f ms\n",
-        bytes->size(), t.label, t.stats.cache_hit ? "cache hit" : "cold",
-        t.stats.check_ms, t.stats.codegen_ms, t.stats.compile_ms);
+  rust_tiers[0] = {"fuel on", true, nullptr, nullptr, {}};
+  rust_tiers[1] = {"fuel off", false, nullptr, nullptr, {}};
+  const struct {
+    const char* path;
+    const std::vector<uint8_t>& bytes;
+    std::vector<Tier>& tiers;
+  } modules[] = {{TESSERA_BENCH_WASM, *bytes, tiers},
+                 {TESSERA_BENCH_RUST_WASM, *rust_bytes, rust_tiers}};
+  for (const auto& m : modules) {
+    for (Tier& t : m.tiers) {
+      if (!LoadTier(m.path, m.bytes, o, cache, &t)) return 1;
+      std::printf(
+          "  %s (%zu bytes), %s: %s, check %.1f + codegen "
+          "%.1f + compile %.1f ms\n",
+          fs::path(m.path).filename().c_str(), m.bytes.size(), t.label,
+          t.stats.cache_hit ? "cache hit" : "cold", t.stats.check_ms,
+          t.stats.codegen_ms, t.stats.compile_ms);
+    }
   }
 
-  bool ok = WorkloadTable(tiers, o);
+  bool ok = WorkloadTable(kWorkloads, "C++", tiers, o);
+  ok &= WorkloadTable(kRustWorkloads, "Rust", rust_tiers, o);
 
   if (o.only.empty()) {
     std::printf("\nPer-instance and per-call costs (bench module):\n");
@@ -465,7 +510,13 @@ int Main(int argc, char** argv) {
         "  (medians: %d creations; `nop` called %d times per batch, CPU "
         "time, %d batch(es))\n",
         o.creations, o.calls, batches);
-    ArenaColdCompile(o, tmp);
+    ArenaColdCompile(o, tmp, "C++", o.arena,
+                     "tessera shards build examples/arena, or pass --arena "
+                     "PATH");
+    if (!o.arena_given) {
+      ArenaColdCompile(o, tmp, "Rust", TESSERA_BENCH_ARENA_RUST_WASM,
+                       "tessera shards build examples/arena-rust");
+    }
   }
 
   if (!ok) std::printf("\nFAILED: wasm and native checksums differ\n");

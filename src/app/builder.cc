@@ -18,6 +18,7 @@
 #include <system_error>
 #include <thread>
 
+#include "app/crate_builder.h"
 #include "common/subprocess.h"
 
 namespace tessera::app {
@@ -199,6 +200,7 @@ class Build {
   void FinishKind(KindPlan& plan);
   void Fail(KindPlan& plan, Status status);  // requires mu_
   Status ResolveBuiltins();
+  Status BuildCrates();
 
   const Manifest& manifest_;
   const BuildOptions& options_;
@@ -208,6 +210,7 @@ class Build {
   std::vector<fs::path> sdk_sources_;
   std::string builtins_;
   std::vector<KindPlan> plans_;
+  std::vector<const ShardKindSpec*> crates_;
 
   std::mutex mu_;
   size_t step_counter_ = 0;  // guarded by mu_
@@ -411,17 +414,17 @@ Status Build::Run() {
     if (spec == nullptr) {
       return InvalidArgument("no shard kind \"" + want + "\" in the manifest");
     }
-    if (!spec->is_source()) {
+    if (!spec->is_built()) {
       return InvalidArgument(want +
                              ": is a prebuilt module (\"wasm\"), not "
                              "built from source");
     }
-    selected.push_back(spec);
+    (spec->is_crate() ? crates_ : selected).push_back(spec);
   }
   if (options_.only_kinds.empty()) {
     for (const ShardKindSpec& spec : manifest_.kinds) {
-      if (spec.is_source()) {
-        selected.push_back(&spec);
+      if (spec.is_built()) {
+        (spec.is_crate() ? crates_ : selected).push_back(&spec);
         continue;
       }
       std::error_code ec;
@@ -433,7 +436,7 @@ Status Build::Run() {
                 << Display(spec.wasm, manifest_.dir) << ")\n";
     }
   }
-  if (selected.empty()) return Status::Ok();
+  if (selected.empty()) return BuildCrates();
 
   if (!options_.sdk_dir.empty()) {
     if (!IsSdkDir(options_.sdk_dir)) {
@@ -460,7 +463,7 @@ Status Build::Run() {
   for (const ShardKindSpec* spec : selected) {
     TESSERA_RETURN_IF_ERROR(PlanKind(*spec));
   }
-  if (plans_.empty()) return Status::Ok();
+  if (plans_.empty()) return BuildCrates();
 
   TESSERA_RETURN_IF_ERROR(ResolveBuiltins());
   std::vector<Step*> compiles;
@@ -498,6 +501,16 @@ Status Build::Run() {
     if (ok) FinishKind(plans_[i]);
   });
 
+  return BuildCrates();
+}
+
+// Crate kinds one at a time (cargo runs its own jobs), after the C++ kinds;
+// then every failure of both.
+Status Build::BuildCrates() {
+  for (const ShardKindSpec* spec : crates_) {
+    Status s = BuildCrateKind(manifest_, *spec, options_, progress_);
+    if (!s.ok()) failures_.push_back(std::move(s));
+  }
   if (failures_.empty()) return Status::Ok();
   std::string message;
   for (const Status& s : failures_) {

@@ -43,6 +43,13 @@ struct BuildOptions {
   unsigned jobs = 0;     // parallel compiler processes; 0 = hardware threads
   bool force = false;    // rebuild even when up to date
   bool verbose = false;  // print each command line to `progress`
+  // Rust crate kinds (app/crate_builder.h): Debian's toolchain, called by
+  // absolute path so rustup's shims on PATH are never used.
+  std::string cargo = "/usr/bin/cargo";
+  std::string rustc = "/usr/bin/rustc";
+  std::string cargo_registry = "/usr/share/cargo/registry";
+  // The Rust guest SDK crate; empty means FindRustSdkDir().
+  std::filesystem::path rust_sdk_dir;
 };
 
 // Finds the guest SDK: $TESSERA_SDK_DIR if set (an error if it is not an
@@ -54,14 +61,16 @@ struct BuildOptions {
 // Errors: kNotFound naming every place looked at.
 Result<std::filesystem::path> FindSdkDir();
 
-// Builds the manifest's source kinds (see the file comment), writing one
+// Builds the manifest's source kinds (see the file comment) and crate kinds
+// (app/crate_builder.h, after the C++ ones, one at a time), writing one
 // progress line per step and per kind to `progress`, plus any compiler
 // warnings verbatim. Prebuilt (`wasm`) kinds are only checked to exist.
 //
 // Errors: kNotFound for a missing SDK, source directory or prebuilt module;
 // kInvalidArgument when a compile or link fails: the message names the kind
 // and file and carries the compiler's output verbatim (one entry per failed
-// step; a failed kind stops, other kinds still build); kIo when a tool cannot
+// step; a failed kind stops, other kinds still build; crate kinds as
+// BuildCrateKind); kIo when a tool cannot
 // be started or an output cannot be written.
 //
 // Thread-safety: one call at a time per app directory. Blocks until every

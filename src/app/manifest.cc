@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 #include <system_error>
+#include <tuple>
 
 namespace tessera::app {
 namespace {
@@ -20,10 +21,18 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kTopFields[] = {"name", "shards"};
-constexpr std::string_view kKindFields[] = {
-    "name",     "source",           "wasm",     "codec",
-    "tickRate", "tickBudgetMs",     "memoryMb", "fuelPerTick",
-    "maxRunMs", "idleShutdownSecs", "onStop"};
+constexpr std::string_view kKindFields[] = {"name",
+                                            "source",
+                                            "crate",
+                                            "wasm",
+                                            "codec",
+                                            "tickRate",
+                                            "tickBudgetMs",
+                                            "memoryMb",
+                                            "fuelPerTick",
+                                            "maxRunMs",
+                                            "idleShutdownSecs",
+                                            "onStop"};
 
 // Levenshtein distance, for "did you mean" hints on unknown fields.
 size_t EditDistance(std::string_view a, std::string_view b) {
@@ -178,22 +187,28 @@ Result<ShardKindSpec> ParseKind(const Errors& err, const json& obj,
                       "to 63 of [a-z0-9_-])");
   }
 
-  std::string source, wasm, codec;
-  bool has_source = false, has_wasm = false, has_codec = false;
+  std::string source, crate, wasm, codec;
+  bool has_source = false, has_crate = false, has_wasm = false,
+       has_codec = false;
   TESSERA_RETURN_IF_ERROR(
       ReadString(err, obj, path, "source", &source, &has_source));
+  TESSERA_RETURN_IF_ERROR(
+      ReadString(err, obj, path, "crate", &crate, &has_crate));
   TESSERA_RETURN_IF_ERROR(ReadString(err, obj, path, "wasm", &wasm, &has_wasm));
-  if (has_source == has_wasm) {
-    return err.At(path, has_source ? "has both \"source\" and \"wasm\"; give "
-                                     "exactly one"
-                                   : "needs \"source\" (a directory of .cc "
-                                     "files) or \"wasm\" (a prebuilt module)");
+  const int origins = int{has_source} + int{has_crate} + int{has_wasm};
+  if (origins != 1) {
+    return err.At(path, origins > 1
+                            ? "gives more than one of \"source\", \"crate\" "
+                              "and \"wasm\"; give exactly one"
+                            : "needs \"source\" (a directory of .cc files), "
+                              "\"crate\" (a Rust crate directory) or "
+                              "\"wasm\" (a prebuilt module)");
   }
-  if (has_source && source.empty()) {
-    return err.At(Join(path, "source"), "must not be empty");
-  }
-  if (has_wasm && wasm.empty()) {
-    return err.At(Join(path, "wasm"), "must not be empty");
+  for (auto [has, value, field] : {std::tuple{has_source, &source, "source"},
+                                   std::tuple{has_crate, &crate, "crate"},
+                                   std::tuple{has_wasm, &wasm, "wasm"}}) {
+    if (has && value->empty())
+      return err.At(Join(path, field), "must not be empty");
   }
 
   TESSERA_RETURN_IF_ERROR(
@@ -226,8 +241,9 @@ Result<ShardKindSpec> ParseKind(const Errors& err, const json& obj,
   TESSERA_RETURN_IF_ERROR(
       ReadString(err, obj, path, "onStop", &c.on_stop, &present));
 
-  if (has_source) {
-    spec.source = (dir / source).lexically_normal();
+  if (has_source || has_crate) {
+    (has_source ? spec.source : spec.crate_dir) =
+        (dir / (has_source ? source : crate)).lexically_normal();
     spec.output = (dir / kBuildDirName / (c.name + ".wasm")).lexically_normal();
   } else {
     spec.wasm = (dir / wasm).lexically_normal();

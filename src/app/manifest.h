@@ -1,8 +1,8 @@
 // An app directory's `tessera.json`: the app's name and its shard kinds,
 // each with its limits (shard::KindConfig) and where its module comes from.
 //
-// Shape (every kind field except `name` and one of `source`/`wasm` is
-// optional and defaults to KindConfig's value):
+// Shape (every kind field except `name` and one of `source`/`crate`/`wasm`
+// is optional and defaults to KindConfig's value):
 //   {"name": "arena-app",
 //    "shards": [{"name": "arena", "source": "shards/arena",
 //                "codec": "msgpack", "tickRate": 20, "tickBudgetMs": 100,
@@ -30,7 +30,8 @@ inline constexpr char kManifestFileName[] = "tessera.json";
 // Where build outputs go, relative to the app directory.
 inline constexpr char kBuildDirName[] = ".tessera/build";
 
-// One shard kind of the app. Exactly one of `source` and `wasm` is set.
+// One shard kind of the app. Exactly one of `source`, `crate_dir` and `wasm`
+// is set.
 struct ShardKindSpec {
   shard::KindConfig config;
   // Directory holding the kind's .cc/.cpp files: the manifest's `source`
@@ -43,7 +44,15 @@ struct ShardKindSpec {
   // source kinds, `wasm` otherwise.
   std::filesystem::path output;
 
+  // Rust crate (a directory with Cargo.toml, built with the Rust guest SDK
+  // sdk/rust/tessera-shard-guest): the manifest's `crate` joined to the app
+  // directory. Empty for other kinds.
+  std::filesystem::path crate_dir;
+
   bool is_source() const { return !source.empty(); }
+  bool is_crate() const { return !crate_dir.empty(); }
+  // Whether `tessera shards build` makes the module (C++ sources or a crate).
+  bool is_built() const { return is_source() || is_crate(); }
 };
 
 struct Manifest {

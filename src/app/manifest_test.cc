@@ -196,15 +196,34 @@ TEST(ManifestTest, OutOfRange) {
             "");
 }
 
-TEST(ManifestTest, SourceAndWasm) {
+TEST(ManifestTest, SourceCrateAndWasm) {
   EXPECT_EQ(KindError(R"("source":"s","wasm":"k.wasm")"),
-            "games/arena/tessera.json: shards[0]: has both \"source\" and "
-            "\"wasm\"; give exactly one");
+            "games/arena/tessera.json: shards[0]: gives more than one of "
+            "\"source\", \"crate\" and \"wasm\"; give exactly one");
+  EXPECT_EQ(KindError(R"("source":"s","crate":"c")"),
+            "games/arena/tessera.json: shards[0]: gives more than one of "
+            "\"source\", \"crate\" and \"wasm\"; give exactly one");
   EXPECT_EQ(KindError(R"("codec":"json")"),
             "games/arena/tessera.json: shards[0]: needs \"source\" (a "
-            "directory of .cc files) or \"wasm\" (a prebuilt module)");
+            "directory of .cc files), \"crate\" (a Rust crate directory) or "
+            "\"wasm\" (a prebuilt module)");
   EXPECT_EQ(KindError(R"("source":"")"),
             "games/arena/tessera.json: shards[0].source: must not be empty");
+  EXPECT_EQ(KindError(R"("crate":"")"),
+            "games/arena/tessera.json: shards[0].crate: must not be empty");
+}
+
+TEST(ManifestTest, CrateKindBuildsIntoTheBuildDirectory) {
+  Result<Manifest> m = ParseManifest(
+      R"({"name":"a","shards":[{"name":"arena","crate":"shards/arena"}]})",
+      "games/arena", "tessera.json");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const ShardKindSpec& k = m->kinds[0];
+  EXPECT_TRUE(k.is_crate());
+  EXPECT_TRUE(k.is_built());
+  EXPECT_FALSE(k.is_source());
+  EXPECT_EQ(k.crate_dir, fs::path("games/arena/shards/arena"));
+  EXPECT_EQ(k.output, fs::path("games/arena/.tessera/build/arena.wasm"));
 }
 
 TEST(ManifestTest, Codec) {

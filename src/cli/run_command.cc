@@ -102,7 +102,7 @@ Result<KindModule> ResolveKind(const RunArgs& args) {
     return NotFound("the app has no shard kind \"" + args.kind +
                     "\" (kinds: " + (known.empty() ? "none" : known) + ")");
   }
-  if (spec->is_source()) {
+  if (spec->is_built()) {
     app::BuildOptions options;
     options.only_kinds = {spec->config.name};
     TESSERA_RETURN_IF_ERROR(app::BuildKinds(*manifest, options, std::cerr));

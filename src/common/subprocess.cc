@@ -13,6 +13,12 @@ extern char** environ;
 namespace tessera {
 
 Result<ProcessResult> RunProcess(const std::vector<std::string>& argv) {
+  return RunProcess(argv, nullptr);
+}
+
+Result<ProcessResult> RunProcess(
+    const std::vector<std::string>& argv,
+    const std::function<void(std::string_view)>& on_output) {
   if (argv.empty()) return InvalidArgument("empty command");
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -23,7 +29,8 @@ Result<ProcessResult> RunProcess(const std::vector<std::string>& argv) {
   posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
   posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
   std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid;
   int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
@@ -39,6 +46,7 @@ Result<ProcessResult> RunProcess(const std::vector<std::string>& argv) {
     ssize_t n = read(fds[0], buf, sizeof buf);
     if (n > 0) {
       result.output.append(buf, static_cast<size_t>(n));
+      if (on_output) on_output(std::string_view(buf, static_cast<size_t>(n)));
     } else if (n < 0 && errno == EINTR) {
       continue;
     } else {

@@ -15,7 +15,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
 Result<std::vector<uint8_t>> ReadBytes(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return IoError("cannot open " + file.string());
@@ -43,7 +42,7 @@ Status LoadAppKinds(const app::Manifest& manifest, bool build,
         "shard kind \"" + spec.config.name + "\": " + spec.output.string();
     if (!fs::exists(spec.output, ec)) {
       return NotFound(where + " does not exist" +
-                      (spec.is_source()
+                      (spec.is_built()
                            ? "; build it with `tessera shards build " +
                                  manifest.dir.string() + "`"
                            : std::string()));

@@ -28,8 +28,11 @@ int MsLeft(Clock::time_point deadline) {
                               .count());
 }
 
-// The arena app, built once per test binary: a copy of examples/arena
-// whose module is built and compiled (into .tessera/cache), so that tests
+// The arena app, built once per test binary: a copy of examples/arena (or
+// of the app $TESSERA_E2E_ARENA names, relative to the source tree:
+// ctest e2e_play_rust runs the play tests on examples/arena-rust, which
+// must behave the same) whose module is built and compiled (into
+// .tessera/cache), so that tests
 // start servers without compiling. The build records the app's path (a
 // different path means a rebuild), so it is built at app_path(), kept
 // at the template path, and each test copies it back to app_path().
@@ -38,6 +41,10 @@ class ArenaTemplate : public ::testing::Environment {
   static ArenaTemplate* instance;
 
   void SetUp() override {
+    const char* example = std::getenv("TESSERA_E2E_ARENA");
+    const std::string source =
+        std::string(TESSERA_SOURCE_DIR) + "/" +
+        (example != nullptr && *example != '\0' ? example : "examples/arena");
     // `tessera ticket` must read the dev secret, not an inherited
     // TESSERA_SHARD_TICKET_SECRET (servers get a clean environment anyway).
     std::vector<std::string> inherited;
@@ -53,8 +60,8 @@ class ArenaTemplate : public ::testing::Environment {
     fs::remove_all(root_);
     fs::create_directories(root_);
     const fs::path app = app_path();
-    Run({"cp", "-a", std::string(TESSERA_SOURCE_DIR) + "/examples/arena",
-         app.string()});
+    // -L: examples/arena-rust's web/ is a link to the C++ arena's page.
+    Run({"cp", "-a", "-L", source, app.string()});
     fs::remove_all(app / ".tessera");
     Run({TESSERA_BIN, "shards", "build", app.string()});
     // `tessera run` compiles the module into the app's cache.

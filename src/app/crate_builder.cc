@@ -1,0 +1,339 @@
+#include "app/crate_builder.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "common/subprocess.h"
+
+namespace tessera::app {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr char kTarget[] = "wasm32-unknown-unknown";
+constexpr char kRecordFile[] = "cargo.txt";
+constexpr char kPackages[] =
+    "rustc cargo libstd-rust-dev-wasm32 lld-14 (scripts/install-deps)";
+
+bool IsRustSdkDir(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(dir / "Cargo.toml", ec) &&
+         fs::is_regular_file(dir / "src" / "lib.rs", ec);
+}
+
+std::string ReadFileOrEmpty(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+}
+
+// A TOML basic string.
+std::string Toml(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// The cargo configuration of every crate build: Debian's registry as the
+// only source, offline, the SDK crate patched in, the release profile.
+std::string CargoConfig(const BuildOptions& o, const fs::path& sdk) {
+  return "# Written by `tessera shards build`; rewritten on every build.\n"
+         "[source.crates-io]\nreplace-with = \"debian\"\n"
+         "[source.debian]\ndirectory = " +
+         Toml(o.cargo_registry) +
+         "\n"
+         "[net]\noffline = true\n"
+         "[build]\nrustc = " +
+         Toml(o.rustc) +
+         "\n"
+         "[term]\ncolor = \"never\"\n"
+         "[patch.crates-io]\ntessera-shard-guest = { path = " +
+         Toml(sdk.string()) +
+         " }\n"
+         "[profile.release]\nopt-level = \"s\"\nlto = true\n"
+         "codegen-units = 1\npanic = \"abort\"\nstrip = true\n";
+}
+
+// Newest modification time of the files under `dir`, skipping target/ and
+// dot-files; false if any cannot be read.
+bool NewestInput(const fs::path& dir, fs::file_time_type* newest) {
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, ec), end;
+  if (ec) return false;
+  for (; it != end; it.increment(ec)) {
+    if (ec) return false;
+    const std::string name = it->path().filename().string();
+    if (name == "target" || (!name.empty() && name[0] == '.')) {
+      if (it->is_directory(ec)) it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file(ec)) continue;
+    fs::file_time_type t = fs::last_write_time(it->path(), ec);
+    if (ec) return false;
+    if (t > *newest) *newest = t;
+  }
+  return true;
+}
+
+// The cdylib's .wasm among cargo's JSON messages (one per line), or "".
+std::string ArtifactOf(const std::string& line) {
+  nlohmann::json m = nlohmann::json::parse(line, nullptr, false);
+  if (!m.is_object() || m.value("reason", "") != "compiler-artifact") return "";
+  const nlohmann::json& kinds = m["target"]["kind"];
+  bool cdylib = false;
+  for (const auto& k : kinds) cdylib = cdylib || k == "cdylib";
+  if (!cdylib) return "";
+  for (const auto& f : m["filenames"]) {
+    const std::string name = f.is_string() ? f.get<std::string>() : "";
+    if (name.size() > 5 && name.substr(name.size() - 5) == ".wasm") return name;
+  }
+  return "";
+}
+
+// What to say before cargo's own output when a dependency is the problem.
+std::string DependencyHint(const std::string& output,
+                           const std::string& registry) {
+  const std::string marker = "no matching package named `";
+  size_t at = output.find(marker);
+  if (at != std::string::npos) {
+    at += marker.size();
+    const std::string name = output.substr(at, output.find('`', at) - at);
+    return "the crate depends on `" + name +
+           "`, which Debian does not package (it is not in " + registry +
+           "); use a crate Debian packages (`apt-cache search librust-`) or "
+           "copy it into the crate as a path dependency\n";
+  }
+  const std::string version =
+      "failed to select a version for the requirement `";
+  at = output.find(version);
+  if (at != std::string::npos) {
+    at += version.size();
+    const std::string req = output.substr(at, output.find('`', at) - at);
+    return "the crate asks for `" + req +
+           "`, a version Debian does not package (see the candidate "
+           "versions below, in " +
+           registry + ")\n";
+  }
+  return "";
+}
+
+// cargo's status lines ("   Compiling serde v1.0.152"): right-aligned verbs.
+bool IsStatusLine(const std::string& line) {
+  size_t i = line.find_first_not_of(' ');
+  return i != std::string::npos && i > 0 && i + 1 < line.size() &&
+         std::isupper(static_cast<unsigned char>(line[i])) &&
+         line.compare(i, 7, "warning") != 0;
+}
+
+Status CheckToolchain(const BuildOptions& o) {
+  std::error_code ec;
+  for (const std::string& tool : {o.cargo, o.rustc}) {
+    if (!fs::is_regular_file(tool, ec)) {
+      return NotFound(tool + " was not found; on Debian install " + kPackages);
+    }
+  }
+  Result<ProcessResult> sysroot = RunProcess({o.rustc, "--print", "sysroot"});
+  if (!sysroot.ok()) return sysroot.status();
+  std::string root = sysroot->output;
+  while (!root.empty() && (root.back() == '\n' || root.back() == '\r')) {
+    root.pop_back();
+  }
+  if (sysroot->exit_code != 0 ||
+      !fs::is_directory(fs::path(root) / "lib" / "rustlib" / kTarget, ec)) {
+    return NotFound(o.rustc + " has no standard library for " + kTarget +
+                    "; on Debian install " + kPackages);
+  }
+  if (!fs::is_directory(o.cargo_registry, ec)) {
+    return NotFound("the packaged crates directory " + o.cargo_registry +
+                    " does not exist; on Debian install librust-serde-dev "
+                    "librust-serde-derive-dev librust-serde-json-dev "
+                    "librust-rmp-serde-dev (scripts/install-deps)");
+  }
+  return Status::Ok();
+}
+
+std::string FormatSize(uintmax_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  return std::to_string((bytes + 512) / 1024) + " KB";
+}
+
+std::string Display(const fs::path& p, const fs::path& base) {
+  fs::path rel = p.lexically_relative(base);
+  return rel.empty() ? p.string() : rel.string();
+}
+
+}  // namespace
+
+Result<fs::path> FindRustSdkDir() {
+  if (const char* env = std::getenv("TESSERA_RUST_SDK_DIR"); env && *env) {
+    if (IsRustSdkDir(env)) return fs::path(env);
+    return NotFound(std::string("TESSERA_RUST_SDK_DIR=") + env +
+                    " is not the tessera Rust SDK crate (no Cargo.toml and "
+                    "src/lib.rs)");
+  }
+  std::vector<fs::path> candidates;
+#ifdef TESSERA_SOURCE_DIR
+  candidates.push_back(fs::path(TESSERA_SOURCE_DIR) / "sdk" / "rust" /
+                       "tessera-shard-guest");
+#endif
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    candidates.push_back((exe.parent_path() / ".." / "share" / "tessera" /
+                          "sdk" / "rust" / "tessera-shard-guest")
+                             .lexically_normal());
+  }
+  std::string looked;
+  for (const fs::path& c : candidates) {
+    if (IsRustSdkDir(c)) return c;
+    looked += (looked.empty() ? "" : ", ") + c.string();
+  }
+  return NotFound("the tessera Rust guest SDK was not found (looked in " +
+                  looked + "); set TESSERA_RUST_SDK_DIR");
+}
+
+Status BuildCrateKind(const Manifest& manifest, const ShardKindSpec& spec,
+                      const BuildOptions& options, std::ostream& progress) {
+  const std::string& name = spec.config.name;
+  std::error_code ec;
+  const fs::path cargo_toml = spec.crate_dir / "Cargo.toml";
+  if (!fs::is_regular_file(cargo_toml, ec)) {
+    return NotFound(name + ": " + cargo_toml.string() +
+                    " does not exist (\"crate\" names a Rust crate "
+                    "directory)");
+  }
+  fs::path sdk = options.rust_sdk_dir;
+  if (sdk.empty()) {
+    Result<fs::path> found = FindRustSdkDir();
+    if (!found.ok()) return found.status();
+    sdk = *found;
+  } else if (!IsRustSdkDir(sdk)) {
+    return NotFound(sdk.string() + " is not the tessera Rust SDK crate");
+  }
+  sdk = fs::absolute(sdk, ec).lexically_normal();
+
+  const fs::path build_dir = (manifest.dir / kBuildDirName).lexically_normal();
+  const fs::path cargo_home = fs::absolute(build_dir / "cargo-home", ec);
+  const fs::path target_dir = fs::absolute(build_dir / "cargo-target", ec);
+  const fs::path record_dir = build_dir / "obj" / name;
+  const std::string config = CargoConfig(options, sdk);
+  // `env` sets CARGO_HOME for cargo alone: its config.toml is ours, and
+  // ~/.cargo (rustup's) is never read.
+  const std::vector<std::string> argv = {
+      "env",
+      "CARGO_HOME=" + cargo_home.string(),
+      "RUSTC=" + options.rustc,
+      options.cargo,
+      "build",
+      "--release",
+      "--offline",
+      std::string("--target=") + kTarget,
+      "--message-format=json-render-diagnostics",
+      "--manifest-path=" + fs::absolute(cargo_toml, ec).string(),
+      "--target-dir=" + target_dir.string()};
+  const std::string record = JoinCommand(argv) + "\n" + config;
+
+  fs::file_time_type built = fs::last_write_time(spec.output, ec);
+  if (!ec && !options.force &&
+      ReadFileOrEmpty(record_dir / kRecordFile) == record) {
+    fs::file_time_type newest = fs::file_time_type::min();
+    if (NewestInput(spec.crate_dir, &newest) && NewestInput(sdk, &newest) &&
+        newest <= built) {
+      progress << name << ": up to date (" << Display(spec.output, manifest.dir)
+               << ")\n";
+      return Status::Ok();
+    }
+  }
+
+  TESSERA_RETURN_IF_ERROR(CheckToolchain(options));
+  for (const fs::path& dir : {cargo_home, record_dir}) {
+    fs::create_directories(dir, ec);
+    if (ec) {
+      return IoError(name + ": cannot create " + dir.string() + ": " +
+                     ec.message());
+    }
+  }
+  fs::remove(record_dir / kRecordFile, ec);
+  {
+    std::ofstream out(cargo_home / "config.toml", std::ios::binary);
+    out << config;
+    if (!out) return IoError(name + ": cannot write the cargo config");
+  }
+
+  const Clock::time_point start = Clock::now();
+  progress << name << ": cargo build --release (" << kTarget << ", offline, "
+           << options.cargo_registry << ")\n";
+  if (options.verbose) progress << "  " << JoinCommand(argv) << "\n";
+  progress.flush();
+  std::string pending, artifact, diagnostics;
+  const auto on_line = [&](const std::string& line) {
+    if (!line.empty() && line[0] == '{') {
+      std::string a = ArtifactOf(line);
+      if (!a.empty()) artifact = a;
+    } else if (IsStatusLine(line)) {
+      progress << line << "\n";
+      progress.flush();
+    } else {
+      diagnostics += line + "\n";
+    }
+  };
+  Result<ProcessResult> r = RunProcess(argv, [&](std::string_view chunk) {
+    pending.append(chunk);
+    for (size_t nl; (nl = pending.find('\n')) != std::string::npos;) {
+      on_line(pending.substr(0, nl));
+      pending.erase(0, nl + 1);
+    }
+  });
+  if (!pending.empty()) on_line(pending);
+  if (!r.ok()) {
+    return Status(r.status().code(), name + ": " + r.status().message());
+  }
+  if (r->exit_code != 0) {
+    return InvalidArgument(
+        name + ": cargo build failed (" + options.cargo + " exited with " +
+        (r->exit_code < 0 ? std::string("a signal")
+                          : "status " + std::to_string(r->exit_code)) +
+        "): " + DependencyHint(diagnostics, options.cargo_registry) +
+        (diagnostics.empty() ? "\n" : "\n" + diagnostics));
+  }
+  if (!diagnostics.empty()) progress << diagnostics;  // warnings, verbatim
+  if (artifact.empty()) {
+    return InvalidArgument(name +
+                           ": cargo built no cdylib; the crate needs "
+                           "[lib] crate-type = [\"cdylib\"]");
+  }
+  const fs::path temp = spec.output.string() + ".tmp";
+  fs::create_directories(spec.output.parent_path(), ec);
+  fs::copy_file(artifact, temp, fs::copy_options::overwrite_existing, ec);
+  if (!ec) fs::rename(temp, spec.output, ec);
+  if (ec) {
+    return IoError(name + ": cannot write " + spec.output.string() + ": " +
+                   ec.message());
+  }
+  {
+    std::ofstream out(record_dir / kRecordFile, std::ios::binary);
+    out << record;
+  }
+  const uintmax_t size = fs::file_size(spec.output, ec);
+  const double secs =
+      std::chrono::duration<double>(Clock::now() - start).count();
+  progress << name << ": built " << Display(spec.output, manifest.dir) << " ("
+           << FormatSize(size) << ") in " << std::fixed << std::setprecision(1)
+           << secs << " s\n";
+  progress.flush();
+  return Status::Ok();
+}
+
+}  // namespace tessera::app

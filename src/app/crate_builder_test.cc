@@ -1,0 +1,144 @@
+// BuildKinds on crate kinds (app/crate_builder.h), with Debian's Rust
+// toolchain, which configuring requires (sdk/rust/TesseraRustGuest.cmake),
+// against a small fake SDK crate so only the toolchain matters.
+#include "app/crate_builder.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace tessera::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+void WriteFile(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+class CrateBuilderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("tessera_crate_builder_test_" + std::to_string(::getpid()));
+    fs::remove_all(root_);
+    app_ = root_ / "app";
+    sdk_ = root_ / "sdk";
+    WriteFile(sdk_ / "Cargo.toml",
+              "[package]\nname = \"tessera-shard-guest\"\nversion = "
+              "\"0.1.0\"\nedition = \"2021\"\n");
+    WriteFile(sdk_ / "src/lib.rs", "pub fn bonus() -> i32 { 7 }\n");
+    WriteFile(app_ / "tessera.json",
+              R"({"name":"a","shards":[{"name":"adder","crate":"adder"}]})");
+    Crate("tessera-shard-guest = \"0.1\"\n",
+          "#[no_mangle]\npub extern \"C\" fn add(a: i32, b: i32) -> i32 "
+          "{ a + b + tessera_shard_guest::bonus() }\n");
+    options_.rust_sdk_dir = sdk_;
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  void Crate(const std::string& deps, const std::string& lib) {
+    WriteFile(app_ / "adder/Cargo.toml",
+              "[package]\nname = \"adder\"\nversion = \"0.1.0\"\nedition = "
+              "\"2021\"\n[lib]\ncrate-type = [\"cdylib\"]\n[dependencies]\n" +
+                  deps);
+    WriteFile(app_ / "adder/src/lib.rs", lib);
+  }
+
+  Status Build(std::string* progress) {
+    Result<Manifest> m = LoadManifest(app_);
+    if (!m.ok()) return m.status();
+    std::ostringstream out;
+    Status s = BuildKinds(*m, options_, out);
+    *progress = out.str();
+    return s;
+  }
+
+  fs::path root_, app_, sdk_;
+  BuildOptions options_;
+};
+
+TEST_F(CrateBuilderTest, BuildsTheCdylibThenIsUpToDate) {
+  std::string progress;
+  Status s = Build(&progress);
+  ASSERT_TRUE(s.ok()) << s.ToString() << "\n" << progress;
+  const fs::path wasm = app_ / ".tessera/build/adder.wasm";
+  ASSERT_TRUE(fs::is_regular_file(wasm)) << progress;
+  std::ifstream in(wasm, std::ios::binary);
+  char magic[4] = {};
+  in.read(magic, 4);
+  EXPECT_EQ(std::string(magic, 4), std::string("\0asm", 4));
+  EXPECT_NE(progress.find("adder: cargo build --release"), std::string::npos)
+      << progress;
+  EXPECT_NE(progress.find("Compiling adder v0.1.0"), std::string::npos)
+      << progress;
+  EXPECT_NE(progress.find("adder: built .tessera/build/adder.wasm ("),
+            std::string::npos)
+      << progress;
+  // The release profile and Debian's registry come from our cargo config.
+  std::ifstream config(app_ / ".tessera/build/cargo-home/config.toml");
+  std::ostringstream text;
+  text << config.rdbuf();
+  EXPECT_NE(text.str().find("panic = \"abort\""), std::string::npos);
+  EXPECT_NE(text.str().find("directory = \"/usr/share/cargo/registry\""),
+            std::string::npos);
+
+  ASSERT_TRUE(Build(&progress).ok());
+  EXPECT_EQ(progress, "adder: up to date (.tessera/build/adder.wasm)\n");
+
+  // Touching a source rebuilds.
+  WriteFile(app_ / "adder/src/lib.rs",
+            "#[no_mangle]\npub extern \"C\" fn add(a: i32, b: i32) -> i32 "
+            "{ a - b }\n");
+  fs::last_write_time(app_ / "adder/src/lib.rs",
+                      fs::last_write_time(wasm) + std::chrono::seconds(2));
+  ASSERT_TRUE(Build(&progress).ok()) << progress;
+  EXPECT_NE(progress.find("adder: built"), std::string::npos) << progress;
+}
+
+TEST_F(CrateBuilderTest, ADependencyDebianLacksIsNamed) {
+  Crate("tessera-shard-guest = \"0.1\"\nsurely-not-packaged-xyz = \"1\"\n", "");
+  std::string progress;
+  Status s = Build(&progress);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("adder: cargo build failed"), std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("the crate depends on `surely-not-packaged-xyz`, "
+                             "which Debian does not package"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST_F(CrateBuilderTest, CompilerErrorsPassThroughVerbatim) {
+  Crate("", "pub fn f() -> i32 { undefined_name }\n");
+  std::string progress;
+  Status s = Build(&progress);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("error[E0425]: cannot find value "
+                             "`undefined_name` in this scope"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("src/lib.rs:1:"), std::string::npos)
+      << s.message();
+  EXPECT_FALSE(fs::exists(app_ / ".tessera/build/adder.wasm"));
+}
+
+TEST_F(CrateBuilderTest, MissingCargoTomlIsNotFound) {
+  fs::remove(app_ / "adder/Cargo.toml");
+  std::string progress;
+  Status s = Build(&progress);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("adder/Cargo.toml does not exist"),
+            std::string::npos)
+      << s.message();
+}
+
+}  // namespace
+}  // namespace tessera::app
