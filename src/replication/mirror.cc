@@ -10,21 +10,20 @@ const MirrorEntity* Mirror::Find(uint64_t id) const {
   return it == index_.end() ? nullptr : &slots_[it->second];
 }
 
-size_t Mirror::LowerBound(uint64_t id, size_t from) const {
-  const size_t n = ids_.size();
-  if (from >= n || ids_[from] >= id) return from;
-  size_t lo = from + 1;  // ids_[lo - 1] < id
+size_t LowerBoundFrom(std::span<const uint64_t> ids, uint64_t id, size_t from) {
+  const size_t n = ids.size();
+  if (from >= n || ids[from] >= id) return from;
+  size_t lo = from + 1;  // ids[lo - 1] < id
   size_t step = 1;
   size_t hi = lo;
-  while (hi < n && ids_[hi] < id) {
+  while (hi < n && ids[hi] < id) {
     lo = hi + 1;
     step *= 2;
     hi = lo + step;
   }
   hi = std::min(hi, n);
   return static_cast<size_t>(
-      std::lower_bound(ids_.begin() + lo, ids_.begin() + hi, id) -
-      ids_.begin());
+      std::lower_bound(ids.begin() + lo, ids.begin() + hi, id) - ids.begin());
 }
 
 void Mirror::Clear() {

@@ -39,6 +39,10 @@ struct MirrorEntity {
   uint64_t changed_tick = 0;
 };
 
+// Index in `ids` (ascending) of the first id >= `id`, searching from
+// `from`: a galloping search, cheap when the ids asked for ascend.
+size_t LowerBoundFrom(std::span<const uint64_t> ids, uint64_t id, size_t from);
+
 struct GroundPoint {
   double x = 0;
   double y = 0;
@@ -87,7 +91,9 @@ class Mirror {
   const MirrorEntity* Find(uint64_t id) const;
   // Index in ids() of the first id >= `id`, searching from `from` (a
   // galloping search: cheap when the ids asked for are ascending).
-  size_t LowerBound(uint64_t id, size_t from) const;
+  size_t LowerBound(uint64_t id, size_t from) const {
+    return LowerBoundFrom(ids_, id, from);
+  }
 
   // The ground-plane position (x, y; or x, z when y is up) for interest.
   GroundPoint Ground(const MirrorEntity& e) const {

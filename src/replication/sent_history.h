@@ -19,12 +19,28 @@
 // same (the shared replication group, or an unchanged in-step tick) are
 // shared, not copied.
 //
+// In detail: consecutive world records share the mirror's ids and
+// incarnations while they do not change. A subscriber's record is reused
+// as-is for the next tick when its stream spawned, despawned and deferred
+// nothing (it holds the same entities, at the mirror's positions). A
+// deferred position refers to the older world record that has it (the
+// newest before the held entity's waiting_since, checked) when that one is
+// at most history_ticks back, and is copied otherwise; so at most
+// 2 * history_ticks + 1 world records are alive. A BASELINE, or a tick not
+// after the subscriber's last one, starts its history again (like the
+// client's timeline); RecordWorld with a tick not after the last one
+// forgets everything (the shard went back).
+//
 // Owned by the shard's worker: not thread-safe.
 #ifndef TESSERA_REPLICATION_SENT_HISTORY_H_
 #define TESSERA_REPLICATION_SENT_HISTORY_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -64,7 +80,8 @@ class SentHistory {
   void RecordWorld(const Mirror& mirror, uint64_t tick);
 
   // Records what `subscriber` holds after `stream` encoded its payload for
-  // `tick` (the one RecordWorld was last called with).
+  // `tick` (the one RecordWorld was last called with; another tick is
+  // ignored: the stream cannot have encoded that mirror).
   void RecordSent(std::string_view subscriber, const SubscriberStream& stream,
                   uint64_t tick);
   // The same for every member of a shared group (one stream, one record).
@@ -87,6 +104,83 @@ class SentHistory {
   // Bytes held by the history (world records, subscriber records and their
   // bookkeeping), for the benchmark and the metrics.
   size_t memory_bytes() const;
+
+ private:
+  // The mirror's ids and incarnations at a tick, shared by the consecutive
+  // world records whose mirrors held the same entities.
+  struct Membership {
+    uint64_t serial = 0;
+    std::vector<uint64_t> ids;  // ascending
+    std::vector<uint64_t> incarnations;
+  };
+  struct WorldRecord {
+    uint64_t tick = 0;
+    double precision = 0;
+    // Kept while the newest tick is <= keep_until: its own tick +
+    // history_ticks, or that of a subscriber record whose held positions
+    // refer to it.
+    uint64_t keep_until = 0;
+    std::shared_ptr<const Membership> members;
+    std::vector<int64_t> q;  // 3 per entity, parallel to members->ids
+  };
+  // A held position that differs from the world record's (a deferred
+  // update): the position that world record `source` ticks back has for
+  // the same entity, or, with kExplicit set, explicit_q[3 * slot].
+  struct Override {
+    uint32_t index = 0;  // in the world record
+    uint32_t source = 0;
+  };
+  static constexpr uint32_t kExplicit = 0x80000000u;
+  // What a subscriber holds at one tick, over that tick's world record.
+  // Immutable once built; shared by the subscribers (and consecutive
+  // ticks) that hold the same.
+  struct Record {
+    uint64_t members_serial = 0;
+    std::vector<uint64_t> bits;       // bit i: holds the world's entity i
+    std::vector<Override> overrides;  // ascending index
+    std::vector<int64_t> explicit_q;
+  };
+  struct Entry {
+    uint64_t tick = 0;
+    const void* stream = nullptr;  // the stream it was recorded from
+    std::shared_ptr<const Record> record;
+  };
+  // One subscriber's entries, ascending ticks: a ring of at most
+  // history_ticks + 1.
+  struct Subscriber {
+    std::vector<Entry> ring;
+    size_t head = 0;
+    size_t count = 0;
+    const Entry& at(size_t i) const { return ring[(head + i) % ring.size()]; }
+    const Entry& back() const { return at(count - 1); }
+  };
+
+  void Clear();
+  const WorldRecord* FindWorld(uint64_t tick) const;
+  // The positions q of the world entity `index` held by `e` (its override,
+  // else the world's).
+  const int64_t* HeldQ(const Entry& e, const WorldRecord& w, size_t index,
+                       size_t* override_cursor) const;
+  // The record `stream` stands for at the newest world tick; `reuse` is the
+  // entry the subscriber(s) had at the previous one, or null.
+  std::shared_ptr<const Record> Build(const SubscriberStream& stream,
+                                      const Entry* reuse);
+  void Push(std::string_view subscriber, const SubscriberStream& stream,
+            uint64_t tick, const std::shared_ptr<const Record>& record);
+  // The subscriber's last entry when `stream` recorded it at the previous
+  // world tick (so a record of it may be reused), else null.
+  const Entry* Previous(std::string_view subscriber,
+                        const SubscriberStream& stream) const;
+
+  uint32_t history_ticks_;
+  std::deque<WorldRecord> world_;  // ascending ticks
+  std::optional<uint64_t> previous_world_tick_;
+  uint64_t next_serial_ = 1;
+  std::map<std::string, Subscriber, std::less<>> subscribers_;
+  // Scratch, reused between calls.
+  std::vector<Override> overrides_;
+  std::vector<int64_t> explicit_q_;
+  std::vector<std::vector<int64_t>> spare_q_;
 };
 
 }  // namespace tessera::replication

@@ -13,7 +13,7 @@ constexpr const char* kHookNames[kHookCount] = {
     abi::kExportInterestConfig,  abi::kExportEntities,
     abi::kExportInterestAreas,   abi::kExportFilter,
     abi::kExportSnapshotVisible, abi::kExportReplicationConfig,
-    abi::kExportReplicated,
+    abi::kExportReplicated,      abi::kExportLagCompensation,
 };
 
 bool TakesArgument(Hook hook) {

@@ -73,6 +73,7 @@ void GuestShard::ResolveExports() {
   fn_.init = find(abi::kExportInit);
   fn_.restore = find(abi::kExportRestore);
   fn_.apply_input = find(abi::kExportApplyInput);
+  fn_.apply_input_at = find(abi::kExportApplyInputAt);
   fn_.tick = find(abi::kExportTick);
   fn_.snapshot = find(abi::kExportSnapshot);
   fn_.save = find(abi::kExportSave);
@@ -80,7 +81,7 @@ void GuestShard::ResolveExports() {
       abi::kExportInterestConfig,  abi::kExportEntities,
       abi::kExportInterestAreas,   abi::kExportFilter,
       abi::kExportSnapshotVisible, abi::kExportReplicationConfig,
-      abi::kExportReplicated,
+      abi::kExportReplicated,      abi::kExportLagCompensation,
   };
   for (size_t k = 0; k < kHookCount; ++k) fn_.hooks[k] = find(hooks[k]);
 }
@@ -186,20 +187,31 @@ Status GuestShard::RunStartCall(bool restore, std::string_view params,
 }
 
 InputResult GuestShard::ApplyInput(std::string_view subscriber,
-                                   std::string_view input) {
+                                   std::string_view input,
+                                   std::optional<std::string_view> rewind) {
   InputResult result;
   if (!outcome_.running()) {
     result.rejection = failed() ? "shard failed" : "shard finished";
     return result;
   }
+  const char* name = rewind ? abi::kExportApplyInputAt : abi::kExportApplyInput;
   BeginCall("the input");
   result.rejection = "shard failed";
   Result<guest::GuestBytes> sid = Pass(subscriber, "the input");
   if (!sid.ok()) return result;
   Result<guest::GuestBytes> in = Pass(input, "the input");
   if (!in.ok()) return result;
-  const uint64_t args[] = {sid->ptr, sid->len, in->ptr, in->len};
-  Result<uint32_t> code = GuardedCall(fn_.apply_input, args, "the input");
+  Result<uint32_t> code = 0u;
+  if (rewind) {
+    Result<guest::GuestBytes> at = Pass(*rewind, "the input");
+    if (!at.ok()) return result;
+    const uint64_t args[] = {sid->ptr, sid->len, in->ptr,
+                             in->len,  at->ptr,  at->len};
+    code = GuardedCall(fn_.apply_input_at, args, "the input");
+  } else {
+    const uint64_t args[] = {sid->ptr, sid->len, in->ptr, in->len};
+    code = GuardedCall(fn_.apply_input, args, "the input");
+  }
   if (!code.ok()) return result;
   if (*code == abi::kOk) {
     result.accepted = true;
@@ -207,14 +219,14 @@ InputResult GuestShard::ApplyInput(std::string_view subscriber,
     return result;
   }
   if (*code == abi::kError) {
-    Result<std::string> text = ReadText("tessera_apply_input");
+    Result<std::string> text = ReadText(name);
     if (!text.ok()) return result;
     result.rejection = std::move(text).value();
     return result;
   }
-  Fail(StatusCode::kFailedPrecondition,
-       "abi: tessera_apply_input returned unknown code " +
-           std::to_string(*code));
+  Fail(StatusCode::kFailedPrecondition, std::string("abi: ") + name +
+                                            " returned unknown code " +
+                                            std::to_string(*code));
   return result;
 }
 
@@ -308,7 +320,8 @@ StepResult GuestShard::Step(std::span<const PendingInput> inputs, int64_t dt_us,
   step.inputs.reserve(inputs.size());
   for (const PendingInput& in : inputs) {
     if (!outcome_.running()) break;
-    InputResult r = ApplyInput(in.subscriber, in.bytes);
+    InputResult r = in.rewind ? ApplyInput(in.subscriber, in.bytes, *in.rewind)
+                              : ApplyInput(in.subscriber, in.bytes);
     r.seq = in.seq;
     r.subscriber = in.subscriber;
     step.inputs.push_back(std::move(r));

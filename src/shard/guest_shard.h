@@ -79,7 +79,8 @@ struct TickOutcome {
 };
 
 // The optional exports for interest management and replication
-// (docs/guest-abi.md, "Interest and replication").
+// (docs/guest-abi.md, "Interest and replication") and lag compensation's
+// config ("Lag compensation").
 enum class Hook : uint8_t {
   kInterestConfig,     // () -> i32
   kEntities,           // () -> i32
@@ -88,8 +89,9 @@ enum class Hook : uint8_t {
   kSnapshotVisible,    // (ptr, len) -> i32
   kReplicationConfig,  // () -> i32
   kReplicated,         // () -> i32
+  kLagCompensation,    // () -> i32
 };
-inline constexpr size_t kHookCount = 7;
+inline constexpr size_t kHookCount = 8;
 
 // A hook's return code (abi::kOk or abi::kNoState) and output bytes.
 struct HookOutput {
@@ -137,11 +139,15 @@ class GuestShard {
   GuestShard(const GuestShard&) = delete;
   GuestShard& operator=(const GuestShard&) = delete;
 
-  // Applies one input from `subscriber`. A refusal by the module is an
-  // ordinary result (accepted=false, rejection=its text). If the call fails
-  // the shard, the result is rejected with rejection "shard failed" and
-  // failed() is true. Refused without a call once the shard has stopped.
-  InputResult ApplyInput(std::string_view subscriber, std::string_view input);
+  // Applies one input from `subscriber`: through tessera_apply_input, or
+  // with `rewind` (an encoded Rewind, docs/guest-abi.md "Lag compensation")
+  // through tessera_apply_input_at. A refusal by the module is an ordinary
+  // result (accepted=false, rejection=its text). If the call fails the
+  // shard (a rewind for a module without tessera_apply_input_at does), the
+  // result is rejected with rejection "shard failed" and failed() is true.
+  // Refused without a call once the shard has stopped.
+  InputResult ApplyInput(std::string_view subscriber, std::string_view input,
+                         std::optional<std::string_view> rewind = {});
 
   // Advances the simulation by dt_us. Returns running, finished (with the
   // module's reason) or failed. Once stopped, returns the same outcome again
@@ -191,6 +197,7 @@ class GuestShard {
   const std::string& failure() const;
 
   bool has_save() const { return fn_.save >= 0; }
+  bool has_apply_input_at() const { return fn_.apply_input_at >= 0; }
   bool has_restore() const { return fn_.restore >= 0; }
   // Fuel used by every guest call so far, init included. 0 when the module
   // was loaded without fuel instrumentation.
@@ -209,9 +216,9 @@ class GuestShard {
 
  private:
   struct Exports {
-    int init = -1, restore = -1, apply_input = -1, tick = -1, snapshot = -1,
-        save = -1;
-    int hooks[kHookCount] = {-1, -1, -1, -1, -1, -1, -1};
+    int init = -1, restore = -1, apply_input = -1, apply_input_at = -1,
+        tick = -1, snapshot = -1, save = -1;
+    int hooks[kHookCount] = {-1, -1, -1, -1, -1, -1, -1, -1};
   };
 
   GuestShard(const KindConfig& kind, std::string_view shard_id,

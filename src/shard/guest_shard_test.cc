@@ -12,6 +12,7 @@
 
 #include "common/clock.h"
 #include "guest/watchdog.h"
+#include "shard/lag_compensation.h"
 #include "shard/test_guests.h"
 
 namespace tessera::shard {
@@ -63,6 +64,51 @@ TEST(GuestShardTest, CounterAppliesInputsAndSnapshots) {
   EXPECT_EQ(snap["last_sid"], "bob");
   EXPECT_EQ(g.ticks(), 1u);
   EXPECT_GT(g.fuel_used(), 0);
+}
+
+// An input with a rewind goes to tessera_apply_input_at (the lagcomp guest
+// reports what the rewind said), one without to tessera_apply_input.
+TEST(GuestShardTest, RewindGoesToApplyInputAt) {
+  TESSERA_LOAD_GUEST(module, "lagcomp", 64);
+  auto shard = GuestShard::Create(module, Kind("lagcomp"), "l1", "");
+  ASSERT_TRUE(shard.ok()) << shard.status().ToString();
+  GuestShard& g = **shard;
+  EXPECT_TRUE(g.has_apply_input_at());
+  EXPECT_TRUE(g.has_hook(Hook::kLagCompensation));
+  replication::DrawnPicture picture;
+  picture.view_tick = 2.5;
+  picture.now_tick = 3;
+  picture.entities = {{10, 1, 2, 3}, {12, 4, 5, 6}};
+  std::vector<PendingInput> inputs =
+      Inputs({{"alice", {{"probe", {{"id", 10}}}}},
+              {"alice", {{"probe", {{"id", 10}}}}},
+              {"alice", {{"probe", {{"id", 11}}}}},
+              {"alice", {{"probe", {{"id", 10}}}}}});
+  inputs[1].rewind = EncodeRewind(picture);
+  inputs[2].rewind = EncodeRewind(picture);
+  inputs[3].rewind = "not a rewind";
+  StepResult r = g.Step(inputs, 50000);
+  ASSERT_TRUE(r.outcome.running()) << r.outcome.message;
+  ASSERT_EQ(r.inputs.size(), 4u);
+  EXPECT_EQ(r.inputs[0].rejection, "apply_input: probe 10");
+  EXPECT_EQ(r.inputs[1].rejection, "at 2.5 now 3 behind 0.5: 10 at (1, 2, 3)");
+  EXPECT_EQ(r.inputs[2].rejection, "at 2.5 now 3 behind 0.5: 11 not drawn");
+  EXPECT_THAT(r.inputs[3].rejection, StartsWith("abi: malformed rewind: "));
+}
+
+// A rewind for a module without tessera_apply_input_at (the host never
+// builds one: lag compensation needs the export) fails the shard.
+TEST(GuestShardTest, RewindWithoutApplyInputAtFailsTheShard) {
+  TESSERA_LOAD_GUEST(module, "counter", 64);
+  auto shard = GuestShard::Create(module, Kind("counter"), "c1", "");
+  ASSERT_TRUE(shard.ok()) << shard.status().ToString();
+  GuestShard& g = **shard;
+  EXPECT_FALSE(g.has_apply_input_at());
+  InputResult r = g.ApplyInput("alice", Msgpack({{"add", {{"n", 1}}}}),
+                               std::string_view("rewind"));
+  EXPECT_FALSE(r.accepted);
+  EXPECT_EQ(r.rejection, "shard failed");
+  EXPECT_THAT(g.failure(), StartsWith("abi: the module exports no function"));
 }
 
 TEST(GuestShardTest, InitRefusalCarriesTheModulesText) {

@@ -45,6 +45,8 @@ wasm::AbiSpec MakeSpec() {
       {abi::kExportSnapshotVisible, I32Result(2), false},
       {abi::kExportReplicationConfig, I32Result(0), false},
       {abi::kExportReplicated, I32Result(0), false},
+      {abi::kExportLagCompensation, I32Result(0), false},
+      {abi::kExportApplyInputAt, I32Result(6), false},
   };
   return spec;
 }

@@ -362,6 +362,11 @@ void ShardHost::RunTick(HostedShard& shard, int64_t now_us) {
   }
   shard.schedule->Take(now_us);
   const int64_t wall_start_us = clock_->NowUs();
+  // Lag compensation: each input with a view tick gets what its subscriber
+  // drew there (ticks() is the newest tick recorded).
+  if (shard.views != nullptr) {
+    shard.views->PrepareRewinds(inputs, shard.guest->ticks());
+  }
   auto frame = std::make_shared<ViewFrame>();
   std::function<void()> views;
   if (shard.views != nullptr) {

@@ -13,7 +13,8 @@ Status SubscriberFrames::Abi(GuestShard& guest, const Status& status) {
   return guest.FailAbi(status.message());
 }
 
-Result<std::unique_ptr<SubscriberFrames>> SubscriberFrames::Create(GuestShard& guest) {
+Result<std::unique_ptr<SubscriberFrames>> SubscriberFrames::Create(
+    GuestShard& guest) {
   std::unique_ptr<SubscriberFrames> views(new SubscriberFrames());
   if (guest.has_hook(Hook::kInterestConfig)) {
     Result<HookOutput> out = guest.CallHook(Hook::kInterestConfig);
@@ -53,6 +54,14 @@ Result<std::unique_ptr<SubscriberFrames>> SubscriberFrames::Create(GuestShard& g
       views->mirror_.emplace(*config);
     }
   }
+  Result<std::optional<LagCompensationConfig>> lag =
+      ReadLagCompensation(guest, views->replication());
+  if (!lag.ok()) return lag.status();
+  if (lag->has_value()) {
+    views->lag_ = **lag;
+    views->history_.emplace(views->lag_->history_ticks);
+    views->tick_rate_ = guest.kind().tick_rate;
+  }
   if (!views->interest() && !views->replication()) {
     return std::unique_ptr<SubscriberFrames>();
   }
@@ -70,6 +79,23 @@ Result<std::unique_ptr<SubscriberFrames>> SubscriberFrames::Create(GuestShard& g
   return views;
 }
 
+void SubscriberFrames::PrepareRewinds(std::span<PendingInput> inputs,
+                                      uint64_t tick) const {
+  if (!history_) return;
+  for (PendingInput& in : inputs) {
+    if (!in.timing.view_tick) continue;
+    std::optional<replication::DrawnPicture> picture =
+        history_->Draw(in.subscriber, *in.timing.view_tick,
+                       MaxBackTicks(*lag_, in.timing.rtt_us, tick_rate_));
+    if (!picture) {
+      picture.emplace();
+      picture->view_tick = static_cast<double>(tick);
+      picture->now_tick = tick;
+    }
+    in.rewind = EncodeRewind(*picture);
+  }
+}
+
 std::shared_ptr<const std::string> SubscriberFrames::ShareSnapshot(
     std::string bytes) {
   if (!replication()) {
@@ -82,10 +108,10 @@ std::shared_ptr<const std::string> SubscriberFrames::ShareSnapshot(
   return last_snapshot_;
 }
 
-Status SubscriberFrames::Compute(GuestShard& guest,
-                           std::span<const std::string> subscribers,
-                           const std::set<std::string, std::less<>>& restart,
-                           uint64_t tick, ViewFrame& frame) {
+Status SubscriberFrames::Compute(
+    GuestShard& guest, std::span<const std::string> subscribers,
+    const std::set<std::string, std::less<>>& restart, uint64_t tick,
+    ViewFrame& frame) {
   frame.tick = tick;
   frame.replication = replication();
   if (replication()) {
@@ -96,6 +122,7 @@ Status SubscriberFrames::Compute(GuestShard& guest,
     if (!applied.ok()) {
       return guest.FailAbi("tessera_replicated output: " + applied.message());
     }
+    if (history_) history_->RecordWorld(*mirror_, tick);
   }
   // Areas: for interest, and to rank updates under the budget.
   areas_.assign(subscribers.size(), std::nullopt);
@@ -111,8 +138,8 @@ Status SubscriberFrames::Compute(GuestShard& guest,
   return SnapshotsVisible(guest, subscribers, frame);
 }
 
-Status SubscriberFrames::ComputeInterest(GuestShard& guest,
-                                   std::span<const std::string> subscribers) {
+Status SubscriberFrames::ComputeInterest(
+    GuestShard& guest, std::span<const std::string> subscribers) {
   entities_.clear();
   if (guest.has_hook(Hook::kEntities)) {
     Result<HookOutput> out = guest.CallHook(Hook::kEntities);
@@ -173,10 +200,15 @@ Status SubscriberFrames::EncodeEntities(
     std::span<const std::string> subscribers,
     const std::set<std::string, std::less<>>& restart, uint64_t tick,
     ViewFrame& frame) {
+  // A client starting again from a BASELINE no longer draws what it held.
+  if (history_) {
+    for (const std::string& name : restart) history_->Forget(name);
+  }
   // Forget the streams of subscribers who left (both lists ascending).
   for (auto it = streams_.begin(); it != streams_.end();) {
     if (!std::binary_search(subscribers.begin(), subscribers.end(),
                             it->first)) {
+      if (history_) history_->Forget(it->first);
       it = streams_.erase(it);
     } else {
       ++it;
@@ -211,6 +243,7 @@ Status SubscriberFrames::EncodeEntities(
         interest() ? std::span<const uint64_t>(views_[i].visible)
                    : mirror_->ids();
     stream.Encode(*mirror_, visible, focus, tick, payload_);
+    if (history_) history_->RecordSent(subscribers[i], stream, tick);
     view.entities = std::make_shared<const std::string>(payload_);
     view.baseline = stream.last().baseline;
     frame.views.push_back(std::move(view));
@@ -223,8 +256,11 @@ std::shared_ptr<const std::string> SubscriberFrames::EncodeShared(
     std::span<const std::string> subscribers,
     const std::set<std::string, std::less<>>& restart, uint64_t tick) {
   std::erase_if(shared_members_, [&](const std::string& name) {
-    return restart.contains(name) ||
-           !std::binary_search(subscribers.begin(), subscribers.end(), name);
+    if (std::binary_search(subscribers.begin(), subscribers.end(), name)) {
+      return restart.contains(name);  // (forgotten with every restart)
+    }
+    if (history_) history_->Forget(name);
+    return true;
   });
   if (shared_members_.empty()) {
     shared_.reset();
@@ -232,6 +268,10 @@ std::shared_ptr<const std::string> SubscriberFrames::EncodeShared(
   }
   // Focus-free: sharing is on only when no budget ranks by distance.
   shared_->Encode(*mirror_, mirror_->ids(), std::nullopt, tick, payload_);
+  if (history_) {
+    shared_list_.assign(shared_members_.begin(), shared_members_.end());
+    history_->RecordShared(shared_list_, *shared_, tick);
+  }
   return std::make_shared<const std::string>(payload_);
 }
 
@@ -248,9 +288,9 @@ void SubscriberFrames::MaybeJoinShared(Streams::iterator it) {
   streams_.erase(it);
 }
 
-Status SubscriberFrames::SnapshotsVisible(GuestShard& guest,
-                                    std::span<const std::string> subscribers,
-                                    ViewFrame& frame) {
+Status SubscriberFrames::SnapshotsVisible(
+    GuestShard& guest, std::span<const std::string> subscribers,
+    ViewFrame& frame) {
   frame.views.clear();
   frame.views.resize(subscribers.size());
   for (size_t i = 0; i < subscribers.size(); ++i) {

@@ -1,5 +1,5 @@
-// SubscriberFrames: what each subscriber of one shard receives per tick when the
-// module turns on interest management and/or replication (docs/guest-abi.md
+// SubscriberFrames: what each subscriber of one shard receives per tick when
+// the module turns on interest management and/or replication (docs/guest-abi.md
 // and docs/protocol.md, "Interest and replication").
 //
 //   after tessera_tick:  tessera_replicated  -> replication::Mirror
@@ -20,6 +20,13 @@
 // and the module gives interest areas (nearest first), payloads differ per
 // subscriber and nobody shares.
 //
+// Lag compensation (docs/guest-abi.md, "Lag compensation"; needs
+// replication): a replication::SentHistory records the mirror after each
+// Apply and what every subscriber's stream (or the shared group's) held
+// after each Encode; a subscriber that leaves or starts again from a
+// BASELINE is forgotten. Before a tick, PrepareRewinds turns each queued
+// input's view tick into the Rewind of what that subscriber drew.
+//
 // Every guest output is checked; a layout the host cannot read fails the
 // shard with an "abi: ..." line. Owned by the shard's worker: not
 // thread-safe.
@@ -37,8 +44,10 @@
 #include "common/status.h"
 #include "interest/interest.h"
 #include "replication/mirror.h"
+#include "replication/sent_history.h"
 #include "replication/subscriber_stream.h"
 #include "shard/guest_shard.h"
+#include "shard/lag_compensation.h"
 #include "shard/shard_sink.h"
 #include "shard/view_abi.h"
 
@@ -46,13 +55,23 @@ namespace tessera::shard {
 
 class SubscriberFrames {
  public:
-  // Reads the module's interest and replication configs (right after init
-  // or restore). nullptr when it turns on neither. Errors: the failure
-  // line when a config call failed the shard or its output is unreadable.
+  // Reads the module's interest, replication and lag compensation configs
+  // (right after init or restore). nullptr when it turns on neither
+  // interest nor replication. Errors: the failure line when a config call
+  // failed the shard, its output is unreadable, or lag compensation is on
+  // without replication or tessera_apply_input_at.
   static Result<std::unique_ptr<SubscriberFrames>> Create(GuestShard& guest);
 
   bool replication() const { return mirror_.has_value(); }
   bool interest() const { return manager_.has_value(); }
+  bool lag_compensation() const { return lag_.has_value(); }
+  const std::optional<LagCompensationConfig>& lag_config() const {
+    return lag_;
+  }
+  // With lag compensation: what each subscriber was sent; null without.
+  const replication::SentHistory* history() const {
+    return history_ ? &*history_ : nullptr;
+  }
   // Whether the tick needs the shard's (broadcast) snapshot: with
   // replication, or with interest but no tessera_snapshot_visible.
   bool wants_snapshot() const { return wants_snapshot_; }
@@ -65,6 +84,14 @@ class SubscriberFrames {
   Status Compute(GuestShard& guest, std::span<const std::string> subscribers,
                  const std::set<std::string, std::less<>>& restart,
                  uint64_t tick, ViewFrame& frame);
+
+  // With lag compensation, before the tick after `tick` (the newest one
+  // recorded): sets `rewind` of every input with a view tick to the encoded
+  // Rewind of what its subscriber drew there, clamped by the history and by
+  // the connection's round trip (MaxBackTicks). A subscriber with no
+  // history yet gets view_tick = now_tick = `tick` and no entities. Without
+  // lag compensation it leaves every input as it is.
+  void PrepareRewinds(std::span<PendingInput> inputs, uint64_t tick) const;
 
   // With replication: the snapshot as a shared buffer, the previous one
   // when the bytes are equal (connections then send nil). Without: a new
@@ -105,6 +132,10 @@ class SubscriberFrames {
   std::optional<replication::SubscriberStream> shared_;
   std::set<std::string, std::less<>> shared_members_;
   std::shared_ptr<const std::string> last_snapshot_;
+  std::optional<LagCompensationConfig> lag_;
+  std::optional<replication::SentHistory> history_;
+  uint32_t tick_rate_ = 0;
+  std::vector<std::string> shared_list_;  // shared_members_ for the history
   // Scratch, reused between ticks.
   std::vector<GuestEntity> guest_entities_;
   std::vector<interest::EntityPos> entities_;

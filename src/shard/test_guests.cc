@@ -39,6 +39,12 @@ const char* GuestPath(std::string_view name) {
 #ifdef TESSERA_GUEST_ZONE_MINI
       {"zone_mini", TESSERA_GUEST_ZONE_MINI},
 #endif
+#ifdef TESSERA_GUEST_LAGCOMP
+      {"lagcomp", TESSERA_GUEST_LAGCOMP},
+#endif
+#ifdef TESSERA_GUEST_LAGCOMP_RAW
+      {"lagcomp_raw", TESSERA_GUEST_LAGCOMP_RAW},
+#endif
   };
   auto it = kPaths.find(name);
   return it == kPaths.end() ? nullptr : it->second;

@@ -1,7 +1,8 @@
 // TESSERA_SHARD(Type): defines every export of the guest ABI
 // (docs/guest-abi.md) for a shard class as described in tessera/shard.h,
 // and the optional interest and replication exports for the hooks it has
-// (tessera/interest.h, tessera/replicated.h, tessera/interest_export.h).
+// (tessera/interest.h, tessera/replicated.h, tessera/interest_export.h),
+// and lag compensation's two exports (tessera/rewind.h).
 // Use it once per module, at global namespace scope, after the class.
 //
 // Threading: a guest is single-threaded; the host makes one call at a time.
@@ -25,11 +26,13 @@
 
 #include "tessera/abi.h"
 #include "tessera/codec.h"
+#include "tessera/detail/binary_io.h"
 #include "tessera/detail/runtime.h"
 #include "tessera/finish.h"
 #include "tessera/interest_export.h"
 #include "tessera/log.h"
 #include "tessera/result.h"
+#include "tessera/rewind.h"
 #include "tessera/shard.h"
 
 namespace tessera {
@@ -204,6 +207,59 @@ struct RestoreExport<S> {
   }
 };
 
+// tessera_lag_compensation and tessera_apply_input_at, only for shards with
+// lag_compensation() and apply_input_at().
+template <class S>
+struct LagCompensationExports {};
+template <class S>
+requires HasLagCompensation<S> && HasApplyInputAt<S>
+struct LagCompensationExports<S> {
+  // kOk with `u32 history_ticks, u32 max_view_delay_ms`, or kNoState (off).
+  // A history_ticks outside 1..256 panics (the host would refuse it).
+  TESSERA_DETAIL_EXPORT("tessera_lag_compensation")
+  static std::int32_t lag_compensation() {
+    S& s = started_shard<S>("tessera_lag_compensation");
+    Runtime& rt = runtime();
+    rt.output.clear();
+    const std::optional<LagCompensation> config = s.lag_compensation();
+    if (!config) return abi::kNoState;
+    if (config->history_ticks < 1 ||
+        config->history_ticks > abi::kMaxHistoryTicks) {
+      panic("lag_compensation(): history_ticks must be 1.." +
+            std::to_string(abi::kMaxHistoryTicks) + " (got " +
+            std::to_string(config->history_ticks) + ")");
+    }
+    BinaryWriter w(rt.output);
+    w.u32(config->history_ticks);
+    w.u32(config->max_view_delay_ms);
+    return abi::kOk;
+  }
+
+  // As tessera_apply_input, plus the Rewind of what the subscriber drew.
+  // kOk, or kError with "invalid input: ...", "abi: malformed rewind: ..."
+  // or apply_input_at's error.
+  TESSERA_DETAIL_EXPORT("tessera_apply_input_at")
+  static std::int32_t apply_input_at(GuestPtr sid_ptr, GuestLen sid_len,
+                                     GuestPtr input_ptr, GuestLen input_len,
+                                     GuestPtr rewind_ptr, GuestLen rewind_len) {
+    const ArgBuffer sid(sid_ptr, sid_len);
+    const ArgBuffer input_bytes(input_ptr, input_len);
+    const ArgBuffer rewind_bytes(rewind_ptr, rewind_len);
+    S& s = started_shard<S>("tessera_apply_input_at");
+    Runtime& rt = runtime();
+    rt.output.clear();
+    InputAtOf<S> input{};
+    const Status decoded = decode(rt.codec, input_bytes.view(), input);
+    if (!decoded.ok()) return fail_with("invalid input: " + decoded.message());
+    Result<Rewind> rewind = Rewind::parse(rewind_bytes.view());
+    if (!rewind.ok()) return fail_with("abi: " + rewind.error());
+    const Status applied =
+        s.apply_input_at(sid.view(), std::move(input), rewind.value());
+    if (!applied.ok()) return fail_with(applied.message());
+    return abi::kOk;
+  }
+};
+
 }  // namespace detail
 }  // namespace tessera
 
@@ -233,9 +289,40 @@ struct RestoreExport<S> {
                 "encoded value");                                             \
   static_assert(std::is_move_constructible_v<Type>,                           \
                 "TESSERA_SHARD(" #Type "): the shard must be movable");       \
+  TESSERA_DETAIL_LAG_COMPENSATION_CHECKS(Type);                               \
   template struct ::tessera::detail::Exports<Type>;                           \
   template struct ::tessera::detail::SaveExport<Type>;                        \
   template struct ::tessera::detail::RestoreExport<Type>;                     \
+  template struct ::tessera::detail::LagCompensationExports<Type>;            \
   TESSERA_DETAIL_INTEREST_EXPORTS(Type)
+
+// Used by TESSERA_SHARD: lag_compensation() and apply_input_at() with the
+// signatures exported, together, on a shard with replication.
+#define TESSERA_DETAIL_LAG_COMPENSATION_CHECKS(Type)                          \
+  static_assert(!::tessera::DeclaresLagCompensation<Type> ||                  \
+                    ::tessera::HasLagCompensation<Type>,                      \
+                "TESSERA_SHARD(" #Type                                        \
+                "): lag_compensation() must be `std::optional<"               \
+                "tessera::LagCompensation> lag_compensation() const`");       \
+  static_assert(!::tessera::DeclaresApplyInputAt<Type> ||                     \
+                    ::tessera::HasApplyInputAt<Type>,                         \
+                "TESSERA_SHARD(" #Type                                        \
+                "): apply_input_at() must be `tessera::Status "               \
+                "apply_input_at(std::string_view subscriber_id, Input "       \
+                "input, const tessera::Rewind& rewind)`");                    \
+  static_assert(::tessera::LagCompensationComplete<Type>,                     \
+                "TESSERA_SHARD(" #Type                                        \
+                "): lag_compensation() and apply_input_at() come together "   \
+                "(lag compensation sends inputs with a view tick to "         \
+                "apply_input_at with their tessera::Rewind)");                \
+  static_assert(::tessera::ApplyInputAtMatches<Type>,                         \
+                "TESSERA_SHARD(" #Type                                        \
+                "): apply_input_at() must take the same Input type as "       \
+                "apply_input()");                                             \
+  static_assert(                                                              \
+      !::tessera::HasLagCompensation<Type> || ::tessera::HasReplicated<Type>, \
+      "TESSERA_SHARD(" #Type                                                  \
+      "): lag_compensation() needs `tessera::Replicated* "                    \
+      "replicated()`: the history is what replication sent")
 
 #endif  // TESSERA_EXPORT_H_

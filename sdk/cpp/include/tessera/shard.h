@@ -18,6 +18,12 @@
 //     State save() const;
 //     static tessera::Result<Arena> restore(std::string_view shard_id,
 //                                           Params params, State state);
+//     // Optional, but both or neither (lag compensation, tessera/rewind.h;
+//     // needs replicated()):
+//     std::optional<tessera::LagCompensation> lag_compensation() const;
+//     tessera::Status apply_input_at(std::string_view subscriber_id,
+//                                    Input input,
+//                                    const tessera::Rewind& rewind);
 //   };
 //
 // Params, Input and State are deduced from these signatures, so init,
@@ -44,6 +50,7 @@
 #include <vector>
 
 #include "tessera/result.h"
+#include "tessera/rewind.h"
 
 namespace tessera {
 namespace detail {
@@ -68,6 +75,19 @@ struct ApplyInputSignature<Status (S::*)(std::string_view, I)> {
 template <class S, class I>
 struct ApplyInputSignature<Status (S::*)(std::string_view, I) noexcept>
     : ApplyInputSignature<Status (S::*)(std::string_view, I)> {};
+
+template <class F>
+struct ApplyInputAtSignature {};
+template <class S, class I>
+struct ApplyInputAtSignature<Status (S::*)(std::string_view, I,
+                                           const Rewind&)> {
+  using Input = std::remove_cvref_t<I>;
+};
+template <class S, class I>
+struct ApplyInputAtSignature<Status (S::*)(std::string_view, I,
+                                           const Rewind&) noexcept>
+    : ApplyInputAtSignature<Status (S::*)(std::string_view, I, const Rewind&)> {
+};
 
 template <class F>
 struct RestoreSignature {};
@@ -141,11 +161,33 @@ concept HasRestore = requires {
 &&std::is_same_v<
     typename detail::RestoreSignature<decltype(&S::restore)>::Shard, S>;
 
+// Lag compensation: a class declaring either member, and one declaring it
+// with the signature TESSERA_SHARD exports.
+template <class S>
+concept DeclaresLagCompensation = requires {
+  &S::lag_compensation;
+};
+template <class S>
+concept HasLagCompensation = requires(const S& s) {
+  { s.lag_compensation() } -> std::same_as<std::optional<LagCompensation>>;
+};
+template <class S>
+concept DeclaresApplyInputAt = requires {
+  &S::apply_input_at;
+};
+template <class S>
+concept HasApplyInputAt = requires {
+  typename detail::ApplyInputAtSignature<decltype(&S::apply_input_at)>::Input;
+};
+
 template <HasInit S>
 using ParamsOf = typename detail::InitSignature<decltype(&S::init)>::Params;
 template <HasApplyInput S>
 using InputOf =
     typename detail::ApplyInputSignature<decltype(&S::apply_input)>::Input;
+template <HasApplyInputAt S>
+using InputAtOf =
+    typename detail::ApplyInputAtSignature<decltype(&S::apply_input_at)>::Input;
 template <HasSnapshot S>
 using SnapshotOf = std::remove_cvref_t<decltype(std::declval<S&>().snapshot())>;
 template <HasSave S>
@@ -161,6 +203,16 @@ concept SaveMatchesRestore = (!HasSave<S> && !HasRestore<S>) ||
                              (HasSave<S> && HasRestore<S> &&
                               detail::kIsRawBytes<SavedOf<S>> ==
                                   detail::kIsRawBytes<RestoreStateOf<S>>);
+
+// lag_compensation() and apply_input_at() both or neither, apply_input_at
+// taking apply_input's Input.
+template <class S>
+concept LagCompensationComplete = (!HasLagCompensation<S> &&
+                                   !HasApplyInputAt<S>) ||
+                                  (HasLagCompensation<S> && HasApplyInputAt<S>);
+template <class S>
+concept ApplyInputAtMatches = !HasApplyInputAt<S> || !HasApplyInput<S> ||
+                              std::is_same_v<InputAtOf<S>, InputOf<S>>;
 
 // Calls s.tick with `dt_us` microseconds in the form it takes.
 template <HasTick S>

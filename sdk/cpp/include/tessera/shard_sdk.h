@@ -19,6 +19,7 @@
 #include "tessera/msgpack.h"
 #include "tessera/replicated.h"
 #include "tessera/result.h"
+#include "tessera/rewind.h"
 #include "tessera/shard.h"
 
 #endif  // TESSERA_SHARD_SDK_H_

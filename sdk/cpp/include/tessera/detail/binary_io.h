@@ -63,6 +63,12 @@ class BinaryReader {
     return static_cast<std::uint32_t>(le(4, what));
   }
   std::uint64_t u64(const char* what) { return le(8, what); }
+  double f64(const char* what) {
+    const std::uint64_t bits = le(8, what);
+    double v = 0;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+  }
   // A u32 byte length, then that many bytes.
   std::string_view str(const char* what) {
     const std::uint32_t n = u32(what);
