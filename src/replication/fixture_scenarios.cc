@@ -6,59 +6,40 @@
 #include <span>
 
 #include "replication/bit_io.h"
-#include "replication/decoder.h"
-#include "replication/mirror.h"
-#include "replication/subscriber_stream.h"
 #include "replication/testing/guest_store.h"
 
 namespace tessera::replication {
+
+Status FixtureRecorder::Frame(uint64_t tick,
+                              std::optional<std::vector<uint64_t>> visible,
+                              std::optional<Focus> focus, bool record) {
+  TESSERA_RETURN_IF_ERROR(mirror_.Apply(store_.TakeChanges(), tick));
+  if (history_ != nullptr) history_->RecordWorld(mirror_, tick);
+  std::vector<uint64_t> ids =
+      visible
+          ? *visible
+          : std::vector<uint64_t>(mirror_.ids().begin(), mirror_.ids().end());
+  std::string payload;
+  stream_.Encode(mirror_, ids, focus, tick, payload);
+  if (history_ != nullptr) history_->RecordSent(kSubscriber, stream_, tick);
+  TESSERA_RETURN_IF_ERROR(check_.Apply(payload));
+  std::string diff = testing::CompareWithHeld(check_, stream_.held(), mirror_);
+  if (!diff.empty())
+    return Internal("fixture tick " + std::to_string(tick) + ": " + diff);
+  if (record) frames_.push_back(FixtureFrame{tick, payload});
+  return Status::Ok();
+}
+
+bool FixtureRecorder::Converged() const {
+  return testing::CompareWithMirror(check_, mirror_, mirror_.ids()).empty();
+}
+
 namespace {
 
 using testing::GuestStore;
 
-// One mirror, one connection; records the connection's payloads.
-class Recorder {
- public:
-  explicit Recorder(Config config) : mirror_(config) {}
-
-  GuestStore& store() { return store_; }
-  SubscriberStream& stream() { return stream_; }
-
-  // Applies the store's changes and encodes the frame of `tick` for a
-  // client seeing `visible` (everything when nullopt). Recorded only when
-  // `record`.
-  Status Frame(uint64_t tick, std::optional<std::vector<uint64_t>> visible,
-               std::optional<Focus> focus = std::nullopt, bool record = true) {
-    TESSERA_RETURN_IF_ERROR(mirror_.Apply(store_.TakeChanges(), tick));
-    std::vector<uint64_t> ids =
-        visible
-            ? *visible
-            : std::vector<uint64_t>(mirror_.ids().begin(), mirror_.ids().end());
-    std::string payload;
-    stream_.Encode(mirror_, ids, focus, tick, payload);
-    TESSERA_RETURN_IF_ERROR(check_.Apply(payload));
-    std::string diff =
-        testing::CompareWithHeld(check_, stream_.held(), mirror_);
-    if (!diff.empty())
-      return Internal("fixture tick " + std::to_string(tick) + ": " + diff);
-    if (record) frames_.push_back(FixtureFrame{tick, payload});
-    return Status::Ok();
-  }
-  bool Converged() const {
-    return testing::CompareWithMirror(check_, mirror_, mirror_.ids()).empty();
-  }
-  std::vector<FixtureFrame> TakeFrames() { return std::move(frames_); }
-
- private:
-  Mirror mirror_;
-  GuestStore store_;
-  SubscriberStream stream_;
-  Decoder check_;
-  std::vector<FixtureFrame> frames_;
-};
-
 Result<FixtureScenario> Basic() {
-  Recorder r(Config{0.01, 0, false});
+  FixtureRecorder r(Config{0.01, 0, false});
   GuestStore& s = r.store();
   s.Spawn(1);
   s.Move(1, 1.25, -3.5, 0);
@@ -97,7 +78,7 @@ Result<FixtureScenario> Basic() {
 }
 
 Result<FixtureScenario> Reuse() {
-  Recorder r(Config{0.05, 0, false});
+  FixtureRecorder r(Config{0.05, 0, false});
   GuestStore& s = r.store();
   for (uint64_t id = 1; id <= 5; ++id) {
     s.Spawn(id);
@@ -131,7 +112,7 @@ Result<FixtureScenario> Reuse() {
 }
 
 Result<FixtureScenario> Budget() {
-  Recorder r(Config{0.001, 100, false});
+  FixtureRecorder r(Config{0.001, 100, false});
   GuestStore& s = r.store();
   testing::Rng rng(2024);
   for (uint64_t id = 0; id < 40; ++id) {
@@ -163,7 +144,7 @@ Result<FixtureScenario> Budget() {
 }
 
 Result<FixtureScenario> YUp() {
-  Recorder r(Config{0.02, 0, true});
+  FixtureRecorder r(Config{0.02, 0, true});
   GuestStore& s = r.store();
   s.Spawn(1);
   s.Move(1, 1, 0.5, 2);
@@ -184,7 +165,7 @@ Result<FixtureScenario> YUp() {
 }
 
 Result<FixtureScenario> LateJoin() {
-  Recorder r(Config{0.01, 0, false});
+  FixtureRecorder r(Config{0.01, 0, false});
   GuestStore& s = r.store();
   testing::Rng rng(77);
   testing::RandomOptions options;

@@ -5,10 +5,17 @@
 #define TESSERA_REPLICATION_FIXTURE_SCENARIOS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
+#include "replication/decoder.h"
+#include "replication/mirror.h"
+#include "replication/sent_history.h"
+#include "replication/subscriber_stream.h"
+#include "replication/testing/guest_store.h"
 
 namespace tessera::replication {
 
@@ -21,6 +28,39 @@ struct FixtureScenario {
   std::string name;
   std::string description;
   std::vector<FixtureFrame> frames;
+};
+
+// One mirror, one connection; records the connection's payloads (and,
+// given a history, what it was sent).
+class FixtureRecorder {
+ public:
+  static constexpr std::string_view kSubscriber = "client";
+
+  explicit FixtureRecorder(Config config, SentHistory* history = nullptr)
+      : mirror_(config), history_(history) {}
+
+  testing::GuestStore& store() { return store_; }
+  SubscriberStream& stream() { return stream_; }
+  const Mirror& mirror() const { return mirror_; }
+
+  // Applies the store's changes and encodes the frame of `tick` for a
+  // client seeing `visible` (everything when nullopt); with a history,
+  // records the world and what kSubscriber was sent. The frame is kept
+  // only when `record`. Checks that the reference decoder holds what the
+  // stream says the client holds.
+  Status Frame(uint64_t tick, std::optional<std::vector<uint64_t>> visible,
+               std::optional<Focus> focus = std::nullopt, bool record = true);
+  // The client holds the mirror's exact state.
+  bool Converged() const;
+  std::vector<FixtureFrame> TakeFrames() { return std::move(frames_); }
+
+ private:
+  Mirror mirror_;
+  SentHistory* history_;
+  testing::GuestStore store_;
+  SubscriberStream stream_;
+  Decoder check_;
+  std::vector<FixtureFrame> frames_;
 };
 
 // Runs every scenario. Checks along the way that the reference decoder

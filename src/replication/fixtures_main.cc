@@ -1,8 +1,11 @@
 // replication_fixtures: writes the fixtures shared with the TypeScript
-// client (tests/fixtures/replication) and the fuzzers' seed corpora.
+// client (tests/fixtures/replication, and with --lagcomp
+// tests/fixtures/lagcomp) and the fuzzers' seed corpora.
 //
-//   replication_fixtures --out DIR      write <name>.frames.bin, <name>.json
-//   replication_fixtures --check DIR    regenerate into a temporary
+//   replication_fixtures [--lagcomp] --out DIR
+//                                       write <name>.frames.bin, <name>.json
+//   replication_fixtures [--lagcomp] --check DIR
+//                                       regenerate into a temporary
 //                                       directory; fail unless DIR's files
 //                                       are byte-identical
 //   replication_fixtures --corpus DIR   write DIR/replication_changes/* and
@@ -19,6 +22,7 @@
 #include <string>
 
 #include "replication/fixture_scenarios.h"
+#include "replication/lagcomp_fixtures.h"
 
 namespace fs = std::filesystem;
 using tessera::Result;
@@ -41,8 +45,26 @@ bool ReadFile(const fs::path& path, std::string* bytes) {
   return true;
 }
 
+// File name -> contents, of the lag compensation fixtures.
+bool GenerateLagcomp(std::map<std::string, std::string>* files) {
+  Result<std::vector<tessera::replication::LagcompScenario>> all =
+      tessera::replication::BuildLagcompScenarios();
+  if (!all.ok()) {
+    std::fprintf(stderr, "replication_fixtures: %s\n",
+                 all.status().ToString().c_str());
+    return false;
+  }
+  for (const tessera::replication::LagcompScenario& s : *all) {
+    (*files)[s.frames.name + ".json"] = tessera::replication::LagcompJson(s);
+    (*files)[s.frames.name + ".frames.bin"] =
+        tessera::replication::FramesBin(s.frames);
+  }
+  return true;
+}
+
 // File name -> contents.
-bool Generate(std::map<std::string, std::string>* files) {
+bool Generate(bool lagcomp, std::map<std::string, std::string>* files) {
+  if (lagcomp) return GenerateLagcomp(files);
   Result<std::vector<FixtureScenario>> all =
       tessera::replication::BuildFixtureScenarios();
   if (!all.ok()) {
@@ -63,9 +85,9 @@ bool Generate(std::map<std::string, std::string>* files) {
   return true;
 }
 
-int Out(const fs::path& dir) {
+int Out(bool lagcomp, const fs::path& dir) {
   std::map<std::string, std::string> files;
-  if (!Generate(&files)) return 1;
+  if (!Generate(lagcomp, &files)) return 1;
   fs::create_directories(dir);
   for (const auto& [name, bytes] : files) {
     if (!WriteFile(dir / name, bytes)) {
@@ -77,10 +99,10 @@ int Out(const fs::path& dir) {
   return 0;
 }
 
-int Check(const fs::path& dir) {
+int Check(bool lagcomp, const fs::path& dir) {
   const fs::path tmp = fs::temp_directory_path() /
                        ("replication_fixtures_" + std::to_string(::getpid()));
-  if (Out(tmp) != 0) return 1;
+  if (Out(lagcomp, tmp) != 0) return 1;
   int bad = 0;
   std::set<std::string> generated;
   for (const auto& entry : fs::directory_iterator(tmp)) {
@@ -110,8 +132,8 @@ int Check(const fs::path& dir) {
   if (bad > 0) {
     std::fprintf(stderr,
                  "%d fixture file(s) out of date; regenerate with "
-                 "replication_fixtures --out %s\n",
-                 bad, dir.c_str());
+                 "replication_fixtures %s--out %s\n",
+                 bad, lagcomp ? "--lagcomp " : "", dir.c_str());
     return 1;
   }
   std::printf("fixtures in %s are up to date\n", dir.c_str());
@@ -137,13 +159,22 @@ int Corpus(const fs::path& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 3 && std::strcmp(argv[1], "--out") == 0) return Out(argv[2]);
-  if (argc == 3 && std::strcmp(argv[1], "--check") == 0) return Check(argv[2]);
+  bool lagcomp = false;
+  if (argc == 4 && std::strcmp(argv[1], "--lagcomp") == 0) {
+    lagcomp = true;
+    --argc;
+    ++argv;
+    if (std::strcmp(argv[1], "--corpus") == 0) argc = 0;  // not with it
+  }
+  if (argc == 3 && std::strcmp(argv[1], "--out") == 0)
+    return Out(lagcomp, argv[2]);
+  if (argc == 3 && std::strcmp(argv[1], "--check") == 0)
+    return Check(lagcomp, argv[2]);
   if (argc == 3 && std::strcmp(argv[1], "--corpus") == 0) {
     return Corpus(argv[2]);
   }
   std::fprintf(stderr,
-               "usage: replication_fixtures --out DIR | --check DIR | "
-               "--corpus DIR\n");
+               "usage: replication_fixtures [--lagcomp] --out DIR | "
+               "[--lagcomp] --check DIR | --corpus DIR\n");
   return 2;
 }

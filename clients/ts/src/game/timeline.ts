@@ -12,17 +12,22 @@
  *
  * The definition, exactly (the server's lag-compensation rewind,
  * `src/replication/sent_history.h`, computes the same doubles, and the
- * shared fixtures in `tests/fixtures/lagcomp/` check it):
+ * shared fixtures in `tests/fixtures/lagcomp/` check it, with
+ * `test/game/lagcomp-fixtures.test.ts`):
  * - `t = min(1, max(0, (r - A.tick) / (B.tick - A.tick)))`, `t = 0`
  *   without B (r past the newest tick) or when r is before the oldest kept
  *   tick (A is then the oldest);
  * - `x = A.x + (B.x - A.x) * t` (the same for y and z), where `A.x` is the
  *   replica's `qx * precision` after that tick's payload; an entity that B
- *   does not hold as the same incarnation stays at `A.x`.
+ *   does not hold as the same incarnation stays at `A.x`. Keep this exact
+ *   form: an algebraically equal one (`A.x * (1 - t) + B.x * t`) rounds
+ *   differently and fails the fixtures.
  * - Hold when quiet: frames arrive every tick, and an entity a payload does
  *   not update holds its position at that tick (its state is carried from
- *   the tick before), so it does not drift toward a later update. There is
- *   no snapping and no extrapolation.
+ *   the tick before): between two updates several ticks apart it stands
+ *   still, then moves during the tick before the update, instead of
+ *   gliding across the whole gap. There is no snapping and no
+ *   extrapolation.
  *
  * {@link EntityTimeline.drawnTick} is the fractional tick the last render
  * drew; clients stamp inputs with it (INPUT `view_tick`) and the server
