@@ -1,9 +1,11 @@
 // libFuzzer target: wire protocol v1 decoding of untrusted bytes (both
 // directions) and the MessagePack reader under it. Besides memory safety it
 // checks that whatever decodes re-encodes to a message that decodes to the
-// same values, every field included (HELLO and WELCOME flags, FRAME last_seq,
-// a nil snapshot and the replication entities payload), and that encoding
-// is canonical: re-encoding the decoded message gives the same bytes.
+// same values, every field included (HELLO and WELCOME flags, INPUT's view
+// tick, FRAME last_seq, a nil snapshot and the replication entities
+// payload), that encoding is canonical (re-encoding the decoded message
+// gives the same bytes), and that a decoded view tick is in its range.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -52,6 +54,11 @@ void RoundTripClient(const ClientMessage& m) {
     Check(h.version == hello->version && h.ticket == hello->ticket &&
           h.flags == hello->flags);
   } else if (auto* input = std::get_if<Input>(&m)) {
+    // Finite, 0..2^53 (NaN fails the comparisons), never -0.0.
+    Check(!input->view_tick ||
+          (*input->view_tick >= 0 &&
+           *input->view_tick <= static_cast<double>(kMaxViewTick) &&
+           !std::signbit(*input->view_tick)));
     const Input& i = std::get<Input>(*again);
     Check(i.seq == input->seq && i.payload == input->payload &&
           i.view_tick == input->view_tick);

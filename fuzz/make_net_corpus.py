@@ -87,6 +87,10 @@ FRAMES = {
     "input_wide_ints": b"\x94\xcd\x00\x02\xcf" + b"\x00" * 7 + b"\x05"
                        + b"\xc4\x01x\xd1\x00\x09",
     "input_extra": pack([2, 4, b"p", 7, "ext", [1, {"k": None}]]),
+    # Fractional view ticks (float64, float32) and an integral float64.
+    "input_float_view": pack([2, 5, b"p", 12.25]),
+    "input_float32_view": b"\x94\x02\x06\xc4\x01p\xca\x40\x20\x00\x00",
+    "input_integral_float_view": pack([2, 7, b"p", 40.0]),
     "ping": pack([3, 123456789]),
     "pong": pack([4, 2**64 - 1]),
     # Valid server messages.
@@ -111,6 +115,9 @@ FRAMES = {
     "hello_short": pack([1, 1]),
     "input_str_payload": pack([2, 1, "p"]),
     "input_seq_zero": pack([2, 0, b"p"]),
+    "input_negative_view": pack([2, 1, b"p", -0.5]),
+    "input_nan_view": pack([2, 1, b"p", float("nan")]),
+    "input_huge_view": pack([2, 1, b"p", (1 << 53) + 1]),
     "truncated": pack([19, 100, 5, b"snapshot"])[:-3],
     "trailing": pack([3, 1]) + b"\x00",
     "never_used_byte": b"\x92\xc1\x01",

@@ -39,7 +39,12 @@ NetMetrics::NetMetrics(Metrics& r)
           "Slow connections whose queued replication frames were dropped "
           "for a new baseline.")),
       http_requests(r.GetCounter("tessera_http_requests_total",
-                                 "Plain HTTP requests and upgrades read.")) {}
+                                 "Plain HTTP requests and upgrades read.")),
+      connection_rtt(r.GetHistogram(
+          "tessera_connection_rtt_seconds",
+          "Round trips of the WebSocket pings the server sends each "
+          "connection.",
+          {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2})) {}
 
 void NetMetrics::CountClose(int code) {
   registry

@@ -25,6 +25,8 @@ struct NetMetrics {
   Counter* frames_superseded;
   Counter* baselines_resent;
   Counter* http_requests;
+  // Round trips of the connections' WebSocket pings (every sample).
+  Histogram* connection_rtt;
 };
 
 }  // namespace tessera::net

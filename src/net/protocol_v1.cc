@@ -5,6 +5,7 @@
 // malformed MessagePack reports the reader's error.
 #include "net/protocol_v1.h"
 
+#include <cmath>
 #include <limits>
 
 #include "net/msgpack.h"
@@ -17,6 +18,7 @@ using msgpack::Type;
 using msgpack::Writer;
 
 constexpr uint64_t kMaxSeq = uint64_t{1} << 53;
+constexpr double kMaxViewTickDouble = static_cast<double>(kMaxViewTick);
 
 // A message's array after its type element: `count` elements remain.
 class Body {
@@ -60,6 +62,38 @@ class Body {
     auto v = r_->ReadUint();
     if (!v.ok()) return v.status();
     return std::optional<uint64_t>(*v);
+  }
+
+  // A number (any integer or float encoding) in [0, max] or nil; absent
+  // reads as nil. Out of range (negative, NaN, infinite, above `max`):
+  // "<message> <field> must be <range>". -0.0 reads as 0.
+  Result<std::optional<double>> OptionalNumber(const char* field, uint64_t max,
+                                               const char* range) {
+    if (!HasMore()) return std::optional<double>();
+    auto type = r_->PeekType();
+    if (!type.ok()) return type.status();
+    if (*type == Type::kNil) {
+      ++read_;
+      TESSERA_RETURN_IF_ERROR(r_->ReadNil());
+      return std::optional<double>();
+    }
+    const Status out_of_range =
+        InvalidArgument(std::string(name_) + " " + field + " must be " + range);
+    if (*type == Type::kUint) {
+      ++read_;
+      auto v = r_->ReadUint();
+      if (!v.ok()) return v.status();
+      // Compared as integers: above 2^53 a double would round.
+      if (*v > max) return out_of_range;
+      return std::optional<double>(static_cast<double>(*v));
+    }
+    if (*type == Type::kNegInt) return out_of_range;
+    TESSERA_RETURN_IF_ERROR(Want(Type::kFloat, field, "a number or nil"));
+    auto v = r_->ReadDouble();
+    if (!v.ok()) return v.status();
+    // NaN fails both comparisons.
+    if (!(*v >= 0 && *v <= static_cast<double>(max))) return out_of_range;
+    return std::optional<double>(*v == 0 ? 0.0 : *v);
   }
 
   // A bin or nil (nullopt).
@@ -147,7 +181,8 @@ Result<ClientMessage> DecodeInput(Body* body) {
   }
   auto payload = body->Bin("payload");
   if (!payload.ok()) return payload.status();
-  auto view_tick = body->OptionalUint("view_tick");
+  auto view_tick = body->OptionalNumber(
+      "view_tick", kMaxViewTick, "a finite number between 0 and 2^53 or nil");
   if (!view_tick.ok()) return view_tick.status();
   TESSERA_RETURN_IF_ERROR(body->Finish());
   return ClientMessage(Input{*seq, *payload, *view_tick});
@@ -398,7 +433,7 @@ std::string EncodeHello(std::string_view ticket, uint64_t version,
 }
 
 std::string EncodeInput(uint64_t seq, std::string_view payload,
-                        std::optional<uint64_t> view_tick) {
+                        std::optional<double> view_tick) {
   std::string out;
   Writer w(&out);
   w.ArrayHeader(4);
@@ -406,7 +441,12 @@ std::string EncodeInput(uint64_t seq, std::string_view payload,
   w.Uint(seq);
   w.Bin(payload);
   if (view_tick) {
-    w.Uint(*view_tick);
+    const double v = *view_tick;
+    if (v >= 0 && v <= kMaxViewTickDouble && std::floor(v) == v) {
+      w.Uint(static_cast<uint64_t>(v));
+    } else {
+      w.Double(v);
+    }
   } else {
     w.Nil();
   }

@@ -35,10 +35,17 @@ struct Hello {
   std::string_view ticket;  // points into the decoded buffer
   uint64_t flags = 0;       // absent: 0; unknown bits are ignored
 };
+// The largest view tick (and seq): every integer up to it is exact in a
+// double.
+inline constexpr uint64_t kMaxViewTick = uint64_t{1} << 53;
+
 struct Input {
   uint64_t seq = 0;
   std::string_view payload;  // points into the decoded buffer
-  std::optional<uint64_t> view_tick;
+  // The (fractional) tick the client was drawing when the input was made:
+  // finite, 0..kMaxViewTick (docs/protocol.md "View tick and lag
+  // compensation"); nullopt when not stamped.
+  std::optional<double> view_tick;
 };
 struct Ping {
   uint64_t nonce = 0;
@@ -100,8 +107,10 @@ Result<ServerMessage> DecodeServerMessage(std::span<const uint8_t> bytes);
 // Client-side encoders (test clients, the bench bot driver).
 std::string EncodeHello(std::string_view ticket, uint64_t version = kVersion,
                         uint64_t flags = 0);
+// `view_tick` (finite, 0..kMaxViewTick) goes out as an unsigned integer
+// when it is integral, else as a float64.
 std::string EncodeInput(uint64_t seq, std::string_view payload,
-                        std::optional<uint64_t> view_tick = std::nullopt);
+                        std::optional<double> view_tick = std::nullopt);
 
 }  // namespace tessera::net::v1
 

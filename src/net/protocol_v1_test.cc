@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <vector>
@@ -71,7 +72,7 @@ TEST(ProtocolV1, InputRoundTrip) {
   const Input& input = std::get<Input>(*m);
   EXPECT_EQ(input.seq, 42u);
   EXPECT_EQ(input.payload, payload);
-  EXPECT_EQ(input.view_tick, 1000u);
+  EXPECT_EQ(input.view_tick, 1000.0);
 
   bytes = EncodeInput(uint64_t{1} << 53, std::string(70000, 'p'));
   EXPECT_EQ(Unpack(bytes)[3], nullptr);
@@ -87,6 +88,45 @@ TEST(ProtocolV1, InputRoundTrip) {
   m = DecodeClientMessage(copy);
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   EXPECT_FALSE(std::get<Input>(*m).view_tick.has_value());
+}
+
+// The view tick the client drew: integral values go out as integers (as
+// before fractions were allowed), others as float64.
+TEST(ProtocolV1, InputViewTickIsANumber) {
+  std::string bytes = EncodeInput(1, "p", 12.25);
+  ASSERT_EQ(bytes.size(), 15u);
+  EXPECT_EQ(static_cast<uint8_t>(bytes[6]), 0xcb);  // float64
+  EXPECT_EQ(Unpack(bytes), json::array({2, 1, Bin("p"), 12.25}));
+  std::vector<uint8_t> copy = Bytes(bytes);
+  auto m = DecodeClientMessage(copy);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(std::get<Input>(*m).view_tick, 12.25);
+
+  // Integral: an unsigned integer, also at the top of the range.
+  EXPECT_EQ(Unpack(EncodeInput(1, "p", 7.0))[3], 7);
+  const double top = static_cast<double>(kMaxViewTick);
+  bytes = EncodeInput(1, "p", top);
+  EXPECT_EQ(Unpack(bytes)[3], kMaxViewTick);
+  copy = Bytes(bytes);
+  EXPECT_EQ(std::get<Input>(DecodeClientMessage(copy).value()).view_tick, top);
+  // 0 and a fraction just above it.
+  EXPECT_EQ(Unpack(EncodeInput(1, "p", 0.0))[3], 0);
+  copy = Bytes(EncodeInput(1, "p", 1e-9));
+  EXPECT_EQ(std::get<Input>(DecodeClientMessage(copy).value()).view_tick, 1e-9);
+
+  // What other encoders send: float32, a float64 that is integral, -0.0.
+  // [2, 1, bin "p", 2.5 as float32]
+  copy = Bytes(std::string("\x94\x02\x01\xc4\x01p\xca\x40\x20\x00\x00", 11));
+  m = DecodeClientMessage(copy);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(std::get<Input>(*m).view_tick, 2.5);
+  copy = Bytes(Pack(json::array({2, 1, Bin("p"), 40.0})));
+  EXPECT_EQ(std::get<Input>(DecodeClientMessage(copy).value()).view_tick, 40.0);
+  copy = Bytes(Pack(json::array({2, 1, Bin("p"), -0.0})));
+  m = DecodeClientMessage(copy);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_TRUE(std::get<Input>(*m).view_tick.has_value());
+  EXPECT_FALSE(std::signbit(*std::get<Input>(*m).view_tick));
 }
 
 TEST(ProtocolV1, PingPongRoundTripBothDirections) {
@@ -190,7 +230,7 @@ TEST(ProtocolV1, AcceptsAnyIntegerWidth) {
   auto m = DecodeClientMessage(copy);
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   EXPECT_EQ(std::get<Input>(*m).seq, 5u);
-  EXPECT_EQ(std::get<Input>(*m).view_tick, 9u);
+  EXPECT_EQ(std::get<Input>(*m).view_tick, 9.0);
   // array16 header for a 2-element PING.
   EXPECT_EQ(ClientError(std::string("\xdc\x00\x02\x03\x07", 5)), "ok");
 }
@@ -291,9 +331,33 @@ TEST(ProtocolV1, ClientElementErrors) {
   EXPECT_EQ(ClientError(Pack(json::array({2, 1, "p"}))),
             "INPUT payload must be binary (bin)");
   EXPECT_EQ(ClientError(Pack(json::array({2, 1, Bin("p"), "x"}))),
-            "INPUT view_tick must be an unsigned integer or nil");
-  EXPECT_EQ(ClientError(Pack(json::array({2, 1, Bin("p"), -4}))),
-            "INPUT view_tick must be an unsigned integer or nil");
+            "INPUT view_tick must be a number or nil");
+  EXPECT_EQ(ClientError(Pack(json::array({2, 1, Bin("p"), true}))),
+            "INPUT view_tick must be a number or nil");
+  constexpr char kViewRange[] =
+      "INPUT view_tick must be a finite number between 0 and 2^53 or nil";
+  EXPECT_EQ(ClientError(Pack(json::array({2, 1, Bin("p"), -4}))), kViewRange);
+  EXPECT_EQ(ClientError(Pack(json::array({2, 1, Bin("p"), -0.5}))), kViewRange);
+  EXPECT_EQ(ClientError(Pack(json::array({2, 1, Bin("p"), kMaxViewTick + 1}))),
+            kViewRange);
+  // 2^53 + 2 is a double; a little more than the largest view tick.
+  EXPECT_EQ(ClientError(Pack(json::array(
+                {2, 1, Bin("p"), static_cast<double>(kMaxViewTick) + 2}))),
+            kViewRange);
+  EXPECT_EQ(ClientError(Pack(json::array({2, 1, Bin("p"), ~uint64_t{0}}))),
+            kViewRange);
+  // NaN and the infinities, as float64 and float32 (nlohmann cannot pack
+  // them into JSON values, so the bytes are written out).
+  const std::string head("\x94\x02\x01\xc4\x01p", 6);
+  for (const std::string& tail : {
+           std::string("\xcb\x7f\xf8\0\0\0\0\0\0", 9),  // NaN
+           std::string("\xcb\x7f\xf0\0\0\0\0\0\0", 9),  // +inf
+           std::string("\xcb\xff\xf0\0\0\0\0\0\0", 9),  // -inf
+           std::string("\xca\x7f\xc0\0\0", 5),          // NaN
+           std::string("\xca\x7f\x80\0\0", 5),          // +inf
+       }) {
+    EXPECT_EQ(ClientError(head + tail), kViewRange) << Unpack(head + tail);
+  }
   EXPECT_EQ(ClientError(Pack(json::array({3}))),
             "PING needs 2 elements, got 1");
   EXPECT_EQ(ClientError(Pack(json::array({3, 1.5}))),
@@ -331,6 +395,7 @@ TEST(ProtocolV1, ServerElementErrors) {
 std::vector<std::string> ValidClientMessages() {
   return {EncodeHello("v1.payload.signature"),
           EncodeInput(1, "payload", 3),
+          EncodeInput(2, "payload", 3.75),
           EncodeInput(9, std::string(300, 'x')),
           EncodePing(123456789),
           EncodePong(0),

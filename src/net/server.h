@@ -62,7 +62,11 @@ struct ServerOptions {
   double input_burst = 200;
   int max_strikes = 10;
   int64_t hello_timeout_ms = 10000;
-  int64_t ping_interval_ms = 5000;
+  int64_t ping_interval_ms = 5000;  // PING messages (docs/protocol.md)
+  // WebSocket ping control frames that measure each connection's round
+  // trip for lag compensation (docs/protocol.md "View tick and lag
+  // compensation"); 0: none, and the round trip stays unknown.
+  int64_t ws_ping_interval_ms = 1000;
   // Returns the current unix time in seconds (ticket expiry); null: system.
   std::function<int64_t()> unix_now;
   // Monotonic time of the connections' input token buckets; null: the real

@@ -34,9 +34,12 @@ class ShardGateway {
   // The shard `id`, or nullopt when there is none.
   virtual std::optional<ShardState> Find(std::string_view id) const = 0;
   // Queues an input for the shard's next tick; its result comes back in a
-  // tick under `input_id`. Errors: the shard's (unknown, queue full...).
+  // tick under `input_id`. `timing`: the view tick the client stamped and
+  // the connection's round trip (lag compensation; both may be unknown).
+  // Errors: the shard's (unknown, queue full...).
   virtual Status SubmitInput(std::string_view id, std::string_view subscriber,
-                             uint64_t input_id, std::string_view bytes) = 0;
+                             uint64_t input_id, std::string_view bytes,
+                             shard::InputTiming timing) = 0;
   // Subscriber bookkeeping (counts per call: add and remove in pairs).
   virtual Status AddSubscriber(std::string_view id,
                                std::string_view subscriber) = 0;

@@ -27,9 +27,9 @@ std::optional<ShardState> ShardHostGateway::Find(std::string_view id) const {
 
 Status ShardHostGateway::SubmitInput(std::string_view id,
                                      std::string_view subscriber,
-                                     uint64_t input_id,
-                                     std::string_view bytes) {
-  return host_.SubmitInput(id, subscriber, input_id, bytes);
+                                     uint64_t input_id, std::string_view bytes,
+                                     shard::InputTiming timing) {
+  return host_.SubmitInput(id, subscriber, input_id, bytes, timing);
 }
 
 Status ShardHostGateway::AddSubscriber(std::string_view id,

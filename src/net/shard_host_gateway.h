@@ -28,7 +28,8 @@ class ShardHostGateway final : public ShardGateway {
 
   std::optional<ShardState> Find(std::string_view id) const override;
   Status SubmitInput(std::string_view id, std::string_view subscriber,
-                     uint64_t input_id, std::string_view bytes) override;
+                     uint64_t input_id, std::string_view bytes,
+                     shard::InputTiming timing) override;
   Status AddSubscriber(std::string_view id,
                        std::string_view subscriber) override;
   Status RemoveSubscriber(std::string_view id,

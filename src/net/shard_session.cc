@@ -14,6 +14,9 @@
 //   seq, so results reach the connection that sent the input even when
 //   several connections of one subscriber use the same client seqs.
 // - The PING timer runs only while joined, the HELLO timer only before.
+//   (The WebSocket pings that measure the round trip are the connection's.)
+// - Each input reaches the shard with its view tick and the connection's
+//   round trip at the time it arrived (shard::InputTiming).
 #include "net/shard_session.h"
 
 #include <boost/asio/post.hpp>
@@ -47,12 +50,15 @@ const char* CodecName(shard::Codec codec) {
   return codec == shard::Codec::kJson ? "json" : "msgpack";
 }
 
-WsConnection::Options ConnectionOptions(const ServerOptions& options) {
+WsConnection::Options ConnectionOptions(const ServerContext& ctx) {
+  const ServerOptions& options = ctx.options;
   WsConnection::Options out;
   out.max_message_bytes = options.max_message_bytes;
   out.close_timeout_ms = options.close_timeout_ms;
   out.max_queued_frames = options.max_queued_frames;
   out.subprotocol = std::string(kSubprotocol);
+  out.ping_interval_ms = options.ws_ping_interval_ms;
+  out.clock = &ctx.clock;
   return out;
 }
 
@@ -63,8 +69,7 @@ class ShardSession final : public ShardReceiver,
   ShardSession(ServerContext& ctx, beast::tcp_stream stream,
                std::string shard_id)
       : ctx_(ctx),
-        conn_(std::move(stream), ConnectionOptions(ctx.options), ctx.metrics,
-              *this),
+        conn_(std::move(stream), ConnectionOptions(ctx), ctx.metrics, *this),
         shard_id_(std::move(shard_id)),
         hello_timer_(conn_.executor()),
         ping_timer_(conn_.executor()) {}
@@ -251,8 +256,13 @@ class ShardSession final : public ShardReceiver,
     }
     const uint64_t id = ctx_.next_input_id.fetch_add(1);
     stream_.Submitted(id, input.seq);
-    Status submitted =
-        ctx_.shards->SubmitInput(shard_id_, subscriber_, id, input.payload);
+    // What lag compensation needs: the tick the client drew, and how far
+    // back its round trip lets that be.
+    shard::InputTiming timing;
+    timing.view_tick = input.view_tick;
+    timing.rtt_us = conn_.rtt_us();
+    Status submitted = ctx_.shards->SubmitInput(shard_id_, subscriber_, id,
+                                                input.payload, timing);
     if (!submitted.ok()) {
       stream_.Forget(id);
       ctx_.metrics.inputs_refused_queue->Add();

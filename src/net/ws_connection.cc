@@ -6,6 +6,9 @@
 //   refused with a clean close (1009) and its remaining bytes are read and
 //   discarded, instead of Beast's own limit, which tears the connection
 //   down at once and may lose the close frame to a TCP reset.
+// - A ping is a write too: while one is in flight (`pinging`) nothing else
+//   is written, not even directly (its bytes would interleave with the
+//   ping frame), and the close waits for it.
 #include "net/ws_connection.h"
 
 #include <algorithm>
@@ -22,6 +25,7 @@
 #include "common/text.h"
 #include "net/direct_write.h"
 #include "net/net_metrics.h"
+#include "net/rtt_estimator.h"
 
 namespace tessera::net {
 namespace {
@@ -65,7 +69,9 @@ struct WsConnection::Impl {
         metrics(m),
         handler(h),
         close_timer(strand),
-        queue(options.max_queued_frames) {}
+        ping_timer(strand),
+        queue(options.max_queued_frames),
+        rtt(options.clock != nullptr ? *options.clock : *RealClock::Get()) {}
 
   // What each pending operation holds.
   std::shared_ptr<void> Keep() const { return owner.lock(); }
@@ -78,6 +84,9 @@ struct WsConnection::Impl {
   void StartWrite();
   void AsyncWrite(const Outgoing& message);
   void OnWrite(beast::error_code ec, size_t bytes);
+  void ArmPingTimer();
+  void SendPing();
+  void OnPong(std::string_view payload);
   void WriteFailed() {
     queue.Clear();
     DropConnection();  // ends the read loop too
@@ -101,7 +110,11 @@ struct WsConnection::Impl {
   State state = State::kAccepting;
   beast::flat_buffer buffer;
   asio::steady_timer close_timer;
+  asio::steady_timer ping_timer;
   SendQueue queue;
+  RttEstimator rtt;
+  bool ping_due = false;  // the timer fired; the ping goes out next
+  bool pinging = false;   // a ping is being written
   std::array<asio::const_buffer, 4> write_buffers;
   std::string direct_rest;  // the unwritten end of a short direct write
   size_t direct_room = 0;   // estimate: see WriteMessageDirect
@@ -123,6 +136,13 @@ void WsConnection::Impl::Start(http::request<http::string_body> request) {
   timeout.idle_timeout = websocket::stream_base::none();
   timeout.keep_alive_pings = false;
   ws.set_option(timeout);
+  // Called inside the read loop (on the strand) for each control frame.
+  ws.control_callback(
+      [this](websocket::frame_type kind, beast::string_view payload) {
+        if (kind == websocket::frame_type::pong) {
+          OnPong(std::string_view(payload.data(), payload.size()));
+        }
+      });
   ws.read_message_max(0);  // no Beast limit: DoRead enforces ours
   ws.auto_fragment(false);
   ws.binary(true);
@@ -141,6 +161,7 @@ void WsConnection::Impl::OnAccept(beast::error_code ec) {
     return;
   }
   state = State::kOpen;
+  ArmPingTimer();
   handler.OnOpen();
   DoRead();
 }
@@ -192,6 +213,8 @@ void WsConnection::Impl::Close(int code, std::string_view reason,
   state = State::kClosing;
   metrics.CountClose(code);
   handler.OnClosing();
+  ping_timer.cancel();
+  ping_due = false;
   queue.PushClose(code, std::string(Utf8Prefix(reason, kMaxCloseReasonBytes)),
                   drop_queued);
   close_timer.expires_after(std::chrono::milliseconds(
@@ -203,7 +226,12 @@ void WsConnection::Impl::Close(int code, std::string_view reason,
 }
 
 void WsConnection::Impl::StartWrite() {
-  if (queue.writing() || state == State::kAccepting || state == State::kDone) {
+  if (queue.writing() || pinging || state == State::kAccepting ||
+      state == State::kDone) {
+    return;
+  }
+  if (ping_due && state == State::kOpen && ws.is_open()) {
+    SendPing();
     return;
   }
   auto& socket = beast::get_lowest_layer(ws).socket();
@@ -284,10 +312,44 @@ void WsConnection::Impl::OnWrite(beast::error_code ec, size_t bytes) {
   StartWrite();
 }
 
+void WsConnection::Impl::ArmPingTimer() {
+  if (options.ping_interval_ms <= 0) return;
+  ping_timer.expires_after(std::chrono::milliseconds(options.ping_interval_ms));
+  ping_timer.async_wait([this, keep = Keep()](beast::error_code ec) {
+    if (ec || state != State::kOpen) return;
+    ping_due = true;
+    StartWrite();
+    ArmPingTimer();
+  });
+}
+
+void WsConnection::Impl::SendPing() {
+  ping_due = false;
+  pinging = true;
+  const std::string payload = rtt.NextPing();
+  // Beast copies the payload into the frame it writes.
+  ws.async_ping(websocket::ping_data(payload.data(), payload.size()),
+                [this, keep = Keep()](beast::error_code ec) {
+                  pinging = false;
+                  if (ec) {
+                    WriteFailed();
+                    return;
+                  }
+                  StartWrite();
+                });
+}
+
+void WsConnection::Impl::OnPong(std::string_view payload) {
+  if (std::optional<int64_t> sample = rtt.OnPong(payload)) {
+    metrics.connection_rtt->Observe(static_cast<double>(*sample) / 1e6);
+  }
+}
+
 void WsConnection::Impl::Finish() {
   state = State::kDone;
   handler.OnEnd();
   close_timer.cancel();
+  ping_timer.cancel();
   queue.DropQueued();
   DropConnection();
 }
@@ -310,6 +372,10 @@ const asio::any_io_executor& WsConnection::executor() const {
 }
 
 bool WsConnection::open() const { return impl_->state == Impl::State::kOpen; }
+
+std::optional<int64_t> WsConnection::rtt_us() const {
+  return impl_->rtt.srtt_us();
+}
 
 bool WsConnection::accepting() const {
   return impl_->state == Impl::State::kAccepting;

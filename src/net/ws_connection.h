@@ -13,6 +13,13 @@
 // shared_ptr to the owner (taken from the weak_ptr given to Start), so the
 // owner lives until the connection is over or the io_context is destroyed.
 //
+// Round trip: while open, the connection sends a WebSocket ping control
+// frame every Options::ping_interval_ms and times the pong (RttEstimator);
+// rtt_us() is the smoothed estimate. A ping is a write like any other (one
+// at a time, before the queued messages when due). Beast's own idle timeout
+// and keep-alive pings stay off (the pongs of ours would count as activity
+// for it if it were turned on).
+//
 // States: accepting -> open -> closing -> done. After Close() the
 // connection writes nothing but the close frame, hands no more messages to
 // the handler and keeps reading until Beast reports the end of the
@@ -28,10 +35,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "common/clock.h"
 #include "net/send_queue.h"
 
 namespace tessera::net {
@@ -53,6 +62,11 @@ class WsConnection {
     size_t max_queued_frames = 64;         // see SendQueue
     // Answered in Sec-WebSocket-Protocol when the client offers it.
     std::string subprotocol;
+    // WebSocket pings for the round trip; 0: none (rtt_us() stays unknown).
+    int64_t ping_interval_ms = 0;
+    // What the round trip is measured with; null: the real clock. Not
+    // owned; must outlive the connection.
+    const Clock* clock = nullptr;
   };
 
   // What the owner does with the connection's events (on the strand).
@@ -89,6 +103,10 @@ class WsConnection {
   // Open: messages may be queued (not accepting, closing or done).
   bool open() const;
   bool accepting() const;
+
+  // The smoothed round trip of the WebSocket pings (microseconds); nullopt
+  // until a pong answered one. On the strand.
+  std::optional<int64_t> rtt_us() const;
 
   // The send queue; call Flush() after changing it.
   SendQueue& queue();

@@ -142,7 +142,7 @@ Status BlockingClient::SendHello(std::string_view ticket, uint64_t version,
 }
 
 Status BlockingClient::SendInput(uint64_t seq, std::string_view payload,
-                                 std::optional<uint64_t> view_tick) {
+                                 std::optional<double> view_tick) {
   return Send(v1::EncodeInput(seq, payload, view_tick));
 }
 

@@ -77,8 +77,9 @@ class BlockingClient {
   Status SendText(std::string_view text, int timeout_ms = 5000);
   Status SendHello(std::string_view ticket, uint64_t version = v1::kVersion,
                    uint64_t flags = 0);
+  // `view_tick`: the (fractional) tick drawn, as v1::EncodeInput takes it.
   Status SendInput(uint64_t seq, std::string_view payload,
-                   std::optional<uint64_t> view_tick = std::nullopt);
+                   std::optional<double> view_tick = std::nullopt);
   Status SendPing(uint64_t nonce);
   Status SendPong(uint64_t nonce);
 

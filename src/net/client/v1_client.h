@@ -64,7 +64,8 @@ class V1Client : public std::enable_shared_from_this<V1Client> {
   void Connect(const WsTarget& target, std::chrono::milliseconds timeout,
                std::string ticket, uint64_t hello_flags,
                std::function<void(Status)> done);
-  // Sends one INPUT, stamped with `view_tick` when given; returns its seq.
+  // Sends one INPUT, stamped with `view_tick` (the tick drawn; see
+  // v1::EncodeInput) if set; returns its seq.
   uint64_t SendInput(std::string_view payload,
                      std::optional<double> view_tick = std::nullopt);
   // One input of SendInputsAtRate.
