@@ -5,12 +5,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/clock.h"
+#include "replication/decoder.h"
 #include "shard/shard_host.h"
 #include "shard/test_guests.h"
 
@@ -34,6 +36,8 @@ class RejectionSink final : public ShardSink {
   void OnViews(std::string_view,
                std::shared_ptr<const ViewFrame> frame) override {
     Record(frame->inputs);
+    std::lock_guard<std::mutex> lock(mu);
+    frames.push_back(std::move(frame));
   }
   void OnStopped(std::string_view, StopReason, std::string_view) override {}
   void Record(const std::vector<InputResult>& inputs) {
@@ -50,6 +54,7 @@ class RejectionSink final : public ShardSink {
 
   std::mutex mu;
   std::vector<std::string> results;
+  std::vector<std::shared_ptr<const ViewFrame>> frames;
 };
 
 class LagCompensationHostTest : public ::testing::Test {
@@ -127,6 +132,50 @@ TEST_F(LagCompensationHostTest, AViewTickTwoTicksBackGetsWhatWasSentThen) {
                           "at 1 now 5 behind 4: 10 at (1, 20, 1)",
                           "at 3 now 5 behind 2: 10 at (3, 20, 1)",
                           "at 4.25 now 5 behind 0.75: 10 at (4.25, 20, 1)"));
+}
+
+// Under a byte budget some updates wait: the client keeps drawing the old
+// position, and so does the rewind. At each whole view tick the rewind
+// holds exactly what a client decoding alice's payloads held then.
+TEST_F(LagCompensationHostTest, DeferredUpdatesRewindToTheOldPosition) {
+  ASSERT_TRUE(Start("lagcomp", {{"movers", 4}, {"budget", 12}}).ok());
+  ASSERT_TRUE(host_->AddSubscriber("s", "alice").ok());
+  Step(6);
+  replication::Decoder client;
+  std::vector<std::string> expected;
+  int deferred = 0;
+  for (const auto& frame : sink_.frames) {
+    for (const SubscriberView& view : frame->views) {
+      if (view.subscriber != "alice") continue;
+      ASSERT_NE(view.entities, nullptr);
+      ASSERT_TRUE(client.Apply(*view.entities).ok());
+    }
+    if (frame->tick < 2) continue;  // the history keeps ticks 2..6 below
+    for (uint64_t id = 10; id < 14; ++id) {
+      const replication::DecodedEntity* e = client.Find(id);
+      ASSERT_NE(e, nullptr);
+      char text[160];
+      std::snprintf(
+          text, sizeof text, "at %g now 6 behind %g: %llu at (%g, %g, %g)",
+          static_cast<double>(frame->tick),
+          static_cast<double>(6 - frame->tick),
+          static_cast<unsigned long long>(id), client.Coordinate(*e, 0),
+          client.Coordinate(*e, 1), client.Coordinate(*e, 2));
+      expected.push_back(text);
+      if (client.Coordinate(*e, 0) != static_cast<double>(frame->tick)) {
+        ++deferred;
+      }
+    }
+  }
+  ASSERT_GT(deferred, 0) << "the budget deferred nothing: no test";
+  sink_.Take();
+  for (uint64_t tick = 2; tick <= 6; ++tick) {
+    for (uint64_t id = 10; id < 14; ++id) {
+      Submit("alice", Probe(id), At(static_cast<double>(tick)));
+    }
+  }
+  Step();
+  EXPECT_EQ(sink_.Take(), expected);
 }
 
 TEST_F(LagCompensationHostTest, InputsWithoutAViewTickGoToApplyInput) {

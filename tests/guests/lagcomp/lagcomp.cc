@@ -2,7 +2,7 @@
 // each input's Rewind said. Deterministic; no clock.
 //
 //   params  {"lag": bool, "replicate": bool, "history": int, "delay": int,
-//            "movers": int}
+//            "movers": int, "budget": int}
 //     lag        lag_compensation() on (default true)
 //     replicate  replicated() returns the store (default true); false turns
 //                replication off, which the host refuses with lag on
@@ -10,7 +10,8 @@
 //                (default 0: the ABI's default, 250)
 //     movers     entities 10, 11, ... starting at (0, 20 * (i + 1), 1),
 //                each moving +1 in x per tick (default 2)
-//   precision 0.01, no interest, no budget.
+//     budget     replication max_bytes_per_tick (default 0: none)
+//   precision 0.01, no interest.
 //   inputs (every one but noop is refused with a report, in quotes):
 //     {"noop": {}}                 accepted by both apply_input and
 //                                  apply_input_at
@@ -38,8 +39,9 @@ struct Params {
   std::uint32_t history = 10;
   std::uint32_t delay = 0;
   std::uint32_t movers = 2;
+  std::uint32_t budget = 0;
 };
-TESSERA_FIELDS(Params, lag, replicate, history, delay, movers);
+TESSERA_FIELDS(Params, lag, replicate, history, delay, movers, budget);
 
 struct Noop {};
 TESSERA_FIELDS(Noop);
@@ -125,7 +127,7 @@ class LagComp {
     return params_.replicate ? &store_ : nullptr;
   }
   tessera::ReplicationConfig replication_config() const {
-    return tessera::ReplicationConfig{0.01, 0, false};
+    return tessera::ReplicationConfig{0.01, params_.budget, false};
   }
 
   std::optional<tessera::LagCompensation> lag_compensation() const {
