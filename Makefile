@@ -106,6 +106,7 @@ bench: build
 	$(BUILD)/bench/runtime_bench
 	$(BUILD)/bench/interest/interest_bench
 	$(BUILD)/bench/replication/replication_bench
+	$(BUILD)/bench/replication/history_bench
 	$(BUILD)/bench/net/net_bench
 
 # Side by side with Colyseus (bench/compare/README.md): the arena on tessera

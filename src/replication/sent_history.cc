@@ -107,31 +107,52 @@ const SentHistory::Entry* SentHistory::Previous(
   return &e;
 }
 
-std::shared_ptr<const SentHistory::Record> SentHistory::Build(
-    const SubscriberStream& stream, const Entry* reuse) {
+void SentHistory::AddOverride(const HeldEntity& h, size_t m,
+                              SourceCache& cache) {
   WorldRecord& w = world_.back();
-  const Membership& members = *w.members;
-  const EncodeStats& last = stream.last();
-  // The same entities as last tick, all at the mirror's positions (nothing
-  // deferred): last tick's record, if it had no deferred positions either,
-  // says the same over this tick's world record.
-  if (reuse != nullptr && reuse->record->members_serial == members.serial &&
-      reuse->record->overrides.empty() && !last.baseline && last.spawns == 0 &&
-      last.despawns == 0 && last.deferred == 0) {
-    return reuse->record;
+  if (SameQ(&w.q[3 * m], h.q)) return;
+  Override o{static_cast<uint32_t>(m), kExplicit};
+  if (h.waiting_since != kNotWaiting) {
+    // The client holds what it was sent before waiting_since: the newest
+    // world record before it has that position (checked).
+    if (h.waiting_since != cache.waiting_since) {
+      cache = SourceCache{h.waiting_since, nullptr, 0};
+      auto it = std::lower_bound(
+          world_.begin(), world_.end(), h.waiting_since,
+          [](const WorldRecord& x, uint64_t t) { return x.tick < t; });
+      if (it != world_.begin()) cache.source = &*std::prev(it);
+      // Only within the ring: keeps at most 2 * history_ticks + 1 world
+      // records alive.
+      if (cache.source != nullptr &&
+          w.tick - cache.source->tick > history_ticks_) {
+        cache.source = nullptr;
+      }
+    }
+    if (WorldRecord* source = cache.source) {
+      const Membership& sm = *source->members;
+      cache.cursor = LowerBoundFrom(sm.ids, h.id, cache.cursor);
+      const size_t j = cache.cursor;
+      if (j < sm.ids.size() && sm.ids[j] == h.id &&
+          sm.incarnations[j] == h.incarnation &&
+          SameQ(&source->q[3 * j], h.q)) {
+        o.source = static_cast<uint32_t>(w.tick - source->tick);
+        source->keep_until =
+            std::max(source->keep_until, w.tick + history_ticks_);
+      }
+    }
   }
+  if (o.source == kExplicit) {
+    o.source = kExplicit | static_cast<uint32_t>(explicit_q_.size() / 3);
+    explicit_q_.insert(explicit_q_.end(), h.q, h.q + 3);
+  }
+  overrides_.push_back(o);
+}
 
-  auto r = std::make_shared<Record>();
-  r->members_serial = members.serial;
+void SentHistory::BuildAll(const SubscriberStream& stream, Record& r) {
+  const Membership& members = *world_.back().members;
   const size_t n = members.ids.size();
-  r->bits.assign((n + 63) / 64, 0);
-  overrides_.clear();
-  explicit_q_.clear();
-  // The world record that has a deferred entity's held position: the
-  // client holds what it was sent before `waiting_since`.
-  uint64_t source_for = kNotWaiting;
-  WorldRecord* source = nullptr;
-  size_t source_cursor = 0;
+  r.bits.assign((n + 63) / 64, 0);
+  SourceCache cache;
   size_t m = 0;
   for (const HeldEntity& h : stream.held()) {
     m = LowerBoundFrom(members.ids, h.id, m);
@@ -141,42 +162,74 @@ std::shared_ptr<const SentHistory::Record> SentHistory::Build(
     if (members.ids[m] != h.id || members.incarnations[m] != h.incarnation) {
       continue;
     }
-    r->bits[m >> 6] |= uint64_t{1} << (m & 63);
-    if (SameQ(&w.q[3 * m], h.q)) continue;
-    Override o{static_cast<uint32_t>(m), kExplicit};
-    if (h.waiting_since != kNotWaiting) {
-      if (h.waiting_since != source_for) {
-        source_for = h.waiting_since;
-        source = nullptr;
-        source_cursor = 0;
-        auto it = std::lower_bound(
-            world_.begin(), world_.end(), h.waiting_since,
-            [](const WorldRecord& x, uint64_t t) { return x.tick < t; });
-        if (it != world_.begin()) source = &*std::prev(it);
-        // Only within the ring: keeps at most 2 * history_ticks + 1 world
-        // records alive.
-        if (source != nullptr && w.tick - source->tick > history_ticks_) {
-          source = nullptr;
-        }
-      }
-      if (source != nullptr) {
-        const Membership& sm = *source->members;
-        source_cursor = LowerBoundFrom(sm.ids, h.id, source_cursor);
-        const size_t j = source_cursor;
-        if (j < sm.ids.size() && sm.ids[j] == h.id &&
-            sm.incarnations[j] == h.incarnation &&
-            SameQ(&source->q[3 * j], h.q)) {
-          o.source = static_cast<uint32_t>(w.tick - source->tick);
-          source->keep_until =
-              std::max(source->keep_until, w.tick + history_ticks_);
-        }
-      }
+    r.bits[m >> 6] |= uint64_t{1} << (m & 63);
+    AddOverride(h, m, cache);
+  }
+}
+
+bool SentHistory::BuildFrom(const Record& previous,
+                            const SubscriberStream& stream, Record& r) {
+  const Membership& members = *world_.back().members;
+  const std::vector<uint64_t>& ids = members.ids;
+  r.bits = previous.bits;
+  size_t m = 0;
+  for (uint64_t id : stream.despawned()) {
+    m = LowerBoundFrom(ids, id, m);
+    if (m < ids.size() && ids[m] == id)
+      r.bits[m >> 6] &= ~(uint64_t{1} << (m & 63));
+  }
+  m = 0;
+  for (const MirrorEntity* e : stream.spawned()) {
+    m = LowerBoundFrom(ids, e->id, m);
+    if (m == ids.size() || ids[m] != e->id ||
+        members.incarnations[m] != e->incarnation) {
+      return false;
     }
-    if (o.source == kExplicit) {
-      o.source = kExplicit | static_cast<uint32_t>(explicit_q_.size() / 3);
-      explicit_q_.insert(explicit_q_.end(), h.q, h.q + 3);
+    r.bits[m >> 6] |= uint64_t{1} << (m & 63);
+  }
+  size_t count = 0;
+  for (uint64_t word : r.bits)
+    count += static_cast<size_t>(std::popcount(word));
+  std::span<const HeldEntity> held = stream.held();
+  if (count != held.size()) return false;
+  // Only the deferred entities can be elsewhere than in the world record.
+  SourceCache cache;
+  m = 0;
+  for (uint32_t i : stream.deferred()) {
+    if (i >= held.size()) return false;
+    const HeldEntity& h = held[i];
+    m = LowerBoundFrom(ids, h.id, m);
+    if (m == ids.size() || ids[m] != h.id ||
+        members.incarnations[m] != h.incarnation || !Holds(r.bits, m)) {
+      return false;
     }
-    overrides_.push_back(o);
+    AddOverride(h, m, cache);
+  }
+  return true;
+}
+
+std::shared_ptr<const SentHistory::Record> SentHistory::Build(
+    const SubscriberStream& stream, const Entry* previous) {
+  const uint64_t serial = world_.back().members->serial;
+  const EncodeStats& last = stream.last();
+  const bool continues = previous != nullptr &&
+                         previous->record->members_serial == serial &&
+                         !last.baseline;
+  // The same entities as last tick, all at the mirror's positions (nothing
+  // deferred): last tick's record, if it had no deferred positions either,
+  // says the same over this tick's world record.
+  if (continues && previous->record->overrides.empty() && last.spawns == 0 &&
+      last.despawns == 0 && last.deferred == 0) {
+    return previous->record;
+  }
+  auto r = std::make_shared<Record>();
+  r->members_serial = serial;
+  overrides_.clear();
+  explicit_q_.clear();
+  if (!continues || !BuildFrom(*previous->record, stream, *r)) {
+    overrides_.clear();
+    explicit_q_.clear();
+    BuildAll(stream, *r);
   }
   r->overrides.assign(overrides_.begin(), overrides_.end());
   r->explicit_q.assign(explicit_q_.begin(), explicit_q_.end());

@@ -161,10 +161,25 @@ class SentHistory {
   // else the world's).
   const int64_t* HeldQ(const Entry& e, const WorldRecord& w, size_t index,
                        size_t* override_cursor) const;
-  // The record `stream` stands for at the newest world tick; `reuse` is the
-  // entry the subscriber(s) had at the previous one, or null.
+  // The record `stream` stands for at the newest world tick; `previous` is
+  // the entry the subscriber(s) had from it at the previous one, or null.
   std::shared_ptr<const Record> Build(const SubscriberStream& stream,
-                                      const Entry* reuse);
+                                      const Entry* previous);
+  // From the previous record and the last Encode's spawns, despawns and
+  // deferrals (O(changes)); false when they do not add up.
+  bool BuildFrom(const Record& previous, const SubscriberStream& stream,
+                 Record& r);
+  // From every held entity (O(held)).
+  void BuildAll(const SubscriberStream& stream, Record& r);
+  // Where the source of deferred positions was last looked for.
+  struct SourceCache {
+    uint64_t waiting_since = kNotWaiting;
+    WorldRecord* source = nullptr;
+    size_t cursor = 0;
+  };
+  // Adds to overrides_ / explicit_q_ the held position of `h`, the world
+  // record's entity `m`, when it differs from the world's.
+  void AddOverride(const HeldEntity& h, size_t m, SourceCache& cache);
   void Push(std::string_view subscriber, const SubscriberStream& stream,
             uint64_t tick, const std::shared_ptr<const Record>& record);
   // The subscriber's last entry when `stream` recorded it at the previous

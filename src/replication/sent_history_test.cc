@@ -1,15 +1,12 @@
 // SentHistory: what each subscriber was sent, drawn as the client draws it
 // (clients/ts EntityTimeline.render), and the view-tick clamping.
-// Compiled with -ffp-contract=off, like sent_history.cc: the reference
-// model below computes positions the client's way.
+// Compiled with -ffp-contract=off, like sent_history.cc: the expected
+// positions are computed the client's way.
 #include "replication/sent_history.h"
 
 #include <gtest/gtest.h>
 
-#include <array>
 #include <cmath>
-#include <cstdio>
-#include <deque>
 #include <limits>
 #include <map>
 #include <optional>
@@ -19,6 +16,7 @@
 #include "replication/mirror.h"
 #include "replication/subscriber_stream.h"
 #include "replication/testing/guest_store.h"
+#include "replication/testing/sent_model.h"
 
 namespace tessera::replication {
 namespace {
@@ -27,19 +25,6 @@ using testing::GuestStore;
 using testing::Rng;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// "id:(x,y,z)" per drawn entity, %.17g: exact and readable.
-std::string Text(const DrawnPicture& p) {
-  std::string out;
-  char buf[128];
-  for (const DrawnEntity& e : p.entities) {
-    std::snprintf(buf, sizeof(buf), "%s%llu:(%.17g,%.17g,%.17g)",
-                  out.empty() ? "" : " ", static_cast<unsigned long long>(e.id),
-                  e.x, e.y, e.z);
-    out += buf;
-  }
-  return out;
-}
 
 // One mirror, its history, and the streams of the test's subscribers.
 class Rig {
@@ -76,8 +61,7 @@ class Rig {
   }
   std::string Draw(const std::string& name, double view,
                    std::optional<double> max_back = std::nullopt) {
-    std::optional<DrawnPicture> p = history_.Draw(name, view, max_back);
-    return p ? Text(*p) : "(nothing)";
+    return testing::PictureText(history_.Draw(name, view, max_back));
   }
   double DrawnTick(const std::string& name, double view,
                    std::optional<double> max_back = std::nullopt) {
@@ -456,100 +440,6 @@ TEST(SentHistoryTest, MemoryGrowsThenIsBoundedByTheRing) {
   }
 }
 
-// A reference model: per subscriber, every tick sent as a full map of what
-// the stream held, drawn with the client's rules written out plainly.
-struct Held {
-  uint64_t incarnation;
-  std::array<int64_t, 3> q;
-};
-struct SentTick {
-  uint64_t tick;
-  std::map<uint64_t, Held> held;
-};
-
-class Model {
- public:
-  Model(uint32_t history, double precision)
-      : history_(history), precision_(precision) {}
-  void World(uint64_t tick) {
-    newest_world_ = tick;
-    for (auto& [name, sent] : subscribers_) {
-      while (!sent.empty() && sent.front().tick + history_ < tick) {
-        sent.pop_front();
-      }
-    }
-  }
-  void Sent(const std::string& name, const SubscriberStream& s, uint64_t tick) {
-    std::deque<SentTick>& sent = subscribers_[name];
-    if (s.last().baseline) sent.clear();
-    SentTick one{tick, {}};
-    for (const HeldEntity& h : s.held()) {
-      one.held[h.id] = Held{h.incarnation, {h.q[0], h.q[1], h.q[2]}};
-    }
-    sent.push_back(std::move(one));
-  }
-  void Forget(const std::string& name) { subscribers_.erase(name); }
-  std::string Draw(const std::string& name, double view,
-                   std::optional<double> max_back) const {
-    auto it = subscribers_.find(name);
-    if (it == subscribers_.end() || it->second.empty()) return "(nothing)";
-    const std::deque<SentTick>& sent = it->second;
-    const double newest = static_cast<double>(sent.back().tick);
-    double lo = newest - history_;
-    if (lo < static_cast<double>(sent.front().tick)) {
-      lo = static_cast<double>(sent.front().tick);
-    }
-    if (max_back && !std::isnan(*max_back)) {
-      const double back = *max_back < 0 ? 0 : *max_back;
-      if (lo < newest - back) lo = newest - back;
-    }
-    double r = view;
-    if (!std::isfinite(r)) {
-      r = newest;
-    } else if (r < lo) {
-      r = lo;
-    } else if (r > newest) {
-      r = newest;
-    }
-    size_t a = 0;
-    for (size_t i = 0; i < sent.size(); ++i) {
-      if (static_cast<double>(sent[i].tick) <= r) a = i;
-    }
-    const SentTick* b = a + 1 < sent.size() ? &sent[a + 1] : nullptr;
-    double t = 0;
-    if (b != nullptr) {
-      t = (r - static_cast<double>(sent[a].tick)) /
-          static_cast<double>(b->tick - sent[a].tick);
-      t = t < 0 ? 0 : (t > 1 ? 1 : t);
-    }
-    DrawnPicture p;
-    for (const auto& [id, from] : sent[a].held) {
-      Held to = from;
-      if (b != nullptr) {
-        auto next = b->held.find(id);
-        if (next != b->held.end() &&
-            next->second.incarnation == from.incarnation) {
-          to = next->second;
-        }
-      }
-      double xyz[3];
-      for (int i = 0; i < 3; ++i) {
-        const double f = static_cast<double>(from.q[i]) * precision_;
-        const double g = static_cast<double>(to.q[i]) * precision_;
-        xyz[i] = f + (g - f) * t;
-      }
-      p.entities.push_back(DrawnEntity{id, xyz[0], xyz[1], xyz[2]});
-    }
-    return Text(p);
-  }
-
- private:
-  uint32_t history_;
-  double precision_;
-  uint64_t newest_world_ = 0;
-  std::map<std::string, std::deque<SentTick>> subscribers_;
-};
-
 // Random worlds (spawns, removals, ids reused, moves, components), with
 // and without a budget, sticky random interest, resets, a shared group and
 // ticks not sent: every draw equals the reference model's.
@@ -561,7 +451,7 @@ TEST(SentHistoryTest, RandomRunsMatchTheReferenceModel) {
     const double precision = seed % 2 == 0 ? 0.01 : 0.25;
     Mirror mirror(Config{precision, budget, false});
     SentHistory h(history);
-    Model model(history, precision);
+    testing::SentModel model(history, precision);
     GuestStore store;
     testing::RandomOptions options;
     options.max_id = seed % 4 == 0 ? 300 : 40;
@@ -611,8 +501,8 @@ TEST(SentHistoryTest, RandomRunsMatchTheReferenceModel) {
         if (q == 5) view = std::floor(view);
         std::optional<double> back;
         if (rng.Chance(0.3)) back = rng.Uniform() * history;
-        std::optional<DrawnPicture> got = h.Draw(n, view, back);
-        ASSERT_EQ(got ? Text(*got) : "(nothing)", model.Draw(n, view, back))
+        ASSERT_EQ(testing::PictureText(h.Draw(n, view, back)),
+                  testing::PictureText(model.Draw(n, view, back)))
             << "seed " << seed << " tick " << tick << " " << n << " view "
             << view;
       }

@@ -323,5 +323,84 @@ TEST(StreamTest, DecoderMatchesTheStreamsHeldState) {
   }
 }
 
+// despawned(), spawned() and deferred() say exactly what the last Encode
+// changed in held() and what it held back (random worlds with ids reused,
+// random visibility, in-step ticks, with and without a budget).
+TEST(StreamTest, LastChangesDescribeTheEncode) {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    Rng rng(seed * 31337);
+    Config config;
+    config.max_bytes_per_tick = seed % 2 == 0 ? 90 : 0;
+    Mirror mirror(config);
+    GuestStore store;
+    RandomOptions options;
+    options.max_id = 50;
+    options.reuse = 0.1;
+    options.move = 0.4;
+    SubscriberStream stream;
+    std::string payload;
+    std::map<uint64_t, uint64_t> before;  // id -> incarnation held
+    size_t deferred = 0;
+    for (uint64_t tick = 1; tick <= 150; ++tick) {
+      RandomTick(store, rng, options);
+      ASSERT_TRUE(mirror.Apply(store.TakeChanges(), tick).ok());
+      if (rng.Chance(0.03)) {
+        stream.Reset();
+        EXPECT_TRUE(stream.despawned().empty());
+        EXPECT_TRUE(stream.spawned().empty());
+        EXPECT_TRUE(stream.deferred().empty());
+        before.clear();
+      }
+      std::vector<uint64_t> visible =
+          rng.Chance(0.5) ? Ids(mirror) : RandomVisible(mirror, rng, 0.8);
+      stream.Encode(mirror, visible, Focus{0, 0, 50}, tick, payload);
+      std::vector<uint64_t> despawned;
+      std::vector<uint64_t> spawned;
+      std::map<uint64_t, uint64_t> after;
+      for (const HeldEntity& h : stream.held()) {
+        after[h.id] = h.incarnation;
+        auto it = before.find(h.id);
+        if (it == before.end() || it->second != h.incarnation) {
+          spawned.push_back(h.id);
+        }
+      }
+      for (const auto& [id, incarnation] : before) {
+        auto it = after.find(id);
+        if (it == after.end() || it->second != incarnation) {
+          despawned.push_back(id);
+        }
+      }
+      std::vector<uint64_t> got_spawned;
+      for (const MirrorEntity* e : stream.spawned()) {
+        got_spawned.push_back(e->id);
+      }
+      const std::span<const uint64_t> d = stream.despawned();
+      ASSERT_EQ(std::vector<uint64_t>(d.begin(), d.end()), despawned)
+          << "seed " << seed << " tick " << tick;
+      ASSERT_EQ(got_spawned, spawned) << "seed " << seed << " tick " << tick;
+      ASSERT_EQ(stream.deferred().size(), stream.last().deferred);
+      std::set<uint32_t> held_back(stream.deferred().begin(),
+                                   stream.deferred().end());
+      ASSERT_TRUE(
+          std::is_sorted(stream.deferred().begin(), stream.deferred().end()));
+      for (size_t i = 0; i < stream.held().size(); ++i) {
+        const HeldEntity& h = stream.held()[i];
+        const MirrorEntity* e = mirror.Find(h.id);
+        ASSERT_NE(e, nullptr);
+        const bool same = h.q[0] == e->q[0] && h.q[1] == e->q[1] &&
+                          h.q[2] == e->q[2] &&
+                          h.components_version == e->components_version;
+        EXPECT_EQ(same, !held_back.contains(static_cast<uint32_t>(i)))
+            << "seed " << seed << " tick " << tick << " id " << h.id;
+      }
+      deferred += held_back.size();
+      before = std::move(after);
+    }
+    if (config.max_bytes_per_tick > 0) {
+      EXPECT_GT(deferred, 0u);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera::replication

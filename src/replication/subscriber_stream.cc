@@ -27,6 +27,7 @@ double Priority(const Mirror& mirror, const MirrorEntity& e,
 void SubscriberStream::Reset() {
   started_ = false;
   held_.clear();
+  ClearScratch();
 }
 
 void SubscriberStream::Hold(const MirrorEntity& e, HeldEntity& h) {
@@ -173,8 +174,9 @@ void SubscriberStream::WriteUpdates(const UpdatePlan& plan, uint64_t tick,
       for (int a = 0; a < 3; ++a) h.q[a] = c.entity->q[a];
       h.waiting_since = kNotWaiting;
       if (c.mask & kMaskC) HoldComponents(*c.entity, h);
-    } else if (h.waiting_since == kNotWaiting) {
-      h.waiting_since = tick;
+    } else {
+      deferred_.push_back(c.held_index);
+      if (h.waiting_since == kNotWaiting) h.waiting_since = tick;
     }
   }
 }
@@ -183,6 +185,7 @@ void SubscriberStream::ClearScratch() {
   despawns_.clear();
   spawns_.clear();
   candidates_.clear();
+  deferred_.clear();
   comp_scratch_.clear();
 }
 

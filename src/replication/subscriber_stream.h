@@ -74,12 +74,20 @@ class SubscriberStream {
   // What the client holds after the last Encode, ascending ids.
   std::span<const HeldEntity> held() const { return held_; }
   const EncodeStats& last() const { return last_; }
+  // Of the last Encode (emptied by Reset): the ids it despawned and the
+  // entities it spawned (ascending ids; a reused id is in both; the
+  // mirror's entities, valid until the mirror changes), and the indices in
+  // held() of the entities whose update the byte budget held back
+  // (ascending). Every other held entity is at the mirror's state.
+  std::span<const uint64_t> despawned() const { return despawns_; }
+  std::span<const MirrorEntity* const> spawned() const { return spawns_; }
+  std::span<const uint32_t> deferred() const { return deferred_; }
 
  private:
   // Fills next_ (what the client will hold), despawns_, spawns_ and
   // candidates_ by merging held_ with `visible`: O(visible).
   void MergeVisible(const Mirror& mirror, std::span<const uint64_t> visible);
-  // Empties despawns_, spawns_, candidates_ and comp_scratch_.
+  // Empties despawns_, spawns_, candidates_, deferred_ and comp_scratch_.
   void ClearScratch();
   // The same in O(changes) when the client sees what it holds and had
   // everything at the mirror's previous generation: only the ids the last
@@ -102,6 +110,7 @@ class SubscriberStream {
   std::vector<const MirrorEntity*> spawns_;
   std::vector<UpdateCandidate> candidates_;
   std::vector<uint8_t> selected_;
+  std::vector<uint32_t> deferred_;  // see deferred()
   std::string comp_scratch_;
   std::string bits_;
   UpdatePlanner planner_;
