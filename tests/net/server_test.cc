@@ -104,6 +104,33 @@ TEST_F(ServerTest, InputIsAckedAfterTheFrameThatShowsIt) {
   EXPECT_EQ(FromMsgpack(frame->snapshot)["value"], 14);
 }
 
+// The round-trip pings are writes between the frames (a ping every
+// millisecond against 50 frames a second): every frame arrives whole and in
+// order, the round trip becomes known, and an input stamped with a
+// fractional view tick goes through the real host like any other.
+TEST_F(ServerTest, RoundTripPingsInterleaveWithFrames) {
+  ServerOptions options = Options();
+  options.ws_ping_interval_ms = 1;
+  StartServer(options);
+  CreateShard("a", 1);
+  auto client = Join("a", "alice");
+  ASSERT_NE(client, nullptr);
+  ExpectFrames(*client, 40);
+  Histogram* rtt =
+      metrics_.GetHistogram("tessera_connection_rtt_seconds", "", {});
+  // Reading answers the pings (by the client's WebSocket).
+  EXPECT_TRUE(WaitFor([&] {
+    (void)client->Read(/*timeout_ms=*/5);
+    return rtt->count() >= 1;
+  }));
+  ASSERT_TRUE(client->SendInput(1, AddInput(2), 17.75).ok());
+  auto ack = client->ReadUntil<v1::Ack>(kGiveUpMs);
+  ASSERT_TRUE(ack.ok()) << ack.status().ToString();
+  EXPECT_EQ(ack->seq, 1u);
+  ExpectFrames(*client, 5);
+  ASSERT_TRUE(client->Close().ok());
+}
+
 // With the HELLO flag the FRAME's last_seq is the ACK: no ACK messages,
 // and a tick's REJECTs come before its FRAME.
 TEST_F(ServerTest, FrameAcksCarryAcksInLastSeq) {
