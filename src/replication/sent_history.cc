@@ -28,7 +28,9 @@ SentHistory::SentHistory(uint32_t history_ticks)
 uint32_t SentHistory::history_ticks() const { return history_ticks_; }
 
 void SentHistory::Clear() {
-  for (WorldRecord& w : world_) spare_q_.push_back(std::move(w.q));
+  for (WorldRecord& w : world_) {
+    if (spare_q_.size() < 2) spare_q_.push_back(std::move(w.q));
+  }
   world_.clear();
   subscribers_.clear();
   previous_world_tick_.reset();
@@ -107,37 +109,37 @@ const SentHistory::Entry* SentHistory::Previous(
   return &e;
 }
 
-void SentHistory::AddOverride(const HeldEntity& h, size_t m,
-                              SourceCache& cache) {
+void SentHistory::AddOverride(const HeldEntity& h, size_t m) {
   WorldRecord& w = world_.back();
   if (SameQ(&w.q[3 * m], h.q)) return;
   Override o{static_cast<uint32_t>(m), kExplicit};
-  if (h.waiting_since != kNotWaiting) {
+  if (h.waiting_since != kNotWaiting && h.waiting_since > world_.front().tick) {
     // The client holds what it was sent before waiting_since: the newest
-    // world record before it has that position (checked).
-    if (h.waiting_since != cache.waiting_since) {
-      cache = SourceCache{h.waiting_since, nullptr, 0};
-      auto it = std::lower_bound(
-          world_.begin(), world_.end(), h.waiting_since,
-          [](const WorldRecord& x, uint64_t t) { return x.tick < t; });
-      if (it != world_.begin()) cache.source = &*std::prev(it);
-      // Only within the ring: keeps at most 2 * history_ticks + 1 world
-      // records alive.
-      if (cache.source != nullptr &&
-          w.tick - cache.source->tick > history_ticks_) {
-        cache.source = nullptr;
-      }
+    // world record before it has that position (checked). Ticks usually
+    // follow each other: look there first.
+    const uint64_t want = h.waiting_since - 1;
+    size_t k = static_cast<size_t>(
+        std::min<uint64_t>(want - world_.front().tick, world_.size() - 1));
+    if (world_[k].tick != want) {
+      k = static_cast<size_t>(
+              std::lower_bound(
+                  world_.begin(), world_.end(), h.waiting_since,
+                  [](const WorldRecord& x, uint64_t t) { return x.tick < t; }) -
+              world_.begin()) -
+          1;
     }
-    if (WorldRecord* source = cache.source) {
-      const Membership& sm = *source->members;
-      cache.cursor = LowerBoundFrom(sm.ids, h.id, cache.cursor);
-      const size_t j = cache.cursor;
+    WorldRecord& source = world_[k];
+    // Only within the ring: keeps at most 2 * history_ticks + 1 world
+    // records alive.
+    if (w.tick - source.tick <= history_ticks_) {
+      const Membership& sm = *source.members;
+      const size_t j = LowerBoundFrom(sm.ids, h.id, source_cursors_[k]);
+      source_cursors_[k] = j;
       if (j < sm.ids.size() && sm.ids[j] == h.id &&
-          sm.incarnations[j] == h.incarnation &&
-          SameQ(&source->q[3 * j], h.q)) {
-        o.source = static_cast<uint32_t>(w.tick - source->tick);
-        source->keep_until =
-            std::max(source->keep_until, w.tick + history_ticks_);
+          sm.incarnations[j] == h.incarnation && SameQ(&source.q[3 * j], h.q)) {
+        o.source = static_cast<uint32_t>(w.tick - source.tick);
+        source.keep_until =
+            std::max(source.keep_until, w.tick + history_ticks_);
       }
     }
   }
@@ -152,7 +154,6 @@ void SentHistory::BuildAll(const SubscriberStream& stream, Record& r) {
   const Membership& members = *world_.back().members;
   const size_t n = members.ids.size();
   r.bits.assign((n + 63) / 64, 0);
-  SourceCache cache;
   size_t m = 0;
   for (const HeldEntity& h : stream.held()) {
     m = LowerBoundFrom(members.ids, h.id, m);
@@ -163,7 +164,8 @@ void SentHistory::BuildAll(const SubscriberStream& stream, Record& r) {
       continue;
     }
     r.bits[m >> 6] |= uint64_t{1} << (m & 63);
-    AddOverride(h, m, cache);
+    ++r.count;
+    AddOverride(h, m);
   }
 }
 
@@ -175,8 +177,9 @@ bool SentHistory::BuildFrom(const Record& previous,
   size_t m = 0;
   for (uint64_t id : stream.despawned()) {
     m = LowerBoundFrom(ids, id, m);
-    if (m < ids.size() && ids[m] == id)
+    if (m < ids.size() && ids[m] == id) {
       r.bits[m >> 6] &= ~(uint64_t{1} << (m & 63));
+    }
   }
   m = 0;
   for (const MirrorEntity* e : stream.spawned()) {
@@ -187,13 +190,13 @@ bool SentHistory::BuildFrom(const Record& previous,
     }
     r.bits[m >> 6] |= uint64_t{1} << (m & 63);
   }
-  size_t count = 0;
-  for (uint64_t word : r.bits)
-    count += static_cast<size_t>(std::popcount(word));
+  r.count = 0;
+  for (uint64_t word : r.bits) {
+    r.count += static_cast<size_t>(std::popcount(word));
+  }
   std::span<const HeldEntity> held = stream.held();
-  if (count != held.size()) return false;
+  if (r.count != held.size()) return false;
   // Only the deferred entities can be elsewhere than in the world record.
-  SourceCache cache;
   m = 0;
   for (uint32_t i : stream.deferred()) {
     if (i >= held.size()) return false;
@@ -203,7 +206,7 @@ bool SentHistory::BuildFrom(const Record& previous,
         members.incarnations[m] != h.incarnation || !Holds(r.bits, m)) {
       return false;
     }
-    AddOverride(h, m, cache);
+    AddOverride(h, m);
   }
   return true;
 }
@@ -219,16 +222,19 @@ std::shared_ptr<const SentHistory::Record> SentHistory::Build(
   // deferred): last tick's record, if it had no deferred positions either,
   // says the same over this tick's world record.
   if (continues && previous->record->overrides.empty() && last.spawns == 0 &&
-      last.despawns == 0 && last.deferred == 0) {
+      last.despawns == 0 && last.deferred == 0 &&
+      previous->record->count == stream.held().size()) {
     return previous->record;
   }
   auto r = std::make_shared<Record>();
   r->members_serial = serial;
   overrides_.clear();
   explicit_q_.clear();
+  source_cursors_.assign(world_.size(), 0);
   if (!continues || !BuildFrom(*previous->record, stream, *r)) {
     overrides_.clear();
     explicit_q_.clear();
+    source_cursors_.assign(world_.size(), 0);
     BuildAll(stream, *r);
   }
   r->overrides.assign(overrides_.begin(), overrides_.end());
@@ -415,7 +421,8 @@ size_t SentHistory::memory_bytes() const {
     }
   }
   bytes += overrides_.capacity() * sizeof(Override) +
-           explicit_q_.capacity() * sizeof(int64_t);
+           explicit_q_.capacity() * sizeof(int64_t) +
+           source_cursors_.capacity() * sizeof(size_t);
   return bytes;
 }
 

@@ -22,7 +22,9 @@
 // In detail: consecutive world records share the mirror's ids and
 // incarnations while they do not change. A subscriber's record is reused
 // as-is for the next tick when its stream spawned, despawned and deferred
-// nothing (it holds the same entities, at the mirror's positions). A
+// nothing (it holds the same entities, at the mirror's positions), and is
+// otherwise built from the previous one and the Encode's spawns, despawns
+// and deferrals (SubscriberStream::spawned() ...), in O(changes). A
 // deferred position refers to the older world record that has it (the
 // newest before the held entity's waiting_since, checked) when that one is
 // at most history_ticks back, and is copied otherwise; so at most
@@ -81,7 +83,8 @@ class SentHistory {
 
   // Records what `subscriber` holds after `stream` encoded its payload for
   // `tick` (the one RecordWorld was last called with; another tick is
-  // ignored: the stream cannot have encoded that mirror).
+  // ignored: the stream cannot have encoded that mirror), before the
+  // stream encodes again and before the mirror changes.
   void RecordSent(std::string_view subscriber, const SubscriberStream& stream,
                   uint64_t tick);
   // The same for every member of a shared group (one stream, one record).
@@ -136,6 +139,7 @@ class SentHistory {
   // ticks) that hold the same.
   struct Record {
     uint64_t members_serial = 0;
+    size_t count = 0;                 // of bits set
     std::vector<uint64_t> bits;       // bit i: holds the world's entity i
     std::vector<Override> overrides;  // ascending index
     std::vector<int64_t> explicit_q;
@@ -171,15 +175,9 @@ class SentHistory {
                  Record& r);
   // From every held entity (O(held)).
   void BuildAll(const SubscriberStream& stream, Record& r);
-  // Where the source of deferred positions was last looked for.
-  struct SourceCache {
-    uint64_t waiting_since = kNotWaiting;
-    WorldRecord* source = nullptr;
-    size_t cursor = 0;
-  };
   // Adds to overrides_ / explicit_q_ the held position of `h`, the world
   // record's entity `m`, when it differs from the world's.
-  void AddOverride(const HeldEntity& h, size_t m, SourceCache& cache);
+  void AddOverride(const HeldEntity& h, size_t m);
   void Push(std::string_view subscriber, const SubscriberStream& stream,
             uint64_t tick, const std::shared_ptr<const Record>& record);
   // The subscriber's last entry when `stream` recorded it at the previous
@@ -195,6 +193,7 @@ class SentHistory {
   // Scratch, reused between calls.
   std::vector<Override> overrides_;
   std::vector<int64_t> explicit_q_;
+  std::vector<size_t> source_cursors_;  // per world_ record, for AddOverride
   std::vector<std::vector<int64_t>> spare_q_;
 };
 
