@@ -88,11 +88,11 @@ spec: build
 
 # Builds tessera and the TypeScript SDK, and serves the example arena on
 # http://127.0.0.1:4321 (WebSocket, admin API, metrics, its demo page at /)
-# with the zone example beside it (its page at /zone/) and the SDK bundle at
-# /sdk/; state in examples/arena/.tessera/ (SQLite). Stop with Ctrl-C:
-# shards are saved.
+# with the zone and range examples beside it (pages at /zone/ and /range/)
+# and the SDK bundle at /sdk/; state in examples/arena/.tessera/ (SQLite).
+# Stop with Ctrl-C: shards are saved.
 dev: build ts-build
-	$(TESSERA) dev examples/arena examples/zone --mount /sdk=$(TS_DIR)/dist
+	$(TESSERA) dev examples/arena examples/zone examples/range --mount /sdk=$(TS_DIR)/dist
 
 # Runs the arena for 3 s of game time from the command line, printing each
 # tick's snapshot (no server).

@@ -1,6 +1,7 @@
 #include "bench/net/bot.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 #include "net/client/url.h"
@@ -106,9 +107,12 @@ void Bot::StartInputs(Clock::time_point until) {
   const auto interval = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(1.0 / config_.inputs_per_sec));
   std::uniform_int_distribution<int64_t> offset(0, interval.count());
-  client_->SendInputsAtRate(
-      config_.inputs_per_sec, until, Clock::duration(offset(rng_)),
-      [self = shared_from_this()] { return self->NextMove(); });
+  client_->SendInputsAtRate(config_.inputs_per_sec, until,
+                            Clock::duration(offset(rng_)),
+                            [self = shared_from_this()] {
+                              return std::optional<client::V1Client::Outgoing>(
+                                  {self->NextMove(), std::nullopt});
+                            });
 }
 
 std::string Bot::NextMove() {

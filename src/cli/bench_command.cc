@@ -38,6 +38,8 @@ struct ShardArgs {
   std::string shard;     // --shard: mint tickets for this running shard
   std::string shard_id;  // --shard-id: what join requests ask for
   std::string params;
+  std::string join_args;
+  int64_t aim = -1;  // --aim ENTITY; -1: none
   std::string app_dir;
   std::string report_path;
   bool quiet = false;
@@ -62,7 +64,18 @@ constexpr char kShardHelp[] =
     "\"$sid\" (its subscriber id); a string that is only $rand, $int or "
     "$bot becomes a number. Example:\n"
     "  tessera bench shard --join /api/dev/join --kind arena --bots 200 "
-    "--input '{\"move_to\":{\"x\":\"$rand:10:700\",\"y\":\"$rand:10:400\"}}'";
+    "--input '{\"move_to\":{\"x\":\"$rand:10:700\",\"y\":\"$rand:10:400\"}}'"
+    "\n\nAiming (--aim ENTITY): each bot decodes the replicated entities of "
+    "every FRAME and draws them like @tessera/client (interpolated "
+    "--interp-delay ms behind the shard's tick, estimated from the frames' "
+    "arrivals at --tick-rate); \"$aim:x\", \"$aim:y\" and \"$aim:z\" "
+    "become where it draws ENTITY (no input while it is not drawn) and "
+    "every input carries the tick drawn as its view tick. The summary "
+    "counts the aimed shots acked and refused, with the REJECT texts. "
+    "Example (examples/range):\n"
+    "  tessera bench shard --join /api/dev/join --kind range --params "
+    "'{\"history\":10}' --bots 20 --rate 5 --net-delay 100 --aim 1 "
+    "--input '{\"shoot\":{\"aim\":[\"$aim:x\",\"$aim:y\"]}}'";
 
 int RunShard(ShardArgs& a) {
   loadtest::LoadTestOptions& o = a.options;
@@ -100,6 +113,14 @@ int RunShard(ShardArgs& a) {
       return 2;
     }
   }
+  if (!a.join_args.empty()) {
+    o.join_args = json::parse(a.join_args, nullptr, /*allow_exceptions=*/false);
+    if (!o.join_args.is_object()) {
+      std::cerr << "error: --join-args is not a JSON object\n";
+      return 2;
+    }
+  }
+  if (a.aim >= 0) o.aim = static_cast<uint64_t>(a.aim);
   const bool tty = isatty(STDERR_FILENO) != 0;
   loadtest::ProgressFn progress;
   if (!a.quiet) {
@@ -220,6 +241,18 @@ void RegisterShard(CLI::App& bench, int* exit_code) {
   cmd->add_option("--kind", o.kind, "The kind the join requests ask for");
   cmd->add_option("--params", a->params,
                   "The params (JSON) the join requests carry");
+  cmd->add_option("--join-args", a->join_args,
+                  "A JSON object merged into each join request body");
+  cmd->add_option("--aim", a->aim,
+                  "Draw the entities like a client; $aim:x/y/z in the "
+                  "templates follow entity ENTITY")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--interp-delay", o.interp_delay_ms,
+                  "With --aim: draw this many ms behind the shard's tick")
+      ->capture_default_str();
+  cmd->add_option("--tick-rate", o.tick_rate,
+                  "With --aim: the shard's ticks per second")
+      ->capture_default_str();
   cmd->add_option("--app", a->app_dir,
                   "With --shard: read the ticket secret of `tessera dev "
                   "APP` when TESSERA_SHARD_TICKET_SECRET is unset");

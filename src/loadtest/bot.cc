@@ -14,7 +14,29 @@ Bot::Bot(asio::io_context& ioc, const BotPlan& plan, int64_t number,
       number_(number),
       stats_(stats),
       timer_(ioc),
-      rng_(0x5eed0000 + static_cast<uint64_t>(number)) {}
+      rng_(0x5eed0000 + static_cast<uint64_t>(number)) {
+  if (plan_.aim) {
+    picture_.emplace();
+    clock_.emplace(1000.0 / plan_.tick_rate);
+  }
+}
+
+namespace {
+double NowMs() {
+  return std::chrono::duration<double, std::milli>(
+             Bot::Clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+void Bot::OnFrame(const net::v1::Frame& frame) {
+  if (ended_) return;
+  // As the TS client: the payload into the picture, then the clock.
+  if (frame.entities) {
+    if (!picture_->Push(frame.tick, *frame.entities).ok()) stats_->Error();
+  }
+  clock_->Observe(frame.tick, NowMs());
+}
 
 void Bot::Start(Clock::time_point inputs_until) {
   inputs_until_ = inputs_until;
@@ -59,9 +81,13 @@ void Bot::ConnectShard(const std::string& shard_id, const std::string& ticket) {
   events.received = [self](bool frame, size_t bytes) {
     if (!self->ended_) self->stats_->Received(frame, bytes);
   };
-  events.answered = [self](uint64_t, Clock::duration rtt,
+  events.answered = [self](uint64_t seq, Clock::duration rtt,
                            const net::v1::Reject* reject) {
     if (self->ended_) return;
+    if (self->aimed_seqs_.erase(seq) > 0) {
+      self->stats_->AimedAnswered(reject != nullptr,
+                                  reject != nullptr ? reject->error : "");
+    }
     self->stats_->Answered(
         static_cast<uint64_t>(
             std::chrono::duration_cast<std::chrono::microseconds>(rtt).count()),
@@ -69,10 +95,18 @@ void Bot::ConnectShard(const std::string& shard_id, const std::string& ticket) {
   };
   events.input_sent = [self](uint64_t seq) {
     self->stats_->InputSent();
+    if (self->next_aimed_) {
+      self->next_aimed_ = false;
+      self->aimed_seqs_.insert(seq);
+      self->stats_->AimedSent();
+    }
     if (static_cast<int64_t>(seq) == self->plan_.inputs_per_bot) {
       self->DoneSending();
     }
   };
+  if (plan_.aim) {
+    events.frame = [self](const net::v1::Frame& f) { self->OnFrame(f); };
+  }
   events.error = [self](const std::string&) {
     if (!self->ended_) self->stats_->Error();
   };
@@ -151,15 +185,41 @@ void Bot::OnWelcome(const net::v1::Welcome& welcome) {
   std::uniform_int_distribution<int64_t> offset(0, interval.count());
   client_->SendInputsAtRate(
       plan_.rate, inputs_until_, Clock::duration(offset(rng_)),
-      [self = shared_from_this()] { return self->NextPayload(); },
+      [self = shared_from_this()] { return self->NextInput(); },
       static_cast<uint64_t>(std::max<int64_t>(0, plan_.inputs_per_bot)));
 }
 
-std::string Bot::NextPayload() {
-  const InputTemplate& tpl =
-      plan_.inputs[next_template_++ % plan_.inputs.size()];
-  const nlohmann::json value =
-      tpl.Render(rng_, TemplateContext{number_, subscriber_id_});
+std::optional<net::client::V1Client::Outgoing> Bot::NextInput() {
+  const InputTemplate& tpl = plan_.inputs[next_template_ % plan_.inputs.size()];
+  TemplateContext context{number_, subscriber_id_};
+  std::optional<double> view_tick;
+  if (plan_.aim) {
+    // Draw now, as a client's animation frame would, and stamp the input
+    // with the tick drawn (the render tick clamped to the ticks held).
+    const std::optional<double> shard_tick = clock_->TickAt(NowMs());
+    if (shard_tick) {
+      view_tick = picture_->Render(*shard_tick -
+                                   plan_.interp_delay_ms / clock_->tick_ms());
+    }
+    if (tpl.aims()) {
+      const std::optional<DrawnPosition> target =
+          view_tick ? picture_->Find(*plan_.aim) : std::nullopt;
+      if (!target) {
+        stats_->AimNotDrawn();
+        return std::nullopt;  // the same template next time
+      }
+      context.aim[0] = target->x;
+      context.aim[1] = target->y;
+      context.aim[2] = target->z;
+      next_aimed_ = true;
+    }
+  }
+  ++next_template_;
+  return net::client::V1Client::Outgoing{Encode(tpl.Render(rng_, context)),
+                                         view_tick};
+}
+
+std::string Bot::Encode(const nlohmann::json& value) const {
   if (json_codec_) return value.dump();
   const std::vector<uint8_t> bytes = nlohmann::json::to_msgpack(value);
   return std::string(bytes.begin(), bytes.end());

@@ -5,6 +5,13 @@
 // made from the templates at a fixed rate until a deadline, and counts
 // every message it receives.
 //
+// With --aim (BotPlan::aim) the bot also draws the replicated entities like
+// a client (picture.h): each FRAME's entities go into its Picture and its
+// TickClock; each input is made at the render tick (the estimated shard
+// tick minus the interpolation delay) and stamped with the tick drawn;
+// $aim tokens become where the entity is drawn, and an aimed input is not
+// sent while it is not drawn.
+//
 // Threading: every method must be called on the bot's io_context thread
 // (post to it). Ownership: a Bot keeps itself alive (shared_from_this)
 // while operations are pending; the BotPlan and StatsShard must outlive it.
@@ -17,12 +24,15 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "loadtest/input_template.h"
 #include "loadtest/join.h"
+#include "loadtest/picture.h"
 #include "loadtest/run_stats.h"
 #include "net/client/url.h"
 #include "net/client/v1_client.h"
@@ -49,6 +59,11 @@ struct BotPlan {
   int64_t inputs_per_bot = 0;  // 0: until the deadline
   std::vector<InputTemplate> inputs;
   std::chrono::milliseconds connect_timeout{10000};  // join to WELCOME
+  // --aim: the entity the $aim tokens follow; nullopt: the bots do not
+  // decode frames.
+  std::optional<uint64_t> aim;
+  double interp_delay_ms = 100;  // how far behind the shard's tick it draws
+  double tick_rate = 20;         // the shard's ticks per second
 };
 
 class Bot : public std::enable_shared_from_this<Bot> {
@@ -75,7 +90,9 @@ class Bot : public std::enable_shared_from_this<Bot> {
   void OnClosed(int code, const std::string& reason);
   // Reports once that this bot sends no more inputs.
   void DoneSending();
-  std::string NextPayload();
+  std::optional<net::client::V1Client::Outgoing> NextInput();
+  std::string Encode(const nlohmann::json& value) const;
+  void OnFrame(const net::v1::Frame& frame);
   double ConnectedSecs() const;
 
   boost::asio::io_context& ioc_;
@@ -93,6 +110,11 @@ class Bot : public std::enable_shared_from_this<Bot> {
   Clock::time_point joined_at_;
   Clock::time_point inputs_until_;
   size_t next_template_ = 0;
+  // --aim.
+  std::optional<Picture> picture_;
+  std::optional<TickClock> clock_;
+  bool next_aimed_ = false;  // the input being sent is aimed
+  std::unordered_set<uint64_t> aimed_seqs_;
 };
 
 }  // namespace tessera::loadtest

@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -67,6 +68,18 @@ Status CheckOptions(const LoadTestOptions& o) {
     return InvalidArgument(
         "--rate is above 0 but no --input template was given (add "
         "--input JSON, or --rate 0 to only connect)");
+  }
+  if (!(o.tick_rate > 0) || o.tick_rate > 1000) {
+    return InvalidArgument("--tick-rate must be above 0 and at most 1000");
+  }
+  if (!(o.interp_delay_ms >= 0) || o.interp_delay_ms > 10000) {
+    return InvalidArgument("--interp-delay must be 0..10000 ms");
+  }
+  if (!o.join_args.is_null() && !o.join_args.is_object()) {
+    return InvalidArgument("--join-args must be a JSON object");
+  }
+  if (o.join_args.is_object() && o.join.empty()) {
+    return InvalidArgument("--join-args needs --join (join requests)");
   }
   if (o.join.empty() && o.ticket_secret.empty()) {
     return InvalidArgument(
@@ -136,6 +149,7 @@ Result<Setup> Prepare(const LoadTestOptions& o) {
   plan.join.shards = o.shards;
   plan.join.kind = o.kind;
   plan.join.params = o.params;
+  plan.join.extra = o.join_args;
   plan.ticket_secret = o.ticket_secret;
   plan.ticket_ttl_secs = static_cast<int64_t>(o.duration_secs + o.drain_secs +
                                               o.connect_timeout_secs) +
@@ -164,6 +178,16 @@ Result<Setup> Prepare(const LoadTestOptions& o) {
   plan.join_tls = join_tls ? setup.tls.get() : nullptr;
   plan.rate = o.rate;
   plan.inputs_per_bot = o.inputs_per_bot;
+  plan.aim = o.aim;
+  plan.interp_delay_ms = o.interp_delay_ms;
+  plan.tick_rate = o.tick_rate;
+  const bool aims =
+      std::any_of(plan.inputs.begin(), plan.inputs.end(),
+                  [](const InputTemplate& t) { return t.aims(); });
+  if (aims && !o.aim) {
+    return InvalidArgument(
+        "an --input template uses $aim:x/y/z but no --aim ENTITY was given");
+  }
   plan.connect_timeout = std::chrono::milliseconds(
       static_cast<int64_t>(o.connect_timeout_secs * 1000));
   return setup;
@@ -314,6 +338,11 @@ Result<Report> RunLoadTest(const LoadTestOptions& o,
   s.net_delay_ms = o.net_delay_ms;
   s.net_jitter_ms = o.net_jitter_ms;
   s.inputs = o.inputs;
+  if (o.aim) {
+    s.aim = std::to_string(*o.aim);
+    s.interp_delay_ms = o.interp_delay_ms;
+    s.tick_rate = o.tick_rate;
+  }
   return report;
 }
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,8 @@ struct LoadTestOptions {
   int64_t shards = 1;
   std::string kind;       // posted in join requests when set
   nlohmann::json params;  // posted in join requests when not null
+  // An object whose members are merged into each join request body.
+  nlohmann::json join_args;
   int64_t bots = 10;
   int64_t bot_offset = 0;  // bot numbers start here
   double duration_secs = 10;
@@ -49,6 +52,11 @@ struct LoadTestOptions {
   double connect_timeout_secs = 10;
   bool insecure = false;  // TLS without certificate checks
   std::string ca_file;    // PEM certificates to trust besides the system's
+  // --aim: the bots draw entities like a client and $aim tokens follow
+  // this entity (bot.h).
+  std::optional<uint64_t> aim;
+  double interp_delay_ms = 100;
+  double tick_rate = 20;
 };
 
 // Called once a second with that second's figures and the totals so far.

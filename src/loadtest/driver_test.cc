@@ -224,6 +224,22 @@ TEST(DriverTest, BadOptionsAreRefused) {
   o.url = "ftp://x";
   EXPECT_NE(RunLoadTest(o, nullptr).status().message().find("--url"),
             std::string::npos);
+  o.url = "http://127.0.0.1:1";
+  o.inputs = {R"({"shoot":{"aim":["$aim:x","$aim:y"]}})"};
+  EXPECT_NE(RunLoadTest(o, nullptr).status().message().find("no --aim"),
+            std::string::npos);
+  o.aim = 1;
+  o.tick_rate = 0;
+  EXPECT_NE(RunLoadTest(o, nullptr).status().message().find("--tick-rate"),
+            std::string::npos);
+  o.tick_rate = 20;
+  o.interp_delay_ms = -1;
+  EXPECT_NE(RunLoadTest(o, nullptr).status().message().find("--interp-delay"),
+            std::string::npos);
+  o.interp_delay_ms = 100;
+  o.join_args = nlohmann::json::array();
+  EXPECT_NE(RunLoadTest(o, nullptr).status().message().find("--join-args"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -11,7 +11,8 @@ using json = nlohmann::json;
 using Piece = InputTemplate::Piece;
 
 constexpr char kKnownTokens[] =
-    "known tokens: $rand:A:B, $int:A:B, $bot, $sid; $$ is a literal $";
+    "known tokens: $rand:A:B, $int:A:B, $bot, $sid, $aim:x, $aim:y, $aim:z; "
+    "$$ is a literal $";
 
 // A decimal number at the start of `text` ("-12", "3.5"); its length in
 // *used. No exponent, so that "$int:1:5e" reads as 5 then "e".
@@ -118,6 +119,16 @@ Result<std::vector<Piece>> InputTemplate::Tokenize(std::string_view text) {
       piece.kind = Piece::kBot;
     } else if (name == "sid") {
       piece.kind = Piece::kSid;
+    } else if (name == "aim") {
+      const std::string_view axis = rest.substr(name_len);
+      if (axis.size() < 2 || axis[0] != ':' ||
+          (axis[1] != 'x' && axis[1] != 'y' && axis[1] != 'z')) {
+        return InvalidArgument("\"" + std::string(text) +
+                               "\": expected $aim:x, $aim:y or $aim:z");
+      }
+      piece.kind = Piece::kAim;
+      piece.axis = axis[1] - 'x';
+      used += 2;
     } else if (name == "rand" || name == "int") {
       const bool is_rand = name == "rand";
       const std::string token = "$" + std::string(name);
@@ -153,6 +164,7 @@ Result<InputTemplate> InputTemplate::Parse(std::string_view json_text) {
                            std::string(json_text));
   }
   // Check every string value.
+  bool aims = false;
   std::vector<const json*> stack = {&source};
   while (!stack.empty()) {
     const json* value = stack.back();
@@ -164,11 +176,14 @@ Result<InputTemplate> InputTemplate::Parse(std::string_view json_text) {
         return InvalidArgument("input template " + std::string(json_text) +
                                ": " + pieces.status().message());
       }
+      for (const Piece& p : *pieces) aims |= p.kind == Piece::kAim;
     } else if (value->is_structured()) {
       for (const json& child : *value) stack.push_back(&child);
     }
   }
-  return InputTemplate(std::move(source));
+  InputTemplate tpl(std::move(source));
+  tpl.aims_ = aims;
+  return tpl;
 }
 
 json InputTemplate::Render(std::mt19937_64& rng,
@@ -209,6 +224,7 @@ json InputTemplate::RenderValue(const json& value, std::mt19937_64& rng,
     if (p.kind == Piece::kRand) return draw_rand(p);
     if (p.kind == Piece::kInt) return draw_int(p);
     if (p.kind == Piece::kBot) return context.bot;
+    if (p.kind == Piece::kAim) return context.aim[p.axis];
   }
   std::string out;
   for (const Piece& p : *pieces) {
@@ -227,6 +243,9 @@ json InputTemplate::RenderValue(const json& value, std::mt19937_64& rng,
         break;
       case Piece::kSid:
         out += context.subscriber_id;
+        break;
+      case Piece::kAim:
+        out += NumberText(context.aim[p.axis]);
         break;
     }
   }

@@ -5,9 +5,11 @@
 //   "$int:A:B"   a uniform integer in [A, B], both ends included
 //   "$bot"       the bot's number
 //   "$sid"       the bot's subscriber id
+//   "$aim:x"     where the bot draws the --aim entity (also :y, :z); an
+//                input with these is only sent while the entity is drawn
 //   "$$"         a literal "$"
 //
-// A string that is exactly one $rand, $int or $bot token becomes a JSON
+// A string that is exactly one $rand, $int, $bot or $aim token becomes a JSON
 // number; anywhere else a token is replaced by its text ("bot-$bot" ->
 // "bot-7"). Only string values are rewritten, not object keys.
 #ifndef TESSERA_LOADTEST_INPUT_TEMPLATE_H_
@@ -28,6 +30,7 @@ namespace tessera::loadtest {
 struct TemplateContext {
   int64_t bot = 0;
   std::string_view subscriber_id;
+  double aim[3] = {0, 0, 0};  // $aim:x, :y, :z
 };
 
 class InputTemplate {
@@ -42,10 +45,13 @@ class InputTemplate {
                         const TemplateContext& context) const;
 
   const nlohmann::json& source() const { return source_; }
+  // The template holds an $aim token.
+  bool aims() const { return aims_; }
 
   // One piece of a string: literal text or a token.
   struct Piece {
-    enum Kind { kText, kRand, kInt, kBot, kSid } kind = kText;
+    enum Kind { kText, kRand, kInt, kBot, kSid, kAim } kind = kText;
+    int axis = 0;      // kAim: 0 x, 1 y, 2 z
     std::string text;  // kText
     double rand_low = 0, rand_high = 0;
     int64_t int_low = 0, int_high = 0;
@@ -59,6 +65,7 @@ class InputTemplate {
                              const TemplateContext& context) const;
 
   nlohmann::json source_;
+  bool aims_ = false;
 };
 
 }  // namespace tessera::loadtest

@@ -24,6 +24,26 @@ std::string ErrorOf(const std::string& text) {
   return tpl.ok() ? "" : tpl.status().message();
 }
 
+TEST(InputTemplateTest, AimTokensBecomeTheDrawnPosition) {
+  Result<InputTemplate> tpl = InputTemplate::Parse(
+      R"({"shoot":{"aim":["$aim:x","$aim:y"]},"at":"z=$aim:z"})");
+  ASSERT_TRUE(tpl.ok()) << tpl.status().ToString();
+  EXPECT_TRUE(tpl->aims());
+  std::mt19937_64 rng(1);
+  TemplateContext context{3, "bot-3"};
+  context.aim[0] = 412.25;
+  context.aim[1] = -0.125;
+  context.aim[2] = 2.5;
+  const json v = tpl->Render(rng, context);
+  EXPECT_EQ(v["shoot"]["aim"], json::parse("[412.25,-0.125]"));
+  EXPECT_EQ(v["at"], "z=2.5");
+  EXPECT_FALSE(InputTemplate::Parse(R"({"x":"$rand:0:1"})")->aims());
+  EXPECT_NE(ErrorOf(R"({"x":"$aim:w"})").find("expected $aim:x"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"x":"$aim"})").find("expected $aim:x"),
+            std::string::npos);
+}
+
 TEST(InputTemplateTest, WholeStringTokensBecomeNumbers) {
   const json v = RenderOnce(
       R"({"move_to":{"x":"$rand:10:700","y":"$int:3:4"},"who":"$bot",)"

@@ -20,6 +20,11 @@ std::string JoinRequestBody(const JoinSpec& spec, int64_t bot) {
   if (!spec.kind.empty()) body["kind"] = spec.kind;
   if (!spec.params.is_null()) body["params"] = spec.params;
   body["subscriber"] = BotSubscriberId(bot);
+  if (spec.extra.is_object()) {
+    for (auto it = spec.extra.begin(); it != spec.extra.end(); ++it) {
+      body[it.key()] = it.value();
+    }
+  }
   return body.dump();
 }
 

@@ -19,6 +19,7 @@ struct JoinSpec {
   int64_t shards = 1;     // bot n goes to "<shard>-<n % shards>" when > 1
   std::string kind;       // posted when not empty
   nlohmann::json params;  // posted when not null
+  nlohmann::json extra;   // an object: its members are merged into the body
 };
 
 // "bot-<n>".
@@ -26,7 +27,8 @@ std::string BotSubscriberId(int64_t bot);
 // The shard of bot `bot`.
 std::string BotShardId(const JoinSpec& spec, int64_t bot);
 
-// {"shard": ..., "kind"?: ..., "params"?: ..., "subscriber": "bot-<n>"}.
+// {"shard": ..., "kind"?: ..., "params"?: ..., "subscriber": "bot-<n>"},
+// then the members of `extra` (--join-args), which replace those keys.
 std::string JoinRequestBody(const JoinSpec& spec, int64_t bot);
 
 struct JoinReply {

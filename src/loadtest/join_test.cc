@@ -21,6 +21,12 @@ TEST(JoinTest, RequestBodies) {
   EXPECT_EQ(body, nlohmann::json::parse(
                       R"({"shard":"arena-1-2","kind":"arena",)"
                       R"("params":{"width":800},"subscriber":"bot-6"})"));
+  // --join-args: merged in, replacing what they name.
+  spec.extra = {{"history", 10}, {"params", {{"history", 0}}}};
+  EXPECT_EQ(nlohmann::json::parse(JoinRequestBody(spec, 6)),
+            nlohmann::json::parse(
+                R"({"shard":"arena-1-2","kind":"arena","history":10,)"
+                R"("params":{"history":0},"subscriber":"bot-6"})"));
 }
 
 TEST(JoinTest, Replies) {

@@ -18,6 +18,19 @@ namespace tessera::loadtest {
 
 using CountMap = std::map<std::string, uint64_t>;
 
+// Inputs made from templates with $aim tokens (`--aim`): shots at where
+// the bot draws the entity. A REJECT is a refused shot (a shard that
+// counts a miss rejects it, e.g. examples/range's "miss").
+struct AimCounts {
+  uint64_t sent = 0;
+  uint64_t acked = 0;
+  uint64_t refused = 0;
+  CountMap refusals;       // REJECT text -> shots
+  uint64_t not_drawn = 0;  // sending times skipped: the entity was not drawn
+
+  void Add(const AimCounts& other);
+};
+
 // What the bots saw: every field adds up over bots, threads and machines.
 struct Counts {
   uint64_t bots_connected = 0;  // bots that got a WELCOME
@@ -36,6 +49,7 @@ struct Counts {
   uint64_t bytes = 0;             // WebSocket payload bytes received
   double bot_seconds = 0;         // time connected, summed over bots
   uint64_t errors = 0;            // undecodable messages, stray answers
+  AimCounts aimed;
 
   void Add(const Counts& other);
 };
@@ -69,6 +83,9 @@ struct RunSettings {
   double net_delay_ms = 0;
   double net_jitter_ms = 0;
   std::vector<std::string> inputs;  // the templates
+  std::string aim;                  // --aim entity id; empty: none
+  double interp_delay_ms = 0;       // with --aim
+  double tick_rate = 0;             // with --aim
 };
 
 struct ServerUsage {

@@ -154,7 +154,10 @@ json ReportToJson(const Report& r) {
         {"threads", s.threads},
         {"net_delay_ms", s.net_delay_ms},
         {"net_jitter_ms", s.net_jitter_ms},
-        {"inputs", s.inputs}}},
+        {"inputs", s.inputs},
+        {"aim", s.aim.empty() ? json(nullptr) : json(s.aim)},
+        {"interp_delay_ms", s.interp_delay_ms},
+        {"tick_rate", s.tick_rate}}},
       {"machines", r.machines},
       {"elapsed_secs", Round3(r.elapsed_secs)},
       {"bots",
@@ -170,6 +173,12 @@ json ReportToJson(const Report& r) {
         {"in_flight_at_end", c.in_flight_at_end},
         {"lost", c.inputs_lost},
         {"refusals", CountsObject(c.refusals)}}},
+      {"aimed",
+       {{"sent", c.aimed.sent},
+        {"acked", c.aimed.acked},
+        {"refused", c.aimed.refused},
+        {"not_drawn", c.aimed.not_drawn},
+        {"refusals", CountsObject(c.aimed.refusals)}}},
       {"rtt_ms", RttSummary(c.rtt_us)},
       {"rtt_histogram_us", c.rtt_us.ToJson()},
       {"received",
@@ -215,6 +224,13 @@ Result<Report> ReportFromJson(const json& value) {
   settings.Number("threads", &s.threads);
   settings.Number("net_delay_ms", &s.net_delay_ms);
   settings.Number("net_jitter_ms", &s.net_jitter_ms);
+  if (const json* aim = settings.Optional("aim")) {
+    if (aim->is_string()) s.aim = aim->get<std::string>();
+  }
+  if (settings.Optional("interp_delay_ms") != nullptr) {
+    settings.Number("interp_delay_ms", &s.interp_delay_ms);
+    settings.Number("tick_rate", &s.tick_rate);
+  }
   if (const json* inputs = settings.Optional("inputs")) {
     for (const json& input : *inputs) {
       if (input.is_string()) s.inputs.push_back(input.get<std::string>());
@@ -234,6 +250,14 @@ Result<Report> ReportFromJson(const json& value) {
   inputs.Number("in_flight_at_end", &c.in_flight_at_end);
   inputs.Number("lost", &c.inputs_lost);
   inputs.Counts("refusals", &c.refusals);
+  if (const json* aimed = top.Optional("aimed")) {  // newer reports
+    Reader aim(*aimed, "aimed", &status);
+    aim.Number("sent", &c.aimed.sent);
+    aim.Number("acked", &c.aimed.acked);
+    aim.Number("refused", &c.aimed.refused);
+    aim.Number("not_drawn", &c.aimed.not_drawn);
+    aim.Counts("refusals", &c.aimed.refusals);
+  }
   top.Hist("rtt_histogram_us", &c.rtt_us);
   Reader received(top.Object("received"), "received", &status);
   received.Number("frames", &c.frames);

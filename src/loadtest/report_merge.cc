@@ -12,7 +12,16 @@ void AddCounts(CountMap& into, const CountMap& from) {
 
 }  // namespace
 
+void AimCounts::Add(const AimCounts& o) {
+  sent += o.sent;
+  acked += o.acked;
+  refused += o.refused;
+  AddCounts(refusals, o.refusals);
+  not_drawn += o.not_drawn;
+}
+
 void Counts::Add(const Counts& o) {
+  aimed.Add(o.aimed);
   bots_connected += o.bots_connected;
   connect_failures += o.connect_failures;
   AddCounts(connect_failure_reasons, o.connect_failure_reasons);

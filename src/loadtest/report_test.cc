@@ -48,6 +48,11 @@ Report MakeReport(int64_t bots, double median_us, uint64_t seed,
   c.inputs_refused = 3;
   c.refusals["outside the arena"] = 3;
   c.in_flight_at_end = 2;
+  c.aimed.sent = 40;
+  c.aimed.acked = 37;
+  c.aimed.refused = 2;
+  c.aimed.refusals["miss"] = 2;
+  c.aimed.not_drawn = 5;
   c.frames = 60;
   c.bytes = 3000;
   c.bot_seconds = 3.0 * static_cast<double>(bots);
@@ -74,6 +79,28 @@ TEST(ReportTest, JsonRoundTripKeepsEveryFigure) {
   EXPECT_EQ(j["series"].size(), 3u);
   EXPECT_GT(j["rtt_ms"]["p99"].get<double>(), j["rtt_ms"]["p50"].get<double>());
   EXPECT_EQ(j["server"]["peak_rss_kib"], 40000);
+  EXPECT_EQ(j["aimed"]["refusals"]["miss"], 2);
+  EXPECT_EQ(j["aimed"]["not_drawn"], 5);
+  r.settings.aim = "1";
+  r.settings.interp_delay_ms = 100;
+  r.settings.tick_rate = 20;
+  const nlohmann::json aimed = ReportToJson(r);
+  EXPECT_EQ(aimed["settings"]["aim"], "1");
+  Result<Report> aimed_back = ReportFromJson(aimed);
+  ASSERT_TRUE(aimed_back.ok()) << aimed_back.status().ToString();
+  EXPECT_EQ(ReportToJson(*aimed_back), aimed);
+  EXPECT_NE(FormatSummary(r).find("aimed:      40 shots at entity 1 sent, "
+                                  "37 acked, 2 refused (94.9% of the 39 "
+                                  "answered acked), 5 times not drawn"),
+            std::string::npos)
+      << FormatSummary(r);
+  // Reports written before --aim existed still read.
+  nlohmann::json old = j;
+  old.erase("aimed");
+  old["settings"].erase("aim");
+  old["settings"].erase("interp_delay_ms");
+  old["settings"].erase("tick_rate");
+  ASSERT_TRUE(ReportFromJson(old).ok());
 
   Result<Report> back = ReportFromJson(nlohmann::json::parse(j.dump()));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
@@ -117,6 +144,10 @@ TEST(ReportTest, MergeAddsCountsAndMergesDistributions) {
   EXPECT_EQ(c.inputs_acked, 1800u);
   EXPECT_EQ(c.refusals.at("outside the arena"), 6u);
   EXPECT_EQ(c.in_flight_at_end, 4u);
+  EXPECT_EQ(c.aimed.sent, 80u);
+  EXPECT_EQ(c.aimed.acked, 74u);
+  EXPECT_EQ(c.aimed.refusals.at("miss"), 4u);
+  EXPECT_EQ(c.aimed.not_drawn, 10u);
   EXPECT_DOUBLE_EQ(c.bot_seconds, 36.0);
   EXPECT_DOUBLE_EQ(merged->server->cpu_seconds, 0.8);  // the same server
   EXPECT_DOUBLE_EQ(merged->client_cpu_seconds, 0.5);

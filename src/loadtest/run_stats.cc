@@ -43,6 +43,26 @@ void StatsShard::Answered(uint64_t rtt_us, bool refused,
   }
 }
 
+void StatsShard::AimedSent() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++totals_.aimed.sent;
+}
+
+void StatsShard::AimedAnswered(bool refused, std::string_view refusal) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (refused) {
+    ++totals_.aimed.refused;
+    ++totals_.aimed.refusals[std::string(refusal)];
+  } else {
+    ++totals_.aimed.acked;
+  }
+}
+
+void StatsShard::AimNotDrawn() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++totals_.aimed.not_drawn;
+}
+
 void StatsShard::Unanswered(uint64_t inputs, bool at_end) {
   if (inputs == 0) return;
   std::lock_guard<std::mutex> lock(mu_);

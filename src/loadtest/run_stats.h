@@ -34,6 +34,10 @@ class StatsShard {
   // bench closed it, else lost.
   void Unanswered(uint64_t inputs, bool at_end);
   void Received(bool frame, size_t bytes);
+  // --aim: an aimed input sent, its answer, a sending time skipped.
+  void AimedSent();
+  void AimedAnswered(bool refused, std::string_view refusal);
+  void AimNotDrawn();
   void Error();
   // A bot will send no more inputs (it sent its last, or it ended).
   void DoneSending();

@@ -85,6 +85,19 @@ std::string FormatSummary(const Report& r) {
       " refused, %" PRIu64 " in flight at the end, %" PRIu64 " lost\n",
       c.inputs_sent, static_cast<double>(c.inputs_sent) / secs, c.inputs_acked,
       c.inputs_refused, c.in_flight_at_end, c.inputs_lost);
+  if (!s.aim.empty() || c.aimed.sent > 0) {
+    const AimCounts& a = c.aimed;
+    const uint64_t answered = a.acked + a.refused;
+    out +=
+        Format("  aimed:      %" PRIu64 " shots at entity %s sent, %" PRIu64
+               " acked, %" PRIu64 " refused (%.1f%% of the %" PRIu64
+               " answered acked), %" PRIu64 " times not drawn\n",
+               a.sent, s.aim.empty() ? "?" : s.aim.c_str(), a.acked, a.refused,
+               answered > 0 ? 100.0 * static_cast<double>(a.acked) /
+                                  static_cast<double>(answered)
+                            : 0.0,
+               answered, a.not_drawn);
+  }
   const Histogram& h = c.rtt_us;
   if (h.count() > 0) {
     out += Format(
@@ -121,6 +134,7 @@ std::string FormatSummary(const Report& r) {
   AddCountLines(out, "connect failures", c.connect_failure_reasons, false);
   AddCountLines(out, "disconnects by close code", c.disconnects, true);
   AddCountLines(out, "refusals", c.refusals, false);
+  AddCountLines(out, "aimed shots refused", c.aimed.refusals, false);
   return out;
 }
 

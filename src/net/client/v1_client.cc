@@ -51,13 +51,12 @@ uint64_t V1Client::SendInput(std::string_view payload,
 
 void V1Client::SendInputsAtRate(double rate, SteadyClock::time_point until,
                                 SteadyClock::duration first_after,
-                                std::function<std::string()> make_payload,
-                                uint64_t max_inputs) {
+                                MakeInputFn make_input, uint64_t max_inputs) {
   if (ended_ || !(rate > 0)) return;
   rate_ = rate;
   inputs_left_ = max_inputs > 0 ? max_inputs : UINT64_MAX;
   inputs_until_ = until;
-  make_payload_ = std::move(make_payload);
+  make_input_ = std::move(make_input);
   next_input_ = SteadyClock::now() + first_after;
   ScheduleInput();
 }
@@ -67,9 +66,11 @@ void V1Client::ScheduleInput() {
   timer_.expires_at(next_input_);
   timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
     if (ec || self->ended_) return;
-    --self->inputs_left_;
-    const uint64_t seq = self->SendInput(self->make_payload_());
-    if (self->events_.input_sent) self->events_.input_sent(seq);
+    if (std::optional<Outgoing> input = self->make_input_()) {
+      --self->inputs_left_;
+      const uint64_t seq = self->SendInput(input->payload, input->view_tick);
+      if (self->events_.input_sent) self->events_.input_sent(seq);
+    }
     self->next_input_ += std::chrono::duration_cast<SteadyClock::duration>(
         std::chrono::duration<double>(1.0 / self->rate_));
     self->next_input_ = std::max(self->next_input_, SteadyClock::now());
@@ -87,10 +88,10 @@ void V1Client::Abort() {
   timer_.cancel();
   ended_ = true;
   // Dropped later: Abort may be called from one of the events.
-  asio::post(timer_.get_executor(), [dropped = std::move(events_),
-                                     payload = std::move(make_payload_)] {});
+  asio::post(timer_.get_executor(),
+             [dropped = std::move(events_), make = std::move(make_input_)] {});
   events_ = {};
-  make_payload_ = nullptr;
+  make_input_ = nullptr;
   ws_->Abort();
 }
 
@@ -102,6 +103,15 @@ void V1Client::OnMessage(const uint8_t* data, size_t size) {
   if (ended_) return;
   const bool frame = IsFrame(data, size);
   if (events_.received) events_.received(frame, size);
+  if (frame && events_.frame) {
+    Result<v1::ServerMessage> msg =
+        v1::DecodeServerMessage(std::span<const uint8_t>(data, size));
+    const v1::Frame* f = msg.ok() ? std::get_if<v1::Frame>(&*msg) : nullptr;
+    if (f == nullptr) return Error("a FRAME that does not decode");
+    events_.frame(*f);
+    if (frame_acks_ && !ended_) AnswerUpTo(f->last_seq);
+    return;
+  }
   if (frame) {
     if (!frame_acks_) return;
     std::optional<uint64_t> last_seq = FrameLastSeq(data, size);
@@ -125,6 +135,7 @@ void V1Client::OnMessage(const uint8_t* data, size_t size) {
   } else if (auto* f = std::get_if<v1::Frame>(&*msg)) {
     // A FRAME whose header IsFrame did not recognise.
     if (events_.received) events_.received(true, 0);
+    if (events_.frame) events_.frame(*f);
     if (frame_acks_) AnswerUpTo(f->last_seq);
   }
 }
@@ -153,7 +164,7 @@ void V1Client::OnClosed(int code, const std::string& reason) {
   timer_.cancel();
   auto closed = std::move(events_.closed);
   events_ = {};
-  make_payload_ = nullptr;
+  make_input_ = nullptr;
   if (closed) closed(code, reason);
 }
 

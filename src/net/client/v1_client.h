@@ -3,7 +3,8 @@
 // wss://), sends HELLO with its flags, reports the WELCOME, numbers and
 // times the inputs until their ACK, REJECT or (with frame acks) the FRAME
 // that answers them, answers PINGs, and can send inputs at a fixed rate.
-// FRAMEs are counted, not decoded (see v1_inputs.h).
+// FRAMEs are counted, not decoded (see v1_inputs.h), unless the `frame`
+// event asks for them.
 //
 // Threading: every method must be called on the io_context's thread, and
 // the events run there. Ownership: the client keeps itself alive while
@@ -44,6 +45,8 @@ class V1Client : public std::enable_shared_from_this<V1Client> {
         answered;
     // An input sent by SendInputsAtRate.
     std::function<void(uint64_t seq)> input_sent;
+    // Every FRAME, decoded (only when set: decoding costs).
+    std::function<void(const v1::Frame&)> frame;
     // A message that does not decode, or an answer to no pending input.
     std::function<void(const std::string& what)> error;
     // The connection ended (code and reason as WsClient::ClosedFn).
@@ -65,14 +68,20 @@ class V1Client : public std::enable_shared_from_this<V1Client> {
   // v1::EncodeInput) if set; returns its seq.
   uint64_t SendInput(std::string_view payload,
                      std::optional<double> view_tick = std::nullopt);
-  // From now on, sends `make_payload()` as an input every 1/rate seconds
+  // One input of SendInputsAtRate.
+  struct Outgoing {
+    std::string payload;
+    std::optional<double> view_tick;
+  };
+  // nullopt: nothing to send this time (the interval is skipped).
+  using MakeInputFn = std::function<std::optional<Outgoing>()>;
+  // From now on, sends `make_input()` as an input every 1/rate seconds
   // until `until` (or `max_inputs` were sent, when > 0), the first after
   // `first_after`. One that fell behind (a busy thread) does not catch up
   // in a burst.
   void SendInputsAtRate(double rate, SteadyClock::time_point until,
                         SteadyClock::duration first_after,
-                        std::function<std::string()> make_payload,
-                        uint64_t max_inputs = 0);
+                        MakeInputFn make_input, uint64_t max_inputs = 0);
   // Stops sending inputs and starts the close handshake (1000) after what
   // is queued.
   void Close();
@@ -110,7 +119,7 @@ class V1Client : public std::enable_shared_from_this<V1Client> {
   uint64_t inputs_left_ = 0;  // with a limit; else UINT64_MAX
   SteadyClock::time_point inputs_until_;
   SteadyClock::time_point next_input_;
-  std::function<std::string()> make_payload_;
+  MakeInputFn make_input_;
 };
 
 }  // namespace tessera::net::client

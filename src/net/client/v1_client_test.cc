@@ -8,6 +8,7 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <optional>
+#include <vector>
 
 #include "net/client/fake_shard_server.h"
 
@@ -177,6 +178,49 @@ TEST(V1ClientTest, OverTls) {
   const Seen seen = Play(server, 3, 0, Ticket("fake-secret", "s"), &tls);
   EXPECT_EQ(seen.acks, 3);
   EXPECT_EQ(seen.close_code, 1000);
+}
+
+// With the `frame` event the FRAMEs are decoded and still answer inputs
+// (frame acks); SendInputsAtRate skips the times make_input has nothing.
+TEST(V1ClientTest, DecodedFramesAndSkippedSends) {
+  FakeShardServer server(FakeServerOptions{});
+  asio::io_context ioc;
+  std::shared_ptr<V1Client> client;
+  std::vector<uint64_t> ticks;
+  int made = 0;
+  int answered = 0;
+  V1Client::Events events;
+  events.welcome = [&](const v1::Welcome&) {
+    client->SendInputsAtRate(
+        500, V1Client::SteadyClock::now() + std::chrono::seconds(10), {},
+        [&]() -> std::optional<V1Client::Outgoing> {
+          // Nothing the first three times, then inputs with a view tick.
+          if (++made <= 3) return std::nullopt;
+          return V1Client::Outgoing{"\x80", 2.5};
+        },
+        /*max_inputs=*/3);
+  };
+  events.frame = [&](const v1::Frame& f) { ticks.push_back(f.tick); };
+  events.answered = [&](uint64_t, V1Client::SteadyClock::duration,
+                        const v1::Reject* reject) {
+    EXPECT_EQ(reject, nullptr);
+    if (++answered == 3) client->Close();
+  };
+  events.error = [&](const std::string& what) { ADD_FAILURE() << what; };
+  client = V1Client::Create(ioc, nullptr, std::move(events));
+  WsTarget target;
+  target.endpoint = asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"),
+                                            server.port());
+  target.host = "localhost";
+  target.host_header = "localhost:" + std::to_string(server.port());
+  target.path = "/shard/s";
+  client->Connect(target, std::chrono::seconds(5), Ticket("fake-secret", "s"),
+                  v1::kHelloFrameAcks, [](Status s) { EXPECT_TRUE(s.ok()); });
+  ioc.run();
+  EXPECT_EQ(made, 6);
+  EXPECT_EQ(server.inputs(), 3u);
+  EXPECT_EQ(answered, 3) << "answered by the decoded FRAMEs";
+  EXPECT_EQ(ticks.size(), 3u);
 }
 
 }  // namespace
