@@ -146,9 +146,9 @@ class ApiHandlerTest : public ::testing::Test {
     host_options.save_interval_us = 0;
     host_options.stopped_retention_us = 1'000'000;
     host_options.failed_retention_us = kFailedRetentionUs;
-    host_options.on_tick = [this](std::string_view, int64_t, int64_t,
-                                  int64_t fuel_used) {
-      shard_metrics_->OnTick(fuel_used);
+    host_options.on_tick = [this](std::string_view,
+                                  const shard::TickEvent& tick) {
+      shard_metrics_->OnTick(tick.fuel_used, tick.overrun);
     };
     host_ = std::make_unique<shard::ShardHost>(&kinds_, &observers_, &store_,
                                                host_options);

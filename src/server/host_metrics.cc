@@ -14,11 +14,6 @@ constexpr char kFailuresHelp[] =
     "Shards failed, by the kind of their failure line (fuel, watchdog, "
     "tick_budget, memory, panic, trap, abi, error, host, other).";
 
-template <typename T>
-T Delta(T now, T before) {
-  return now >= before ? now - before : now;  // replaced: counts from zero
-}
-
 }  // namespace
 
 ShardEventMetrics::ShardEventMetrics(Metrics* metrics) : metrics_(metrics) {
@@ -27,11 +22,15 @@ ShardEventMetrics::ShardEventMetrics(Metrics* metrics) : metrics_(metrics) {
   fuel_ = metrics_->GetCounter(
       "tessera_shard_fuel_used_total",
       "Fuel (guest instructions) used by all shards' ticks and saves.");
+  overruns_ = metrics_->GetCounter(
+      "tessera_shard_overruns_total",
+      "Ticks that started a whole period late (the schedule skipped ahead).");
 }
 
-void ShardEventMetrics::OnTick(int64_t fuel_used) {
+void ShardEventMetrics::OnTick(int64_t fuel_used, bool overrun) {
   ticks_->Add();
   if (fuel_used > 0) fuel_->Add(static_cast<uint64_t>(fuel_used));
+  if (overrun) overruns_->Add();
 }
 
 void ShardEventMetrics::OnStopped(shard::StopReason reason,
@@ -84,9 +83,6 @@ HostMetrics::HostMetrics(Metrics* metrics, const ShardDirectory* directory)
       "Subscribers of all shards (a subscriber of two shards counts twice).");
   queued_inputs_ = metrics_->GetGauge("tessera_shard_queued_inputs",
                                       "Inputs waiting for their shard's tick.");
-  overruns_ = metrics_->GetCounter(
-      "tessera_shard_overruns_total",
-      "Ticks that started a whole period late (the schedule skipped ahead).");
 }
 
 void HostMetrics::Refresh() {
@@ -96,8 +92,6 @@ void HostMetrics::Refresh() {
   for (const store::ShardRecord& r : failed) failed_ids.insert(r.id);
 
   int64_t starting = 0, running = 0, stopped = 0, subscribers = 0, queued = 0;
-  std::lock_guard<std::mutex> lock(mu_);
-  std::map<std::string, Seen> next;
   for (const shard::ShardInfo& info : shards) {
     switch (info.status) {
       case shard::ShardStatus::kStarting:
@@ -115,12 +109,7 @@ void HostMetrics::Refresh() {
       subscribers += static_cast<int64_t>(info.subscribers);
       queued += static_cast<int64_t>(info.queued_inputs);
     }
-    Seen before;
-    if (auto it = seen_.find(info.id); it != seen_.end()) before = it->second;
-    overruns_->Add(Delta(info.overruns, before.overruns));
-    next[info.id] = Seen{info.overruns};
   }
-  seen_ = std::move(next);
   starting_->Set(starting);
   running_->Set(running);
   stopped_->Set(stopped);

@@ -5,33 +5,28 @@
 //   tessera_shard_ticks_total                 (HostOptions::on_tick)
 //   tessera_shard_fuel_used_total             (on_tick's fuel; init not
 //                                              included)
+//   tessera_shard_overruns_total              (on_tick's overrun flag)
 //   tessera_shard_stops_total{reason=stopped|idle|finished|failed}
 //   tessera_shard_failures_total{reason=fuel|watchdog|tick_budget|memory|
 //       panic|trap|abi|error|host|other}      (ShardSink::OnStopped; the
 //                                              kind of the failure line)
-// HostMetrics refreshes gauges (and the overrun counter) from
-// ShardHost::List and the directory's failed records just before each
-// render:
+// HostMetrics refreshes gauges from ShardHost::List and the directory's
+// failed records just before each render:
 //   tessera_shards{status=starting|running|stopped|failed}   gauge
 //   tessera_shard_subscribers       (of live shards)          gauge
 //   tessera_shard_queued_inputs     (of live shards)          gauge
-//   tessera_shard_overruns_total    (each shard's progress since the
-//                                    previous refresh)        counter
 //
 // Thread-safety: ShardEventMetrics from any thread (lock-free counters);
-// Refresh from any thread (serialised internally). `metrics` and
+// Refresh from any thread. `metrics` and
 // `directory` are not owned and must outlive these.
 #ifndef TESSERA_SERVER_HOST_METRICS_H_
 #define TESSERA_SERVER_HOST_METRICS_H_
 
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 
 #include "common/metrics.h"
-#include "common/thread_annotations.h"
 #include "server/shard_directory.h"
 #include "shard/shard_types.h"
 
@@ -41,8 +36,9 @@ class ShardEventMetrics {
  public:
   explicit ShardEventMetrics(Metrics* metrics);
 
-  // One tick ran (a failing one too) and used `fuel_used`.
-  void OnTick(int64_t fuel_used);
+  // One tick ran (a failing one too), used `fuel_used` and started a whole
+  // period late when `overrun`.
+  void OnTick(int64_t fuel_used, bool overrun);
   // A shard stopped; for kFailed, `message` is its failure line.
   void OnStopped(shard::StopReason reason, std::string_view message);
 
@@ -53,6 +49,7 @@ class ShardEventMetrics {
   Metrics* const metrics_;
   Counter* ticks_;
   Counter* fuel_;
+  Counter* overruns_;
 };
 
 class HostMetrics {
@@ -61,10 +58,6 @@ class HostMetrics {
   void Refresh();
 
  private:
-  struct Seen {
-    uint64_t overruns = 0;
-  };
-
   Metrics* const metrics_;
   const ShardDirectory* const directory_;
   Gauge* starting_;
@@ -73,10 +66,6 @@ class HostMetrics {
   Gauge* failed_;
   Gauge* subscribers_;
   Gauge* queued_inputs_;
-  Counter* overruns_;
-
-  std::mutex mu_;
-  std::map<std::string, Seen> seen_ GUARDED_BY(mu_);
 };
 
 }  // namespace tessera::server

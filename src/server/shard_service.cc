@@ -21,11 +21,10 @@ shard::HostOptions WithTickMetrics(shard::HostOptions options, Metrics& metrics,
       {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
        0.25});
   options.on_tick = [tick_seconds, tick_cpu_seconds, counts = &events](
-                        std::string_view, int64_t wall_us, int64_t cpu_us,
-                        int64_t fuel_used) {
-    tick_seconds->Observe(static_cast<double>(wall_us) / 1e6);
-    tick_cpu_seconds->Observe(static_cast<double>(cpu_us) / 1e6);
-    counts->OnTick(fuel_used);
+                        std::string_view, const shard::TickEvent& tick) {
+    tick_seconds->Observe(static_cast<double>(tick.wall_us) / 1e6);
+    tick_cpu_seconds->Observe(static_cast<double>(tick.cpu_us) / 1e6);
+    counts->OnTick(tick.fuel_used, tick.overrun);
   };
   return options;
 }

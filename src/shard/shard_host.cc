@@ -360,7 +360,7 @@ void ShardHost::RunTick(HostedShard& shard, int64_t now_us) {
       shard.restart.clear();
     }
   }
-  shard.schedule->Take(now_us);
+  const bool overrun = shard.schedule->Take(now_us).overrun;
   const int64_t wall_start_us = clock_->NowUs();
   // Lag compensation: each input with a view tick gets what its subscriber
   // drew there (ticks() is the newest tick recorded).
@@ -389,7 +389,8 @@ void ShardHost::RunTick(HostedShard& shard, int64_t now_us) {
     shard.info.overruns = shard.schedule->overruns();
   }
   if (options_.on_tick) {
-    options_.on_tick(shard.id, wall_us, step.cpu_us, fuel_used);
+    options_.on_tick(shard.id,
+                     TickEvent{wall_us, step.cpu_us, fuel_used, overrun});
   }
   if (step.outcome.stop != StopReason::kFailed && sink_ != nullptr) {
     if (shard.views != nullptr) {

@@ -71,6 +71,14 @@ struct ShardInfo {
   size_t queued_inputs = 0;
 };
 
+// One tick that ran, for metrics (HostOptions::on_tick).
+struct TickEvent {
+  int64_t wall_us = 0;    // inputs, tick, snapshot and frames
+  int64_t cpu_us = 0;     // the thread's CPU time of the same
+  int64_t fuel_used = 0;  // since the previous tick (saves in between too)
+  bool overrun = false;   // it started a whole period late (skipped ahead)
+};
+
 struct HostOptions {
   // The pool the shards run on; not owned, must outlive the host, its clock
   // on the same timeline as `clock`. Null: the host builds its own with
@@ -101,9 +109,7 @@ struct HostOptions {
   // the tick's wall time, thread CPU time (inputs + tick + snapshot) and
   // the fuel the shard used since the previous tick (this tick's calls and
   // any save in between); for metrics. Must be quick and thread-safe.
-  std::function<void(std::string_view shard_id, int64_t wall_us, int64_t cpu_us,
-                     int64_t fuel_used)>
-      on_tick;
+  std::function<void(std::string_view shard_id, const TickEvent& tick)> on_tick;
 };
 
 class ShardHost {

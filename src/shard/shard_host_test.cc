@@ -182,6 +182,12 @@ TEST_F(ShardHostTest, AnHourOnAbsoluteDeadlinesWithoutDrift) {
   REQUIRE_KIND("counter", Kind("counter", 20));
   HostOptions options;
   options.save_interval_us = 0;
+  // The tick events say which ticks overran, as they happen.
+  std::atomic<uint64_t> events{0}, overrun_events{0};
+  options.on_tick = [&](std::string_view, const TickEvent& tick) {
+    ++events;
+    if (tick.overrun) ++overrun_events;
+  };
   auto host = ManualHost(options);
   ASSERT_TRUE(host->Create("counter", "c1", Msgpack({{"start", 0}})).ok());
   ASSERT_TRUE(host->AddSubscriber("c1", "alice").ok());  // not idle
@@ -203,6 +209,8 @@ TEST_F(ShardHostTest, AnHourOnAbsoluteDeadlinesWithoutDrift) {
   info = *host->Get("c1");
   EXPECT_EQ(info.tick, 72'002u);
   EXPECT_EQ(info.overruns, 1u);
+  EXPECT_EQ(events.load(), 72'002u);
+  EXPECT_EQ(overrun_events.load(), 1u);
 }
 
 TEST_F(ShardHostTest, StopIdleAndRetention) {
