@@ -41,7 +41,8 @@ unit-test: build
 # clients/ts/dist (ES modules, .d.ts, and the browser bundle
 # dist/tessera-client.js that the dev server serves at /sdk/). ts-test runs
 # the unit tests, the Node client against the real server binary, and the
-# arena page in headless Chromium (screenshot in $(BUILD)/artifacts/).
+# arena, zone and range pages in headless Chromium (screenshots in
+# $(BUILD)/artifacts/).
 TS_DIR := clients/ts
 
 ts-deps:

@@ -9,9 +9,12 @@
 // - Components: 1 kind ("target", "player", "spear"), 2 name (players),
 //   3 hp (targets), MessagePack values. The snapshot holds every player's
 //   hits and misses.
-// - A shot that hits nothing is refused with "miss"; one that is applied
-//   (the FRAME's last_seq reaches it without a REJECT) hit.
-// - window.__range exposes what is drawn (for tests and the curious).
+// - A shot that hits nothing is refused with "miss" (the connection's
+//   "reject" event); one that is applied (its "ack") hit.
+// - window.__range exposes, read-only, what is drawn and the score (for
+//   tests and the curious): connection, me (the subscriber id), drawn, shots
+//   (each with the targets drawn when it was fired), hits, misses, kills and
+//   whether the shard compensates lag.
 import { connectShardGame, decodePayload } from "/sdk/tessera-client.js";
 
 const params = new URLSearchParams(location.search);
@@ -22,11 +25,13 @@ const C_KIND = 1;
 const C_NAME = 2;
 const C_HP = 3;
 const TARGET_RADIUS = 20; // as range.cc
+const FIRING_LINE_Y = 560; // as range.cc
 const WORLD = { width: 1000, height: 600 };
 const W = 900;
 const H = 540;
 const SCALE = W / WORLD.width;
 const SHOT_MS = 600;
+const KEEP_SHOTS = 50; // the newest shots stay in state.shots
 
 const canvas = document.getElementById("range");
 const ctx = canvas.getContext("2d");
@@ -40,9 +45,13 @@ if (HISTORY === 0) {
 const name = (params.get("name") || "").trim().slice(0, 40) || `shooter-${Math.floor(Math.random() * 9000 + 1000)}`;
 const state = {
   name,
+  me: null, // subscriber id: the shard names the player after it
   connection: "connecting",
+  viewTick: undefined,
+  lagCompensation: undefined, // the snapshot's lag_compensation
   drawn: [], // [{ id, x, y, kind, name, hp, me }]
-  shots: [], // { seq, from, to, at, result: "pending" | "hit" | "miss", spear }
+  // { seq, from, to, at, viewTick, targets: [{ id, x, y }] as drawn, result: "pending" | "hit" | "miss" | "lost", spear }
+  shots: [],
   hits: 0,
   misses: 0,
   kills: 0,
@@ -77,7 +86,6 @@ async function join() {
 }
 
 let joinedWelcome;
-let seenRejection;
 
 async function start() {
   let first;
@@ -88,6 +96,7 @@ async function start() {
     setTimeout(start, 2000);
     return;
   }
+  state.me = first.subscriberId;
   el("me").textContent = first.subscriberId;
   let firstTicket = first.ticket;
   game = connectShardGame(first.shardId, {
@@ -104,11 +113,35 @@ async function start() {
     interpolationDelayMs: 100,
     onError: (e) => console.warn("range:", e.message),
   });
-  window.__range.game = game;
+}
+
+// The answers to this page's inputs, per connection (a malformed payload
+// makes the game open a new one): "ack" is an applied input, a hit for a
+// shot; "reject" a refused one ("miss" for a shot that hit nothing).
+let listening;
+function listen(conn) {
+  listening = conn;
+  const find = (seq) => state.shots.find((x) => x.seq === seq && x.result === "pending");
+  conn.on("ack", (seq) => {
+    const shot = find(seq);
+    if (!shot || shot.spear) return;
+    shot.result = "hit";
+    toast("hit", true);
+  });
+  conn.on("reject", (r) => {
+    const shot = find(r.seq);
+    if (shot) shot.result = "miss";
+    toast(r.error, false);
+  });
+  // Inputs in flight on a dropped socket get no answer.
+  conn.on("close", () => {
+    for (const shot of state.shots) if (shot.result === "pending") shot.result = "lost";
+  });
 }
 
 function watchConnection() {
   const conn = game.connection;
+  if (conn !== listening) listen(conn);
   const s = conn.state;
   if (s !== state.connection) {
     state.connection = s;
@@ -121,21 +154,6 @@ function watchConnection() {
     joinedWelcome = conn.welcome;
     game.send({ join: {} });
   }
-  const rejection = conn.lastRejection;
-  if (rejection && rejection !== seenRejection) {
-    seenRejection = rejection;
-    const shot = state.shots.find((x) => x.seq === rejection.seq);
-    if (shot) shot.result = "miss";
-    toast(rejection.error === "miss" ? "miss" : rejection.error, false);
-  }
-  // REJECTs come before the FRAME that acknowledges: a shot the FRAME's
-  // last_seq reaches and that is still pending was applied, a hit.
-  for (const shot of state.shots) {
-    if (shot.result === "pending" && !shot.spear && game.lastSeq >= shot.seq) {
-      shot.result = "hit";
-      toast("hit", true);
-    }
-  }
 }
 
 canvas.addEventListener("pointerdown", (ev) => {
@@ -146,8 +164,10 @@ canvas.addEventListener("pointerdown", (ev) => {
   const x = (((ev.clientX - r.left) / r.width) * W) / SCALE;
   const y = (((ev.clientY - r.top) / r.height) * H) / SCALE;
   const spear = ev.shiftKey;
+  const viewTick = game.viewTick;
+  const targets = state.drawn.filter((d) => d.kind === "target").map((d) => ({ id: d.id, x: d.x, y: d.y }));
   const seq = spear ? game.send({ throw: { dir: [x - me.x, y - me.y] } }) : game.send({ shoot: { aim: [x, y] } });
-  state.shots.push({ seq, from: { x: me.x, y: me.y }, to: { x, y }, at: performance.now(), result: "pending", spear });
+  state.shots.push({ seq, from: { x: me.x, y: me.y }, to: { x, y }, at: performance.now(), viewTick, targets, result: "pending", spear });
 });
 
 function frame(now) {
@@ -166,14 +186,16 @@ function collect() {
   for (const e of game.entities.values()) {
     const kind = value(e.components.get(C_KIND));
     const who = value(e.components.get(C_NAME));
-    drawn.push({ id: e.id, x: e.x, y: e.y, kind, name: who, hp: value(e.components.get(C_HP)), me: who === state.name });
+    drawn.push({ id: e.id, x: e.x, y: e.y, kind, name: who, hp: value(e.components.get(C_HP)), me: state.me !== null && who === state.me });
   }
   state.drawn = drawn;
+  state.viewTick = game.viewTick;
   const snap = game.snapshot;
   if (snap && typeof snap === "object" && Array.isArray(snap.players)) {
-    const mine = snap.players.find((p) => p.name === state.name);
+    const mine = snap.players.find((p) => p.name === state.me);
     if (mine) (state.hits = mine.hits), (state.misses = mine.misses);
     state.kills = snap.kills ?? 0;
+    state.lagCompensation = snap.lag_compensation === true;
   }
 }
 
@@ -198,13 +220,14 @@ function draw(now) {
   ctx.strokeStyle = "rgba(251, 191, 36, 0.35)";
   ctx.setLineDash([8, 8]);
   ctx.beginPath();
-  ctx.moveTo(0, sy(535));
-  ctx.lineTo(W, sy(535));
+  ctx.moveTo(0, sy(FIRING_LINE_Y));
+  ctx.lineTo(W, sy(FIRING_LINE_Y));
   ctx.stroke();
   ctx.setLineDash([]);
 
-  state.shots = state.shots.filter((s) => now - s.at < SHOT_MS || s.result === "pending");
+  if (state.shots.length > KEEP_SHOTS) state.shots.splice(0, state.shots.length - KEEP_SHOTS);
   for (const s of state.shots) {
+    if (now - s.at >= SHOT_MS) continue;
     const fade = Math.max(0, 1 - (now - s.at) / SHOT_MS);
     const color = s.result === "hit" ? `rgba(74, 222, 128, ${fade})` : s.result === "miss" ? `rgba(248, 113, 113, ${fade})` : `rgba(231, 234, 241, ${fade})`;
     ctx.strokeStyle = color;
