@@ -1,11 +1,12 @@
 // interest_bench: the interest grid (src/interest) on the anchor's
 // scenario, our per-tick time beside the anchor's published figure.
 //
-// 1,000 entities and 300 subscribers; subscriber i is centred on entity i
-// with a circle of radius 150; cell size 150, margin 15. "spread": a world
-// of 2000 x 2000, "crowded": 400 x 400. Start positions are uniform; every
-// tick each entity takes a random-walk step per axis, x = clamp(x + (rand()
-// - 0.5) * 20, 0, world), then y. rand() is xorshift64 (13, 7, 17) seeded
+// The scenario of bench/scenario/crowd.h: 1,000 entities and 300
+// subscribers; subscriber i is centred on entity i with a circle of radius
+// 150; cell size 150, margin 15. "spread": a world of 2000 x 2000,
+// "crowded": 400 x 400. Start positions are uniform; every tick each entity
+// takes a random-walk step per axis, x = clamp(x + (rand() - 0.5) * 20, 0,
+// world), then y. rand() is xorshift64 (13, 7, 17) seeded
 // 0x9e3779b97f4a7c15, (s >> 40) / 2^24. The visibility filter hides ids
 // divisible by 97 except the subscriber's own entity. Each tick moves the
 // entities (positions kept in double, passed as float), then times one
@@ -16,45 +17,21 @@
 // The first ticks are checked against a brute-force computation; a mismatch
 // makes the exit status 1. Timing never does. --quick: a few ticks, all
 // checked (the interest_bench_smoke test).
-#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <string>
 #include <vector>
 
+#include "bench/scenario/crowd.h"
 #include "interest/interest.h"
 
 namespace {
 
 using tessera::Status;
 using namespace tessera::interest;
-
-constexpr int kEntities = 1000;
-constexpr int kSubscribers = 300;
-constexpr float kRadius = 150;
-constexpr float kMargin = kRadius * 0.1f;
-constexpr uint64_t kHiddenEvery = 97;
-
-class XorShift64 {
- public:
-  double Next() {
-    s_ ^= s_ << 13;
-    s_ ^= s_ >> 7;
-    s_ ^= s_ << 17;
-    return static_cast<double>(s_ >> 40) / 16777216.0;
-  }
-
- private:
-  uint64_t s_ = 0x9e3779b97f4a7c15ull;
-};
-
-bool Hidden(uint64_t id, size_t subscriber) {
-  return id % kHiddenEvery == 0 && id != subscriber;
-}
+using namespace tessera::bench::crowd;
 
 // The same rules, pair by pair; returns the number of mismatching views.
 class BruteForce {
@@ -92,21 +69,6 @@ class BruteForce {
   std::vector<std::vector<uint8_t>> seen_;
 };
 
-// CPU time of this thread: unlike the wall clock, it does not count the
-// time other processes had the core.
-double ThreadCpuMs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 +
-         static_cast<double>(ts.tv_nsec) / 1e6;
-}
-
-double Percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const size_t rank = static_cast<size_t>(std::ceil(q * v.size()));
-  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
-}
-
 struct Outcome {
   double p50_ms = 0;
   double p99_ms = 0;
@@ -118,44 +80,25 @@ struct Outcome {
 };
 
 Outcome Run(float world, int warmup, int measured, int checked) {
-  XorShift64 rng;
-  std::vector<double> xs(kEntities), ys(kEntities);
-  for (int i = 0; i < kEntities; ++i) {
-    xs[i] = rng.Next() * world;
-    ys[i] = rng.Next() * world;
-  }
+  RandomWalk walk(world);
   InterestManager manager =
       std::move(InterestManager::Create({kRadius, kMargin})).value();
-  std::vector<std::string> names;
-  for (int i = 0; i < kSubscribers; ++i) {
-    names.push_back("player-" + std::to_string(i));
-  }
+  const std::vector<std::string> names = SubscriberNames();
   std::vector<Subscriber> subs(kSubscribers);
   std::vector<EntityPos> entities(kEntities);
   std::vector<View> views;
-  Filter filter = [](std::span<const Subscriber>, FilterBatch& batch) {
-    for (size_t i = 0; i < batch.size(); ++i) {
-      std::span<const uint64_t> c = batch.candidates(i);
-      for (size_t j = 0; j < c.size(); ++j) {
-        if (Hidden(c[j], i)) batch.Hide(i, j);
-      }
-    }
-    return Status::Ok();
-  };
+  Filter filter = HiddenFilter();
   BruteForce brute;
   Outcome out;
   std::vector<double> times_ms, cpu_ms;
   uint64_t visible = 0, changes = 0;
   for (int tick = 0; tick < warmup + measured; ++tick) {
+    walk.Step();
     for (int i = 0; i < kEntities; ++i) {
-      xs[i] = std::clamp(xs[i] + (rng.Next() - 0.5) * 20, 0.0, double{world});
-      ys[i] = std::clamp(ys[i] + (rng.Next() - 0.5) * 20, 0.0, double{world});
-      entities[i] = {static_cast<uint64_t>(i), 0, static_cast<float>(xs[i]),
-                     static_cast<float>(ys[i])};
+      entities[i] = {static_cast<uint64_t>(i), 0, static_cast<float>(walk.x(i)),
+                     static_cast<float>(walk.y(i))};
     }
-    for (int i = 0; i < kSubscribers; ++i) {
-      subs[i] = {names[i], Area{entities[i].x, entities[i].y, kRadius}};
-    }
+    CentreSubscribers(names, entities, subs);
     const double c0 = ThreadCpuMs();
     const auto t0 = std::chrono::steady_clock::now();
     Status st = manager.Update(entities, subs, &filter, views);

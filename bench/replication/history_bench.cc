@@ -1,7 +1,7 @@
 // history_bench: the upkeep of replication::SentHistory (lag compensation,
 // issue 13) beside the tick's interest + replication work it rides on.
 //
-// The interest bench's crowded scenario (bench/interest/interest_bench.cc):
+// The interest bench's crowded scenario (bench/scenario/crowd.h):
 // 1,000 entities and 300 subscribers in a 400 x 400 world; subscriber i is
 // centred on entity i with radius 150 (cell 150, margin 15); every tick each
 // entity takes a random-walk step per axis, x = clamp(x + (rand() - 0.5) *
@@ -30,11 +30,8 @@
 // several view ticks must equal the model's exactly; on every tick with
 // --quick (a few ticks: the history_bench_smoke test), on the first 30
 // otherwise (outside the timed parts).
-#include <time.h>
-
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -42,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/scenario/crowd.h"
 #include "interest/interest.h"
 #include "replication/mirror.h"
 #include "replication/sent_history.h"
@@ -52,9 +50,7 @@
 namespace {
 
 using tessera::Status;
-using tessera::interest::Area;
 using tessera::interest::EntityPos;
-using tessera::interest::FilterBatch;
 using tessera::interest::InterestManager;
 using tessera::interest::View;
 using tessera::replication::Config;
@@ -65,52 +61,16 @@ using tessera::replication::SubscriberStream;
 using tessera::replication::testing::GuestStore;
 using tessera::replication::testing::PictureText;
 using tessera::replication::testing::SentModel;
+using namespace tessera::bench::crowd;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kEntities = 1000;
-constexpr int kSubscribers = 300;
 constexpr double kWorld = 400;
-constexpr float kRadius = 150;
-constexpr float kMargin = kRadius * 0.1f;
-constexpr uint64_t kHiddenEvery = 97;
 constexpr uint32_t kHistoryTicks = 10;
 constexpr double kPrecision = 0.01;
 constexpr int kCheckEvery = 37;  // subscribers compared with the model
 
-class XorShift64 {
- public:
-  double Next() {
-    s_ ^= s_ << 13;
-    s_ ^= s_ >> 7;
-    s_ ^= s_ << 17;
-    return static_cast<double>(s_ >> 40) / 16777216.0;
-  }
-
- private:
-  uint64_t s_ = 0x9e3779b97f4a7c15ull;
-};
-
-bool Hidden(uint64_t id, size_t subscriber) {
-  return id % kHiddenEvery == 0 && id != subscriber;
-}
-
 double Ms(Clock::duration d) {
   return std::chrono::duration<double, std::milli>(d).count();
-}
-
-// CPU time of this thread: unlike the wall clock, it does not count the
-// time other processes had the core.
-double ThreadCpuMs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 +
-         static_cast<double>(ts.tv_nsec) / 1e6;
-}
-
-double Percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const size_t rank = static_cast<size_t>(std::ceil(q * v.size()));
-  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
 }
 
 struct Outcome {
@@ -130,21 +90,13 @@ struct Outcome {
 
 Outcome Run(uint32_t budget, bool with_history, int warmup, int measured,
             int checked) {
-  XorShift64 rng;
-  std::vector<double> xs(kEntities), ys(kEntities);
-  for (int i = 0; i < kEntities; ++i) {
-    xs[i] = rng.Next() * kWorld;
-    ys[i] = rng.Next() * kWorld;
-  }
+  RandomWalk walk(kWorld);
   GuestStore store;
   for (int i = 0; i < kEntities; ++i) store.Spawn(static_cast<uint64_t>(i));
   Mirror mirror(Config{kPrecision, budget, false});
   InterestManager manager =
       std::move(InterestManager::Create({kRadius, kMargin})).value();
-  std::vector<std::string> names;
-  for (int i = 0; i < kSubscribers; ++i) {
-    names.push_back("player-" + std::to_string(i));
-  }
+  const std::vector<std::string> names = SubscriberNames();
   std::vector<SubscriberStream> streams(kSubscribers);
   std::optional<SentHistory> history;
   if (with_history) history.emplace(kHistoryTicks);
@@ -153,16 +105,7 @@ Outcome Run(uint32_t budget, bool with_history, int warmup, int measured,
   std::vector<EntityPos> entities;
   entities.reserve(kEntities);
   std::vector<View> views;
-  tessera::interest::Filter filter =
-      [](std::span<const tessera::interest::Subscriber>, FilterBatch& batch) {
-        for (size_t i = 0; i < batch.size(); ++i) {
-          std::span<const uint64_t> c = batch.candidates(i);
-          for (size_t j = 0; j < c.size(); ++j) {
-            if (Hidden(c[j], i)) batch.Hide(i, j);
-          }
-        }
-        return Status::Ok();
-      };
+  tessera::interest::Filter filter = HiddenFilter();
   std::string payload;
   Outcome out;
   std::vector<double> tick_ms, base_ms, history_ms;
@@ -171,10 +114,9 @@ Outcome Run(uint32_t budget, bool with_history, int warmup, int measured,
   for (int n = 0; n < warmup + measured; ++n) {
     const uint64_t tick = static_cast<uint64_t>(n) + 1;
     // The guest's tick: not timed.
+    walk.Step();
     for (int i = 0; i < kEntities; ++i) {
-      xs[i] = std::clamp(xs[i] + (rng.Next() - 0.5) * 20, 0.0, kWorld);
-      ys[i] = std::clamp(ys[i] + (rng.Next() - 0.5) * 20, 0.0, kWorld);
-      store.Move(static_cast<uint64_t>(i), xs[i], ys[i], 0);
+      store.Move(static_cast<uint64_t>(i), walk.x(i), walk.y(i), 0);
     }
     const std::string changes = store.TakeChanges();
 
@@ -197,10 +139,8 @@ Outcome Run(uint32_t budget, bool with_history, int warmup, int measured,
       entities.push_back({e.id, static_cast<uint32_t>(e.incarnation),
                           static_cast<float>(g.x), static_cast<float>(g.y)});
     }
-    for (int i = 0; i < kSubscribers; ++i) {
-      // Entity i is at index i (ids 0..999, all held).
-      subs[i] = {names[i], Area{entities[i].x, entities[i].y, kRadius}};
-    }
+    // Entity i is at index i (ids 0..999, all held).
+    CentreSubscribers(names, entities, subs);
     Status updated = manager.Update(entities, subs, &filter, views);
     if (!updated.ok()) {
       std::fprintf(stderr, "Update failed: %s\n", updated.ToString().c_str());

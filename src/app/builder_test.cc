@@ -11,22 +11,14 @@
 #include <sstream>
 #include <string>
 
+#include "app/build_test_support.h"
+
 namespace tessera::app {
 namespace {
 
 namespace fs = std::filesystem;
-
-void WriteFile(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::ReadFile;
+using testing::WriteFile;
 
 // The builder runs the wasm32 toolchain that configuring requires; a test
 // that needs it fails without it.
@@ -49,14 +41,10 @@ bool HaveWasmToolchain() {
 
 // Builds in a temporary app directory against a small fake SDK, so these
 // tests depend only on the toolchain, not on the real SDK's contents.
-class BuilderTest : public ::testing::Test {
+class BuilderTest : public testing::ScratchBuildTest {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("tessera_builder_test_" + std::to_string(::getpid()));
-    fs::remove_all(root_);
-    app_ = root_ / "app";
-    sdk_ = root_ / "sdk";
+    MakeRoot("tessera_builder_test");
     WriteFile(sdk_ / "include/tessera/abi.h", "#pragma once\n");
     WriteFile(sdk_ / "include/tessera/fake_sdk.h",
               "#pragma once\nint SdkBonus();\n");
@@ -72,7 +60,6 @@ class BuilderTest : public ::testing::Test {
     WriteFile(app_ / "guest/add.h", "#pragma once\nconstexpr int kBase = 1;\n");
     options_.sdk_dir = sdk_;
   }
-  void TearDown() override { fs::remove_all(root_); }
 
   Manifest Load(const std::string& json) {
     WriteFile(app_ / "tessera.json", json);
@@ -97,8 +84,6 @@ class BuilderTest : public ::testing::Test {
                                   std::chrono::milliseconds(10));
   }
 
-  fs::path root_, app_, sdk_;
-  BuildOptions options_;
   std::ostringstream progress_;
 };
 

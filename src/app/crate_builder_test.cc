@@ -12,24 +12,19 @@
 #include <sstream>
 #include <string>
 
+#include "app/build_test_support.h"
+
 namespace tessera::app {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::ReadFile;
+using testing::WriteFile;
 
-void WriteFile(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
-
-class CrateBuilderTest : public ::testing::Test {
+class CrateBuilderTest : public testing::ScratchBuildTest {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("tessera_crate_builder_test_" + std::to_string(::getpid()));
-    fs::remove_all(root_);
-    app_ = root_ / "app";
-    sdk_ = root_ / "sdk";
+    MakeRoot("tessera_crate_builder_test");
     WriteFile(sdk_ / "Cargo.toml",
               "[package]\nname = \"tessera-shard-guest\"\nversion = "
               "\"0.1.0\"\nedition = \"2021\"\n");
@@ -41,7 +36,6 @@ class CrateBuilderTest : public ::testing::Test {
           "{ a + b + tessera_shard_guest::bonus() }\n");
     options_.rust_sdk_dir = sdk_;
   }
-  void TearDown() override { fs::remove_all(root_); }
 
   void Crate(const std::string& deps, const std::string& lib) {
     WriteFile(app_ / "adder/Cargo.toml",
@@ -59,9 +53,6 @@ class CrateBuilderTest : public ::testing::Test {
     *progress = out.str();
     return s;
   }
-
-  fs::path root_, app_, sdk_;
-  BuildOptions options_;
 };
 
 TEST_F(CrateBuilderTest, BuildsTheCdylibThenIsUpToDate) {
@@ -82,11 +73,10 @@ TEST_F(CrateBuilderTest, BuildsTheCdylibThenIsUpToDate) {
             std::string::npos)
       << progress;
   // The release profile and Debian's registry come from our cargo config.
-  std::ifstream config(app_ / ".tessera/build/cargo-home/config.toml");
-  std::ostringstream text;
-  text << config.rdbuf();
-  EXPECT_NE(text.str().find("panic = \"abort\""), std::string::npos);
-  EXPECT_NE(text.str().find("directory = \"/usr/share/cargo/registry\""),
+  const std::string config =
+      ReadFile(app_ / ".tessera/build/cargo-home/config.toml");
+  EXPECT_NE(config.find("panic = \"abort\""), std::string::npos);
+  EXPECT_NE(config.find("directory = \"/usr/share/cargo/registry\""),
             std::string::npos);
 
   ASSERT_TRUE(Build(&progress).ok());

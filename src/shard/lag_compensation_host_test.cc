@@ -13,6 +13,7 @@
 
 #include "common/clock.h"
 #include "replication/decoder.h"
+#include "shard/manual_host_test.h"
 #include "shard/shard_host.h"
 #include "shard/test_guests.h"
 
@@ -24,8 +25,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using json = nlohmann::json;
-
-constexpr int64_t kTick = 50'000;  // 20 Hz
 
 class RejectionSink final : public ShardSink {
  public:
@@ -57,20 +56,10 @@ class RejectionSink final : public ShardSink {
   std::vector<std::shared_ptr<const ViewFrame>> frames;
 };
 
-class LagCompensationHostTest : public ::testing::Test {
+class LagCompensationHostTest : public testing::ManualHostTest<RejectionSink> {
  protected:
   void SetUp() override {
-    for (const char* name : {"lagcomp", "lagcomp_raw"}) {
-      KindConfig kind;
-      kind.name = name;
-      auto module = testing::LoadGuest(name, kind.memory_mb);
-      ASSERT_TRUE(module.ok()) << module.status().ToString();
-      ASSERT_TRUE(kinds_.Add(kind, *module).ok());
-    }
-    HostOptions options;
-    options.workers = 0;
-    options.clock = &clock_;
-    host_ = std::make_unique<ShardHost>(&kinds_, &sink_, nullptr, options);
+    StartHost({{"lagcomp", "lagcomp"}, {"lagcomp_raw", "lagcomp_raw"}});
   }
 
   Status Start(const char* kind, const json& params) {
@@ -81,25 +70,11 @@ class LagCompensationHostTest : public ::testing::Test {
     ASSERT_TRUE(
         host_->SubmitInput("s", sub, ++seq_, Msgpack(input), timing).ok());
   }
-  void Step(int ticks = 1) {
-    for (int i = 0; i < ticks; ++i) {
-      now_ += kTick;
-      clock_.Set(now_);
-      host_->StepForTest(now_);
-    }
-  }
   static json Probe(uint64_t id) { return {{"probe", {{"id", id}}}}; }
   static InputTiming At(double view_tick,
                         std::optional<int64_t> rtt_us = std::nullopt) {
     return InputTiming{view_tick, rtt_us};
   }
-
-  FakeClock clock_{0};
-  KindRegistry kinds_;
-  RejectionSink sink_;
-  std::unique_ptr<ShardHost> host_;
-  int64_t now_ = 0;
-  uint64_t seq_ = 0;
 };
 
 // Mover 10 is at x = k after tick k. A subscriber's first tick is its own

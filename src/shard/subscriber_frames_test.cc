@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "replication/decoder.h"
+#include "shard/manual_host_test.h"
 #include "shard/shard_host.h"
 #include "shard/test_guests.h"
 
@@ -22,8 +23,6 @@ using ::tessera::shard::testing::Msgpack;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using json = nlohmann::json;
-
-constexpr int64_t kTick = 50'000;  // 20 Hz
 
 class ViewSink final : public ShardSink {
  public:
@@ -64,19 +63,9 @@ class ViewSink final : public ShardSink {
   std::string stopped;
 };
 
-class SubscriberFramesTest : public ::testing::Test {
+class SubscriberFramesTest : public testing::ManualHostTest<ViewSink> {
  protected:
-  void SetUp() override {
-    KindConfig kind;
-    kind.name = "zone";
-    auto module = testing::LoadGuest("zone_mini", kind.memory_mb);
-    ASSERT_TRUE(module.ok()) << module.status().ToString();
-    ASSERT_TRUE(kinds_.Add(kind, *module).ok());
-    HostOptions options;
-    options.workers = 0;
-    options.clock = &clock_;
-    host_ = std::make_unique<ShardHost>(&kinds_, &sink_, nullptr, options);
-  }
+  void SetUp() override { StartHost({{"zone", "zone_mini"}}); }
 
   void Start(const json& params) {
     ASSERT_TRUE(host_->Create("zone", "z", Msgpack(params)).ok());
@@ -87,11 +76,6 @@ class SubscriberFramesTest : public ::testing::Test {
   }
   void Input(const std::string& sub, const json& input) {
     ASSERT_TRUE(host_->SubmitInput("z", sub, ++seq_, Msgpack(input)).ok());
-  }
-  void Step() {
-    now_ += kTick;
-    clock_.Set(now_);
-    host_->StepForTest(now_);
   }
   // The snapshot_visible of `sub` in the last frame.
   json Visible(const std::string& sub) {
@@ -112,13 +96,6 @@ class SubscriberFramesTest : public ::testing::Test {
     for (const auto& e : d.entities()) ids.push_back(e.id);
     return ids;
   }
-
-  FakeClock clock_{0};
-  KindRegistry kinds_;
-  ViewSink sink_;
-  std::unique_ptr<ShardHost> host_;
-  int64_t now_ = 0;
-  uint64_t seq_ = 0;
 };
 
 TEST_F(SubscriberFramesTest, EachSubscriberSeesWhatIsNearAndWhatItMaySee) {

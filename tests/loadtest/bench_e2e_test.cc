@@ -3,18 +3,15 @@
 // through the dev join or with tickets minted from the dev secret, plain
 // and through the delaying proxy; then its reports are merged and plotted.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-#include <vector>
 
 #include "common/subprocess.h"
-#include "tests/e2e/server_process.h"
+#include "tests/loadtest/dev_copy_test.h"
 #include "tests/net/test_client.h"
 
 namespace tessera {
@@ -26,73 +23,26 @@ using json = nlohmann::json;
 constexpr char kMove[] =
     R"({"move_to":{"x":"$rand:10:700","y":"$rand:10:400"}})";
 
-class BenchE2eTest : public ::testing::Test {
+class BenchE2eTest : public loadtest_e2e::DevCopyTest {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new fs::path(fs::temp_directory_path() /
-                        ("tessera-bench-e2e-" + std::to_string(getpid())));
-    fs::remove_all(*dir_);
-    fs::create_directories(*dir_);
-    const fs::path app = *dir_ / "arena";
-    // A built arena (.tessera/build and cache) is copied too, so that the
-    // server starts without compiling when the source tree has one.
-    Result<ProcessResult> copy = RunProcess(
-        {"cp", "-a", std::string(TESSERA_SOURCE_DIR) + "/examples/arena",
-         app.string()});
-    ASSERT_TRUE(copy.ok() && copy->exit_code == 0);
-    fs::remove(app / ".tessera/tessera.db");
-    fs::remove(app / ".tessera/dev-secrets.json");
-    e2e::SpawnOptions spawn;
-    spawn.argv = {TESSERA_BIN, "dev", app.string(), "--port", "0"};
-    spawn.log_path = *dir_ / "server.log";
-    spawn.ready_timeout_ms = 300000;  // may build and compile the arena
-    Result<std::unique_ptr<e2e::ServerProcess>> server =
-        e2e::ServerProcess::Start(spawn);
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = server->release();
+    const fs::path app = StartDevCopy("arena", "bench-e2e");
+    if (server_ == nullptr) return;
     std::ifstream secrets(app / ".tessera/dev-secrets.json");
     const json j = json::parse(secrets, nullptr, false);
     ASSERT_TRUE(j.is_object());
     ticket_secret_ = new std::string(j.value("ticketSecret", ""));
   }
   static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-    if (dir_ != nullptr) fs::remove_all(*dir_);
-    delete dir_;
+    DevCopyTest::TearDownTestSuite();
     delete ticket_secret_;
+    ticket_secret_ = nullptr;
   }
-  // Not a skip: a suite whose server did not start has tested nothing.
-  // SetUpTestSuite's ASSERTs already fail the suite (gtest then reports its
-  // tests as skipped and exits 1, "FAILED TEST SUITE"); should a test still
-  // get here without a server, it fails too.
   void SetUp() override {
-    if (server_ == nullptr || ticket_secret_ == nullptr) {
-      FAIL() << "the dev server did not start (see SetUpTestSuite's failure)";
+    DevCopyTest::SetUp();
+    if (ticket_secret_ == nullptr) {
+      FAIL() << "no dev secret (see SetUpTestSuite's failure)";
     }
-  }
-
-  static std::string Origin() {
-    return "http://127.0.0.1:" + std::to_string(server_->port());
-  }
-  static fs::path Path(const std::string& name) { return *dir_ / name; }
-
-  // Runs `tessera bench ARGS...`; returns its output (stdout and stderr).
-  static ProcessResult Bench(std::vector<std::string> args,
-                             const std::string& env = "") {
-    std::vector<std::string> argv;
-    if (!env.empty()) argv = {"env", env};
-    argv.push_back(TESSERA_BIN);
-    argv.push_back("bench");
-    argv.insert(argv.end(), args.begin(), args.end());
-    Result<ProcessResult> r = RunProcess(argv);
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? *r : ProcessResult{};
-  }
-
-  static json ReadJson(const fs::path& path) {
-    std::ifstream in(path);
-    return json::parse(in, nullptr, /*allow_exceptions=*/false);
   }
 
   // The checks every run's report must pass.
@@ -119,14 +69,8 @@ class BenchE2eTest : public ::testing::Test {
     EXPECT_GE(r["series"].size(), 2u);  // 2 s runs on a busy machine
   }
 
-  static e2e::ServerProcess* server_;
-  static fs::path* dir_;
-  static std::string* ticket_secret_;
+  static inline std::string* ticket_secret_ = nullptr;
 };
-
-e2e::ServerProcess* BenchE2eTest::server_ = nullptr;
-fs::path* BenchE2eTest::dir_ = nullptr;
-std::string* BenchE2eTest::ticket_secret_ = nullptr;
 
 TEST_F(BenchE2eTest, DevJoinRunReportsEveryFigure) {
   const fs::path report = Path("join.json");

@@ -7,18 +7,14 @@
 // time the shot is checked: most shots miss. Both are asserted, so the test
 // shows what the feature does.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <vector>
 
 #include "common/subprocess.h"
-#include "tests/e2e/server_process.h"
+#include "tests/loadtest/dev_copy_test.h"
 
 namespace tessera {
 namespace {
@@ -28,89 +24,49 @@ using json = nlohmann::json;
 
 constexpr char kShoot[] = R"({"shoot":{"aim":["$aim:x","$aim:y"]}})";
 
-class RangeE2eTest : public ::testing::Test {
+class RangeE2eTest : public loadtest_e2e::DevCopyTest {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new fs::path(fs::temp_directory_path() /
-                        ("tessera-range-e2e-" + std::to_string(getpid())));
-    fs::remove_all(*dir_);
-    fs::create_directories(*dir_);
-    const fs::path app = *dir_ / "range";
-    // A built range (.tessera/build) is copied too: no compile then.
-    Result<ProcessResult> copy = RunProcess(
-        {"cp", "-a", std::string(TESSERA_SOURCE_DIR) + "/examples/range",
-         app.string()});
-    ASSERT_TRUE(copy.ok() && copy->exit_code == 0);
-    fs::remove(app / ".tessera/tessera.db");
-    fs::remove(app / ".tessera/dev-secrets.json");
-    e2e::SpawnOptions spawn;
-    spawn.argv = {TESSERA_BIN, "dev", app.string(), "--port", "0"};
-    spawn.log_path = *dir_ / "server.log";
-    spawn.ready_timeout_ms = 300000;  // may compile the range
-    Result<std::unique_ptr<e2e::ServerProcess>> server =
-        e2e::ServerProcess::Start(spawn);
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = server->release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-    if (dir_ != nullptr) fs::remove_all(*dir_);
-    delete dir_;
-  }
-  void SetUp() override {
-    if (server_ == nullptr) {
-      FAIL() << "the dev server did not start (see SetUpTestSuite's failure)";
-    }
-  }
+  static void SetUpTestSuite() { StartDevCopy("range", "range-e2e"); }
 
   // Runs the aimed bench against a fresh shard with `history` ticks of
   // lag compensation; returns the report's "aimed" object.
   static json AimedRun(const std::string& shard, int history) {
-    const std::string origin =
-        "http://127.0.0.1:" + std::to_string(server_->port());
-    const fs::path report = *dir_ / (shard + ".json");
-    const std::vector<std::string> argv = {
-        TESSERA_BIN,
-        "bench",
-        "shard",
-        "--url",
-        origin,
-        "--join",
-        "/api/dev/join",
-        "--kind",
-        "range",
-        "--shard-id",
-        shard,
-        "--join-args",
-        R"({"params":{"targets":1,"speed":200,"history":)" +
-            std::to_string(history) + "}}",
-        "--bots",
-        "4",
-        "--duration",
-        "6",
-        "--rate",
-        "5",
-        "--net-delay",
-        "100",
-        "--net-jitter",
-        "20",
-        "--aim",
-        "1",
-        "--input",
-        kShoot,
-        "--report",
-        report.string(),
-        "--quiet"};
-    Result<ProcessResult> r = RunProcess(argv);
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    if (!r.ok()) return nullptr;
-    EXPECT_EQ(r->exit_code, 0) << r->output;
-    std::ifstream in(report);
-    const json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
-    EXPECT_TRUE(j.is_object()) << r->output;
+    const fs::path report = Path(shard + ".json");
+    const ProcessResult r =
+        Bench({"shard",
+               "--url",
+               Origin(),
+               "--join",
+               "/api/dev/join",
+               "--kind",
+               "range",
+               "--shard-id",
+               shard,
+               "--join-args",
+               R"({"params":{"targets":1,"speed":200,"history":)" +
+                   std::to_string(history) + "}}",
+               "--bots",
+               "4",
+               "--duration",
+               "6",
+               "--rate",
+               "5",
+               "--net-delay",
+               "100",
+               "--net-jitter",
+               "20",
+               "--aim",
+               "1",
+               "--input",
+               kShoot,
+               "--report",
+               report.string(),
+               "--quiet"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    const json j = ReadJson(report);
+    EXPECT_TRUE(j.is_object()) << r.output;
     if (!j.is_object()) return nullptr;
-    EXPECT_EQ(j["bots"]["connected"], 4) << r->output;
+    EXPECT_EQ(j["bots"]["connected"], 4) << r.output;
     EXPECT_EQ(j["settings"]["aim"], "1");
     const json& aimed = j["aimed"];
     // 4 bots x 5 shots/s for ~5 s once the target is drawn.
@@ -126,13 +82,7 @@ class RangeE2eTest : public ::testing::Test {
     const double answered = acked + aimed["refused"].get<double>();
     return answered > 0 ? acked / answered : 0;
   }
-
-  static e2e::ServerProcess* server_;
-  static fs::path* dir_;
 };
-
-e2e::ServerProcess* RangeE2eTest::server_ = nullptr;
-fs::path* RangeE2eTest::dir_ = nullptr;
 
 TEST_F(RangeE2eTest, WithTenTicksOfHistoryAimedShotsHit) {
   const json aimed = AimedRun("range-h10", 10);

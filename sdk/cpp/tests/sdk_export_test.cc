@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "guest_calls.h"
 #include "tessera/shard_sdk.h"
 
 namespace export_test {
@@ -132,28 +133,10 @@ using tessera::detail::SaveExport;
 constexpr int kJson = tessera::abi::kCodecJson;
 constexpr int kMsgpack = tessera::abi::kCodecMsgpack;
 
-// What the host does with an argument: tessera_alloc, then copy the bytes in.
-struct Arg {
-  explicit Arg(std::string_view bytes)
-      : ptr(Exports<Counter>::alloc(static_cast<GuestLen>(bytes.size()))),
-        len(static_cast<GuestLen>(bytes.size())) {
-    std::memcpy(reinterpret_cast<void*>(ptr), bytes.data(), bytes.size());
-  }
-  GuestPtr ptr;
-  GuestLen len;
-};
-
-std::string Output() {
-  return std::string(
-      reinterpret_cast<const char*>(Exports<Counter>::output_ptr()),
-      Exports<Counter>::output_len());
-}
-
-template <class S>
-int Init(int codec, std::string_view id, std::string_view params) {
-  const Arg a(id), b(params);
-  return Exports<S>::init(codec, a.ptr, a.len, b.ptr, b.len);
-}
+// What the host does with an argument (sdk_test::Arg).
+using Arg = sdk_test::Arg<Counter>;
+std::string Output() { return sdk_test::Output<Counter>(); }
+using sdk_test::Init;
 
 template <class S>
 int Restore(int codec, std::string_view params, std::string_view state) {

@@ -17,61 +17,12 @@
 #include <variant>
 #include <vector>
 
+#include "guest_calls.h"
 #include "tessera/shard_sdk.h"
 
 namespace interest_test {
 
-// Little-endian expected bytes.
-class Bytes {
- public:
-  Bytes& u8(unsigned v) {
-    s_.push_back(static_cast<char>(v));
-    return *this;
-  }
-  Bytes& u32(std::uint32_t v) { return le(v, 4); }
-  Bytes& u64(std::uint64_t v) { return le(v, 8); }
-  Bytes& f32(float v) {
-    std::uint32_t bits;
-    std::memcpy(&bits, &v, 4);
-    return le(bits, 4);
-  }
-  Bytes& f64(double v) {
-    std::uint64_t bits;
-    std::memcpy(&bits, &v, 8);
-    return le(bits, 8);
-  }
-  Bytes& str(std::string_view v) {
-    u32(static_cast<std::uint32_t>(v.size()));
-    s_.append(v);
-    return *this;
-  }
-  Bytes& raw(std::string_view v) {
-    s_.append(v);
-    return *this;
-  }
-  Bytes& ids(std::vector<std::uint64_t> v) {
-    u32(static_cast<std::uint32_t>(v.size()));
-    for (std::uint64_t id : v) u64(id);
-    return *this;
-  }
-  // A changed entity's position: what = POS (| NEW), then three f64.
-  Bytes& pos(double x, double y, double z) { return f64(x).f64(y).f64(z); }
-  // A component set (len_plus_one = len + 1) or removed (0).
-  Bytes& set(unsigned component, std::string_view bytes) {
-    return u8(component)
-        .u32(static_cast<std::uint32_t>(bytes.size()) + 1)
-        .raw(bytes);
-  }
-  Bytes& unset(unsigned component) { return u8(component).u32(0); }
-  operator std::string() const { return s_; }
-
- private:
-  Bytes& le(std::uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) s_.push_back(static_cast<char>(v >> (8 * i)));
-    return *this;
-  }
-  std::string s_;
-};
+using sdk_test::Bytes;
 
 constexpr unsigned kNew = 1;
 constexpr unsigned kPos = 2;
@@ -223,25 +174,12 @@ namespace abi = tessera::abi;
 constexpr int kJson = abi::kCodecJson;
 constexpr int kMsgpack = abi::kCodecMsgpack;
 
-struct Arg {
-  explicit Arg(std::string_view bytes)
-      : ptr(Exports<Bare>::alloc(static_cast<GuestLen>(bytes.size()))),
-        len(static_cast<GuestLen>(bytes.size())) {
-    std::memcpy(reinterpret_cast<void*>(ptr), bytes.data(), bytes.size());
-  }
-  GuestPtr ptr;
-  GuestLen len;
-};
-
-std::string Output() {
-  return std::string(reinterpret_cast<const char*>(Exports<Bare>::output_ptr()),
-                     Exports<Bare>::output_len());
-}
+using Arg = sdk_test::Arg<Bare>;
+std::string Output() { return sdk_test::Output<Bare>(); }
 
 template <class S>
 int Init(int codec, std::string_view params) {
-  const Arg a("shard"), b(params);
-  return Exports<S>::init(codec, a.ptr, a.len, b.ptr, b.len);
+  return sdk_test::Init<S>(codec, "shard", params);
 }
 
 template <class S>

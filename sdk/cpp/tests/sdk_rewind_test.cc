@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "guest_calls.h"
 #include "tessera/shard_sdk.h"
 
 namespace rewind_test {
@@ -23,32 +24,7 @@ using tessera::Rewind;
 using tessera::Vec3;
 using Entity = Rewind::Entity;
 
-// Little-endian expected bytes.
-class Bytes {
- public:
-  Bytes& u32(std::uint32_t v) { return le(v, 4); }
-  Bytes& u64(std::uint64_t v) { return le(v, 8); }
-  Bytes& f64(double v) {
-    std::uint64_t bits;
-    std::memcpy(&bits, &v, 8);
-    return le(bits, 8);
-  }
-  Bytes& entity(std::uint64_t id, double x, double y, double z) {
-    return u64(id).f64(x).f64(y).f64(z);
-  }
-  Bytes& raw(std::string_view v) {
-    s_.append(v);
-    return *this;
-  }
-  operator std::string() const { return s_; }
-
- private:
-  Bytes& le(std::uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) s_.push_back(static_cast<char>(v >> (8 * i)));
-    return *this;
-  }
-  std::string s_;
-};
+using sdk_test::Bytes;
 
 // ---------------------------------------------------------------------------
 // Shards.
@@ -165,25 +141,12 @@ constexpr bool kExportsLag = requires {
   &LagCompensationExports<S>::apply_input_at;
 };
 
-struct Arg {
-  explicit Arg(std::string_view bytes)
-      : ptr(Exports<Bare>::alloc(static_cast<GuestLen>(bytes.size()))),
-        len(static_cast<GuestLen>(bytes.size())) {
-    std::memcpy(reinterpret_cast<void*>(ptr), bytes.data(), bytes.size());
-  }
-  GuestPtr ptr;
-  GuestLen len;
-};
-
-std::string Output() {
-  return std::string(reinterpret_cast<const char*>(Exports<Bare>::output_ptr()),
-                     Exports<Bare>::output_len());
-}
+using Arg = sdk_test::Arg<Bare>;
+std::string Output() { return sdk_test::Output<Bare>(); }
 
 template <class S>
 int Init(std::string_view params_json) {
-  const Arg a("shard"), b(params_json);
-  return Exports<S>::init(abi::kCodecJson, a.ptr, a.len, b.ptr, b.len);
+  return sdk_test::Init<S>(abi::kCodecJson, "shard", params_json);
 }
 
 int ApplyAt(std::string_view sid, std::string_view input,

@@ -23,6 +23,17 @@ std::string Ticket(const std::string& secret, const std::string& shard) {
   return testing::FakeTicket(secret, shard, "bot-1");
 }
 
+// The fake server's shard "s", as localhost.
+WsTarget ShardS(const FakeShardServer& server) {
+  WsTarget target;
+  target.endpoint = asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"),
+                                            server.port());
+  target.host = "localhost";
+  target.host_header = "localhost:" + std::to_string(server.port());
+  target.path = "/shard/s";
+  return target;
+}
+
 // What one session saw.
 struct Seen {
   std::optional<Status> connected;
@@ -74,12 +85,7 @@ Seen Play(const FakeShardServer& server, int inputs, uint64_t flags,
     seen.close_reason = reason;
   };
   client = V1Client::Create(ioc, tls, std::move(events));
-  WsTarget target;
-  target.endpoint = asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"),
-                                            server.port());
-  target.host = "localhost";
-  target.host_header = "localhost:" + std::to_string(server.port());
-  target.path = "/shard/s";
+  const WsTarget target = ShardS(server);
   client->Connect(target, std::chrono::seconds(5), ticket, flags,
                   [&](Status s) { seen.connected = s; });
   ioc.run();
@@ -208,12 +214,7 @@ TEST(V1ClientTest, DecodedFramesAndSkippedSends) {
   };
   events.error = [&](const std::string& what) { ADD_FAILURE() << what; };
   client = V1Client::Create(ioc, nullptr, std::move(events));
-  WsTarget target;
-  target.endpoint = asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"),
-                                            server.port());
-  target.host = "localhost";
-  target.host_header = "localhost:" + std::to_string(server.port());
-  target.path = "/shard/s";
+  const WsTarget target = ShardS(server);
   client->Connect(target, std::chrono::seconds(5), Ticket("fake-secret", "s"),
                   v1::kHelloFrameAcks, [](Status s) { EXPECT_TRUE(s.ok()); });
   ioc.run();
