@@ -85,6 +85,7 @@ export class ShardGame<Input = unknown> {
   private snapshotValue: unknown;
   private snapshotDecoded = false;
   private newestTick: number | undefined;
+  private lastRenderTick = -Infinity;
   private lastSeqValue = 0;
   private bytes = 0;
   private frames = 0;
@@ -196,7 +197,13 @@ export class ShardGame<Input = unknown> {
    */
   frame(now: number = this.now()): void {
     const current = this.clock.tickAt(now);
-    const renderTick = current === undefined ? -Infinity : current - this.delayMs / this.clock.tickMs;
+    let renderTick = current === undefined ? -Infinity : current - this.delayMs / this.clock.tickMs;
+    // The estimate can dip a little when the clock re-measures the tick
+    // rate; hold the picture then instead of drawing back in time. A dip of
+    // a tick or more (a new timeline) is followed.
+    const last = this.lastRenderTick;
+    if (renderTick < last && last - renderTick < 1) renderTick = last;
+    this.lastRenderTick = renderTick;
     this.timeline.render(renderTick);
   }
 

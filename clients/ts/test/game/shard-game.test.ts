@@ -260,6 +260,27 @@ describe("ShardGame clock", () => {
     expect(game.render.tick).toBeCloseTo(3.5, 9);
     expect(game.entities.get(1)!.x).toBeCloseTo(35, 9);
   });
+
+  it("never draws back in time when the estimate dips by less than a tick; follows a larger jump back", () => {
+    const link = new FakeLink();
+    const game = new ShardGame(link, { interpolationDelayMs: 150 });
+    game.receive({ type: MessageType.Welcome, shardId: "z", subscriberId: "s", tickRate: 10, codec: "msgpack", tick: 0 });
+    const payload = (tick: number) =>
+      tick === 0 ? encodeEntities({ baseline: true, precision: 1, spawns: [{ id: 1, q: [0, 0, 0] }] }) : encodeEntities({ updates: [{ id: 1, dx: 10 }] });
+    for (let tick = 0; tick < 6; tick++) {
+      game.receive({ type: MessageType.Frame, tick, lastSeq: 0, snapshot: null, entities: payload(tick) }, tick * 100 + 30);
+    }
+    game.frame(530);
+    expect(game.render.tick).toBeCloseTo(3.5, 9);
+    game.frame(500); // 0.3 ticks earlier: the picture holds
+    expect(game.render.tick).toBeCloseTo(3.5, 9);
+    expect(game.entities.get(1)!.x).toBeCloseTo(35, 9);
+    expect(game.viewTick).toBeCloseTo(3.5, 9);
+    game.frame(540); // forward again
+    expect(game.render.tick).toBeCloseTo(3.6, 9);
+    game.frame(300); // 2.4 ticks back: followed
+    expect(game.render.tick).toBeCloseTo(1.2, 9);
+  });
 });
 
 describe("ShardGame input", () => {
