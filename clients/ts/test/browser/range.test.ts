@@ -6,16 +6,14 @@
 // on empty space a miss. `?history=0` joins the range without lag
 // compensation. Screenshot: build/artifacts/range.png (or
 // $ARTIFACTS_DIR/range.png).
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { scratchApps } from "../helpers/scratch-apps.js";
-import { devSupportsMount, REPO, TesseraServer } from "../helpers/tessera-server.js";
+import { startDemoPages, stopDemoPages } from "../helpers/demo-pages.js";
+import { REPO, type TesseraServer } from "../helpers/tessera-server.js";
 
-const DIST = join(REPO, "clients/ts/dist");
 const ARTIFACTS = resolve(process.env.ARTIFACTS_DIR ?? join(REPO, "build/artifacts"));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const W = 900; // the canvas' drawing size (range.js)
 const H = 540;
 const SCALE = W / 1000; // canvas pixels per world unit (the world is 1000 x 600)
@@ -60,21 +58,10 @@ let server: TesseraServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(join(DIST, "tessera-client.js"))) throw new Error("run `npm run build` first: no dist/tessera-client.js");
-  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (scripts/install-deps)`);
-  if (!devSupportsMount()) throw new Error("this tessera binary has no `dev --mount` (and no multi-app dev): rebuild it");
-  const [arena, range] = scratchApps("arena", "range");
-  [server, browser] = await Promise.all([
-    TesseraServer.start({ appDir: arena, args: [range!, "--mount", `/sdk=${DIST}`] }),
-    chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu"] }),
-  ]);
+  ({ server, browser } = await startDemoPages("range"));
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  server?.removeApp();
-});
+afterAll(() => stopDemoPages({ server, browser }));
 
 /** Opens the range page and waits until the shooter and every target are drawn. */
 async function openRange(query: string, errors: string[]): Promise<Page> {

@@ -3,16 +3,14 @@
 // serves the zone page at /zone/. A scout joins, sees the units around it,
 // clicks the canvas and walks there. Screenshot: build/artifacts/zone.png (or
 // $ARTIFACTS_DIR/zone.png).
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { scratchApps } from "../helpers/scratch-apps.js";
-import { devSupportsMount, REPO, TesseraServer } from "../helpers/tessera-server.js";
+import { startDemoPages, stopDemoPages } from "../helpers/demo-pages.js";
+import { REPO, type TesseraServer } from "../helpers/tessera-server.js";
 
-const DIST = join(REPO, "clients/ts/dist");
 const ARTIFACTS = resolve(process.env.ARTIFACTS_DIR ?? join(REPO, "build/artifacts"));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const RADIUS = 300; // the zone's interest radius, plus its hysteresis and a tick or two of walking
 const VIEW_LIMIT = RADIUS + 15 + 20;
 const W = 920; // the canvas' drawing size (zone.js)
@@ -35,21 +33,10 @@ let browser: Browser;
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(join(DIST, "tessera-client.js"))) throw new Error("run `npm run build` first: no dist/tessera-client.js");
-  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (scripts/install-deps)`);
-  if (!devSupportsMount()) throw new Error("this tessera binary has no `dev --mount` (and no multi-app dev): rebuild it");
-  const [arena, zone] = scratchApps("arena", "zone");
-  [server, browser] = await Promise.all([
-    TesseraServer.start({ appDir: arena, args: [zone!, "--mount", `/sdk=${DIST}`] }),
-    chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu"] }),
-  ]);
+  ({ server, browser } = await startDemoPages("zone"));
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  server?.removeApp();
-});
+afterAll(() => stopDemoPages({ server, browser }));
 
 const drawn = (page: Page) => page.evaluate(() => (window as any).__zone.drawn as Drawn[]);
 const myUnit = async (page: Page) => (await drawn(page)).find((p) => p.me);
