@@ -1,7 +1,10 @@
 #include "shard/subscriber_frames.h"
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "interest/group.h"
 #include "replication/config.h"
@@ -82,8 +85,25 @@ Result<std::unique_ptr<SubscriberFrames>> SubscriberFrames::Create(
 void SubscriberFrames::PrepareRewinds(std::span<PendingInput> inputs,
                                       uint64_t tick) const {
   if (!history_) return;
+  // A subscriber's inputs of one tick usually share a view tick and round
+  // trip: draw and encode that rewind once, copy it to the others.
+  struct Drawn {
+    double view_tick;
+    std::optional<int64_t> rtt_us;
+    const std::string* rewind;
+  };
+  std::unordered_map<std::string_view, std::vector<Drawn>> drawn;
   for (PendingInput& in : inputs) {
     if (!in.timing.view_tick) continue;
+    std::vector<Drawn>& mine = drawn[in.subscriber];
+    auto same = std::find_if(mine.begin(), mine.end(), [&](const Drawn& d) {
+      return d.view_tick == *in.timing.view_tick &&
+             d.rtt_us == in.timing.rtt_us;
+    });
+    if (same != mine.end()) {
+      in.rewind = *same->rewind;
+      continue;
+    }
     std::optional<replication::DrawnPicture> picture =
         history_->Draw(in.subscriber, *in.timing.view_tick,
                        MaxBackTicks(*lag_, in.timing.rtt_us, tick_rate_));
@@ -93,6 +113,7 @@ void SubscriberFrames::PrepareRewinds(std::span<PendingInput> inputs,
       picture->now_tick = tick;
     }
     in.rewind = EncodeRewind(*picture);
+    mine.push_back(Drawn{*in.timing.view_tick, in.timing.rtt_us, &*in.rewind});
   }
 }
 
