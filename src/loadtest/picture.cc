@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "replication/draw_rule.h"
+
 namespace tessera::loadtest {
 namespace {
 
@@ -128,17 +130,15 @@ std::optional<double> Picture::Render(double render_tick) {
                        ? &states_[ai + 1]
                        : nullptr;
   const double b_tick = b != nullptr ? static_cast<double>(b->tick) : a_tick;
-  const double t = b == nullptr
-                       ? 0
-                       : std::min(1.0, std::max(0.0, (render_tick - a_tick) /
-                                                         (b_tick - a_tick)));
+  const double t =
+      replication::DrawFraction(render_tick, a_tick, b != nullptr, b_tick);
   drawn_.clear();
   for (const Held& from : a.entities) {
     const Held* next = b != nullptr ? FindIn(b->entities, from.id) : nullptr;
     const Held& to = next != nullptr && next->gen == from.gen ? *next : from;
-    drawn_.push_back({from.id, from.x + (to.x - from.x) * t,
-                      from.y + (to.y - from.y) * t,
-                      from.z + (to.z - from.z) * t});
+    drawn_.push_back({from.id, replication::DrawBetween(from.x, to.x, t),
+                      replication::DrawBetween(from.y, to.y, t),
+                      replication::DrawBetween(from.z, to.z, t)});
   }
   const double drawn_tick =
       std::min(std::max(b_tick, a_tick), std::max(a_tick, render_tick));

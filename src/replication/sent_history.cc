@@ -9,6 +9,8 @@
 #include <limits>
 #include <unordered_set>
 
+#include "replication/draw_rule.h"
+
 namespace tessera::replication {
 namespace {
 
@@ -345,11 +347,8 @@ std::optional<DrawnPicture> SentHistory::Draw(
   const Entry* eb = a + 1 < s.count ? &s.at(a + 1) : nullptr;
   const double ta = static_cast<double>(ea.tick);
   const double t =
-      eb == nullptr
-          ? 0
-          : std::min(1.0,
-                     std::max(0.0, (view - ta) /
-                                       (static_cast<double>(eb->tick) - ta)));
+      DrawFraction(view, ta, eb != nullptr,
+                   eb == nullptr ? ta : static_cast<double>(eb->tick));
   const WorldRecord& wa = *FindWorld(ea.tick);
   const WorldRecord* wb = eb == nullptr ? nullptr : FindWorld(eb->tick);
 
@@ -381,7 +380,7 @@ std::optional<DrawnPicture> SentHistory::Draw(
       for (int axis = 0; axis < 3; ++axis) {
         const double f = static_cast<double>(from[axis]) * wa.precision;
         const double g = static_cast<double>(to[axis]) * to_precision;
-        p[axis] = f + (g - f) * t;
+        p[axis] = DrawBetween(f, g, t);
       }
       out.entities.push_back(DrawnEntity{id, p[0], p[1], p[2]});
     }
