@@ -48,6 +48,50 @@ inline constexpr const char kExportReplicated[] = "tessera_replicated";         
 inline constexpr const char kExportLagCompensation[] = "tessera_lag_compensation";  // () -> i32
 inline constexpr const char kExportApplyInputAt[] = "tessera_apply_input_at";       // (i32 x6) -> i32
 
+// Transfers and messages between shards (all optional; docs/guest-abi.md,
+// "Transfers and messages"). Layouts are little-endian; a `str` is a u32
+// byte length followed by that many bytes.
+//   transfer_out(sid_ptr, sid_len): kOk, output = the player's state bytes
+//     (the entity is gone from this shard); kNoState = no entity for sid;
+//     kError = refused, output = text.
+//   transfer_in(ptr, len), arg = u32 flags (kTransferInReturning) | str
+//     subscriber | str peer_shard (where it comes from; when returning, the
+//     shard that refused it) | str claims_json | str state: kOk = added;
+//     kError = refused, output = text (a returning player must be taken).
+//   transfer_requests(): kOk, output = u32 count | count x (str subscriber,
+//     str target_shard); kNoState = none. Taken after every tick.
+//   groups(): kOk, output = u32 count | count x str; kNoState = no groups.
+//     Called after init/restore and after every tick.
+//   outbox(): kOk, output = u32 count | count x (u8 target_kind, str target,
+//     str topic, str data); kNoState = empty. Taken after every tick.
+//   on_messages(ptr, len), arg = u32 count | count x (str from, str topic,
+//     str data): kOk. `from` is "" for a message the server published.
+// Exporting only one of transfer_out / transfer_in, or transfer_requests
+// without both, is refused when the shard starts.
+inline constexpr const char kExportTransferOut[] = "tessera_transfer_out";  // (i32 x2) -> i32
+inline constexpr const char kExportTransferIn[] = "tessera_transfer_in";    // (i32 x2) -> i32
+inline constexpr const char kExportTransferRequests[] = "tessera_transfer_requests";  // () -> i32
+inline constexpr const char kExportGroups[] = "tessera_groups";            // () -> i32
+inline constexpr const char kExportOutbox[] = "tessera_outbox";            // () -> i32
+inline constexpr const char kExportOnMessages[] = "tessera_on_messages";   // (i32 x2) -> i32
+
+inline constexpr unsigned kTransferInReturning = 1;  // transfer_in flags
+// outbox target_kind
+enum TargetKind : int { kTargetShard = 0, kTargetGroup = 1, kTargetAll = 2 };
+
+// Limits of messages between shards; beyond them a message is refused
+// (counted and logged by the host, never dropped silently).
+inline constexpr unsigned kMaxMessagesSentPerTick = 64;    // per shard
+inline constexpr unsigned kMaxTopicBytes = 128;            // topic: 1..128 B
+inline constexpr unsigned kMaxMessageDataBytes = 65536;    // data: <= 64 KiB
+inline constexpr unsigned kMaxGroups = 64;                 // per shard
+inline constexpr unsigned kMaxGroupNameBytes = 128;        // 1..128 B
+inline constexpr unsigned kMaxInboxMessages = 1024;        // queued per shard
+inline constexpr unsigned kMaxMessagesAppliedPerTick = 64; // per shard
+// Transfers: a player's state from transfer_out, and requests per tick.
+inline constexpr unsigned kMaxTransferStateBytes = 1u << 20;
+inline constexpr unsigned kMaxTransferRequestsPerTick = 256;
+
 // Codec ids passed to tessera_init / tessera_restore.
 enum Codec : int { kCodecMsgpack = 0, kCodecJson = 1 };
 
