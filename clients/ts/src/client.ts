@@ -4,7 +4,9 @@
  * frame acks), decodes every FRAME's snapshot, numbers and encodes inputs,
  * reports each input's ACK (a message or a FRAME) or REJECT, answers PINGs,
  * measures the round trip, and reconnects with exponential backoff when the
- * connection drops, except after close codes that say not to.
+ * connection drops, except after close codes that say not to. When the
+ * player moves to another shard (TRANSFER) it follows at once: the same
+ * object connects to the new shard with the ticket TRANSFER carries.
  *
  * @packageDocumentation
  */
@@ -84,8 +86,20 @@ export interface Rejection {
   error: string;
 }
 
-/** A ticket, or a function returning one (called again before every (re)connect). */
-export type TicketSource = string | (() => string | Promise<string>);
+/**
+ * A ticket, or a function returning one (called again before every
+ * (re)connect that has no ticket from a TRANSFER, with the shard the
+ * connection is for then: after a move, the new shard).
+ */
+export type TicketSource = string | ((shardId: string) => string | Promise<string>);
+
+/** A move of the player to another shard, followed by the connection. */
+export interface ShardTransfer {
+  /** The shard the player left. */
+  from: string;
+  /** The shard the connection now goes to (its new {@link ShardConnection.shardId}). */
+  to: string;
+}
 
 /** Reconnect timing: exponential backoff with jitter. */
 export interface ReconnectOptions {
@@ -131,6 +145,12 @@ export interface ConnectShardOptions {
   WebSocket?: WebSocketConstructor;
   /** Random numbers in [0, 1) for the backoff jitter (default `Math.random`; for tests). */
   random?: () => number;
+  /**
+   * Called when the server moved the player to another shard (TRANSFER),
+   * right after the `transfer` event and before the connection to the new
+   * shard opens.
+   */
+  onTransfer?: (transfer: ShardTransfer) => void;
 }
 
 /** What the connection reports; see {@link ShardConnection.on}. */
@@ -158,12 +178,25 @@ export interface ShardEvents<S> {
   error: (error: Error) => void;
   /** A round trip was measured (ms). */
   rtt: (rttMs: number) => void;
+  /**
+   * The server moved the player to another shard (TRANSFER): the
+   * connection left `from` and is connecting to `to` ({@link
+   * ShardConnection.shardId} is `to` already). No `close` event is emitted
+   * for the socket to `from`; `state` goes to `connecting`, then `open`
+   * with the new shard's WELCOME.
+   */
+  transfer: (transfer: ShardTransfer) => void;
 }
 
 /** A live session with one shard; created by {@link connectShard}. */
 export interface ShardConnection<S = unknown, I = unknown> {
-  /** The shard this connection is for. */
+  /**
+   * The shard this connection is for: the one it was made for, then the
+   * target of each TRANSFER it followed.
+   */
   readonly shardId: string;
+  /** How many TRANSFERs this connection followed (0 until the player moves). */
+  readonly transfers: number;
   /** The subscriber id (from WELCOME once open, else the option). */
   readonly subscriberId: string | undefined;
   /** `connecting` (also while waiting to reconnect), `open` (after WELCOME) or `closed` (for good). */
@@ -200,6 +233,13 @@ export interface ShardConnection<S = unknown, I = unknown> {
   on<E extends keyof ShardEvents<S>>(event: E, listener: ShardEvents<S>[E]): () => void;
   /** Unsubscribes a listener added with {@link on}. */
   off<E extends keyof ShardEvents<S>>(event: E, listener: ShardEvents<S>[E]): void;
+  /**
+   * Drops the current socket and connects again at once, to the current
+   * shard (for a caller that found data it cannot use, such as a malformed
+   * `entities` payload). Emits no `close` event; inputs sent on the dropped
+   * socket get no answer. Does nothing once closed.
+   */
+  reconnect(): void;
   /** Closes the connection for good (no reconnect). Idempotent. */
   close(): void;
 }
@@ -237,12 +277,23 @@ type Listener = (...args: never[]) => void;
 
 const OPEN = 1;
 
+/**
+ * TRANSFERs in a row without a WELCOME after which the connection gives up
+ * (shards that keep sending the player on without ever taking it).
+ */
+const MAX_TRANSFERS_WITHOUT_WELCOME = 8;
+
 class Connection<S, I> implements ShardConnection<S, I> {
-  readonly shardId: string;
   readonly ready: Promise<WelcomeMessage>;
 
-  private readonly url: string;
+  private _shardId: string;
+  private readonly baseUrl: string;
+  private url: string;
   private readonly ticketSource: TicketSource;
+  private readonly onTransfer: ((transfer: ShardTransfer) => void) | undefined;
+  private transferTicket: string | undefined; // from the latest TRANSFER, until refused
+  private _transfers = 0;
+  private transfersWithoutWelcome = 0;
   private readonly optionSubscriber: string | undefined;
   private readonly WS: WebSocketConstructor;
   private readonly reconnectOpts: Required<ReconnectOptions> | null;
@@ -282,9 +333,11 @@ class Connection<S, I> implements ShardConnection<S, I> {
     if (options == null || (typeof options.ticket !== "string" && typeof options.ticket !== "function")) {
       throw new Error("tessera: options.ticket must be a string or a function returning one");
     }
-    this.shardId = shardId;
-    this.url = shardUrl(options.url ?? defaultBaseUrl(), shardId);
+    this._shardId = shardId;
+    this.baseUrl = options.url ?? defaultBaseUrl();
+    this.url = shardUrl(this.baseUrl, shardId);
     this.ticketSource = options.ticket;
+    this.onTransfer = options.onTransfer;
     this.optionSubscriber = options.subscriberId;
     this.WS = resolveWebSocket(options.WebSocket);
     const r = options.reconnect ?? true;
@@ -311,6 +364,12 @@ class Connection<S, I> implements ShardConnection<S, I> {
     void this.connect();
   }
 
+  get shardId(): string {
+    return this._shardId;
+  }
+  get transfers(): number {
+    return this._transfers;
+  }
   get state(): ShardState {
     return this._state;
   }
@@ -399,6 +458,22 @@ class Connection<S, I> implements ShardConnection<S, I> {
     this.finish(undefined);
   }
 
+  reconnect(): void {
+    if (this._state === "closed") return;
+    const ws = this.ws;
+    this.dropSocket();
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    if (ws) {
+      try {
+        ws.close(1000, "reconnecting");
+      } catch {
+        /* ignore */
+      }
+    }
+    void this.connect();
+  }
+
   // -- connecting ------------------------------------------------------------
 
   private async connect(): Promise<void> {
@@ -406,7 +481,8 @@ class Connection<S, I> implements ShardConnection<S, I> {
     this.setState("connecting");
     let ticket: string;
     try {
-      ticket = typeof this.ticketSource === "string" ? this.ticketSource : await this.ticketSource();
+      if (this.transferTicket !== undefined) ticket = this.transferTicket;
+      else ticket = typeof this.ticketSource === "string" ? this.ticketSource : await this.ticketSource(this._shardId);
       if (typeof ticket !== "string" || ticket === "") throw new Error("the ticket function returned no ticket");
     } catch (e) {
       if (gen !== this.generation || this._state === "closed") return;
@@ -467,6 +543,7 @@ class Connection<S, I> implements ShardConnection<S, I> {
       case MessageType.Welcome:
         if (this.open) return;
         this.open = true;
+        this.transfersWithoutWelcome = 0;
         this._welcome = msg;
         this.unanswered.welcome(((msg.flags ?? 0) & HelloFlags.FrameAcks) !== 0);
         this.attempts = 0;
@@ -503,6 +580,9 @@ class Connection<S, I> implements ShardConnection<S, I> {
         }
         return;
       }
+      case MessageType.Transfer:
+        this.followTransfer(ws, msg.shardId, msg.ticket);
+        return;
       case MessageType.Ack:
         if (this.unanswered.answer(msg.seq)) this.emit("ack", msg.seq);
         return;
@@ -526,6 +606,58 @@ class Connection<S, I> implements ShardConnection<S, I> {
         return;
       }
     }
+  }
+
+  /**
+   * TRANSFER: the player is on shard `to` now. Leaves this socket (the
+   * server closes it with 4011 right after; that close is not waited for)
+   * and connects to `to` at once with `ticket`. Also when TRANSFER came
+   * instead of WELCOME (a reconnect to a shard the player had left).
+   */
+  private followTransfer(ws: WebSocketLike, to: string, ticket: string): void {
+    let url: string;
+    try {
+      url = shardUrl(this.baseUrl, to);
+    } catch (e) {
+      this.protocolError(ws, new ProtocolError(`TRANSFER shard_id cannot be used in a URL: ${(e as Error).message}`));
+      return;
+    }
+    const from = this._shardId;
+    this.transfersWithoutWelcome++;
+    this.dropSocket();
+    try {
+      ws.close(1000, "transferred");
+    } catch {
+      /* already closing */
+    }
+    this._shardId = to;
+    this.url = url;
+    this.transferTicket = ticket;
+    this._transfers++;
+    this.attempts = 0;
+    this.ticketRefusals = 0;
+    this.notFound = 0;
+    if (this.transfersWithoutWelcome > MAX_TRANSFERS_WITHOUT_WELCOME) {
+      this.finish(
+        new Error(
+          `tessera: moved ${this.transfersWithoutWelcome} times in a row without a WELCOME (last from shard "${from}" to "${to}"); giving up`,
+        ),
+      );
+      return;
+    }
+    const transfer = { from, to };
+    this.emit("transfer", transfer);
+    if (this.onTransfer) {
+      try {
+        this.onTransfer(transfer);
+      } catch (e) {
+        setTimeout(() => {
+          throw e;
+        });
+      }
+    }
+    if (this._state === "closed") return; // a listener closed it
+    void this.connect();
   }
 
   private protocolError(ws: WebSocketLike, e: Error): void {
@@ -562,6 +694,10 @@ class Connection<S, I> implements ShardConnection<S, I> {
     const canRefresh = typeof this.ticketSource === "function";
     if (TICKET_CODES.has(code)) {
       this.ticketRefusals++;
+      // A refused TRANSFER ticket is not tried again: the ticket function
+      // (asked for the current shard) comes next, or, for a fixed ticket
+      // string (for the first shard), the end.
+      this.transferTicket = undefined;
       if (!canRefresh || this.ticketRefusals >= 2) {
         fatal = new ShardClosedError(this.shardId, code, reason, describeClose(code));
       }
@@ -741,6 +877,14 @@ function concat(parts: Uint8Array[]): Uint8Array {
  * 4000, 4009, 4010): `state` becomes `closed`, `error` holds a
  * {@link ShardClosedError} naming the close code and the server's reason,
  * and `error` listeners and {@link ShardConnection.ready} receive it.
+ *
+ * A TRANSFER (the player moved to another shard) is followed at once: the
+ * connection goes to `/shard/<to>` on the same server with the ticket the
+ * TRANSFER carries, reports it with the `transfer` event and
+ * `options.onTransfer({ from, to })`, and `shardId` and `transfers` change.
+ * The 4011 close that follows a TRANSFER is neither an error nor retried.
+ * Later reconnects use that ticket until it is refused, then the ticket
+ * function (called with the new shard id).
  *
  * @typeParam S the snapshot type (as the shard's codec decodes it)
  * @typeParam I the input type

@@ -25,6 +25,7 @@ export const CloseCodeName: Readonly<Record<number, string>> = {
   4008: "hello_timeout",
   4009: "unsupported_version",
   4010: "hello_expected",
+  4011: "transferred",
 };
 
 /** Close codes after which the client never reconnects: the client itself is at fault. */
@@ -70,6 +71,8 @@ export function describeClose(code: number): string {
       return "the shard stopped";
     case 4009:
       return "the server does not speak this protocol version";
+    case 4011:
+      return "the player moved to another shard";
     default:
       return CLIENT_BUG_CODES.has(code)
         ? "the server closed the connection because of a client error"

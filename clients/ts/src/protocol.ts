@@ -27,6 +27,7 @@ export const MessageType = {
   Ack: 17,
   Reject: 18,
   Frame: 19,
+  Transfer: 20,
 } as const;
 
 /**
@@ -127,6 +128,20 @@ export interface FrameMessage {
   entities?: Uint8Array;
 }
 
+/**
+ * TRANSFER `[20, shard_id, ticket]`: the player moved to shard `shard_id`;
+ * `ticket` (for that shard and the same subscriber) goes in the HELLO there.
+ * The server's last message on the connection: it closes right after with
+ * 4011 `transferred`. Both strings are non-empty.
+ */
+export interface TransferMessage {
+  type: typeof MessageType.Transfer;
+  /** The shard the player is on now. */
+  shardId: string;
+  /** A ticket for that shard (an opaque string). */
+  ticket: string;
+}
+
 /** A message a client sends. */
 export type ClientMessage = HelloMessage | InputMessage | PingMessage | PongMessage;
 /** A message a server sends. */
@@ -135,6 +150,7 @@ export type ServerMessage =
   | AckMessage
   | RejectMessage
   | FrameMessage
+  | TransferMessage
   | PingMessage
   | PongMessage;
 
@@ -183,6 +199,12 @@ export function checkViewTick(value: unknown): number {
 function checkStr(value: unknown, name: string): string {
   if (typeof value !== "string") fail(`${name} must be a string`);
   return value;
+}
+
+function checkNonEmptyStr(value: unknown, name: string): string {
+  const s = checkStr(value, name);
+  if (s === "") fail(`${name} must not be empty`);
+  return s;
 }
 
 function checkBin(value: unknown, name: string): Uint8Array {
@@ -269,6 +291,8 @@ export function encodeServerMessage(msg: ServerMessage): Uint8Array {
       if (msg.entities !== undefined) arr.push(checkBin(msg.entities, "entities"));
       return encodeArray(arr);
     }
+    case MessageType.Transfer:
+      return encodeArray([msg.type, checkNonEmptyStr(msg.shardId, "shard_id"), checkNonEmptyStr(msg.ticket, "ticket")]);
     case MessageType.Ping:
     case MessageType.Pong:
       return encodeArray([msg.type, checkUint(msg.nonce, "nonce")]);
@@ -316,6 +340,9 @@ export function decodeServerMessage(data: Uint8Array | ArrayBuffer | ArrayBuffer
       if (a.length > 4 && a[4] !== null && a[4] !== undefined) frame.entities = checkBin(a[4], "entities");
       return frame;
     }
+    case MessageType.Transfer:
+      need(a, 3, "TRANSFER");
+      return { type, shardId: checkNonEmptyStr(a[1], "shard_id"), ticket: checkNonEmptyStr(a[2], "ticket") };
     case MessageType.Ping:
     case MessageType.Pong:
       need(a, 2, type === MessageType.Ping ? "PING" : "PONG");

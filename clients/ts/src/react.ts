@@ -10,6 +10,7 @@ import {
   type Rejection,
   type ShardConnection,
   type ShardState,
+  type ShardTransfer,
 } from "./client.js";
 
 /** Options of {@link useShard}: the same as {@link connectShard}'s. */
@@ -34,6 +35,13 @@ export interface UseShardResult<S, I> {
   error: Error | undefined;
   /** Smoothed round trip in ms, once measured. */
   rttMs: number | undefined;
+  /**
+   * The shard the connection is for now: `shardId`, then the target of each
+   * TRANSFER followed (`undefined` when nothing connects).
+   */
+  shardId: string | undefined;
+  /** TRANSFERs the connection followed (0 until the player moves). */
+  transfers: number;
   /** The underlying connection, for events the hook does not expose (`null` when none). */
   connection: ShardConnection<S, I> | null;
 }
@@ -44,6 +52,8 @@ interface View<S> {
   state: ShardState;
   error: Error | undefined;
   rttMs: number | undefined;
+  shardId: string | undefined;
+  transfers: number;
 }
 
 const idle: View<never> = {
@@ -52,11 +62,14 @@ const idle: View<never> = {
   state: "closed",
   error: undefined,
   rttMs: undefined,
+  shardId: undefined,
+  transfers: 0,
 };
 
 /**
  * Connects a component to a shard: re-renders on every snapshot, rejection,
- * state change and RTT sample, and closes the connection on unmount.
+ * state change, RTT sample and transfer, and closes the connection on
+ * unmount.
  *
  * ```tsx
  * const { snapshot, send, lastRejection, state } = useShard<Snapshot, Input>(
@@ -72,6 +85,12 @@ const idle: View<never> = {
  * With `shardId` or `options` null or undefined nothing connects (`state`
  * is `closed`), e.g. while the page is still joining.
  *
+ * When the server moves the player to another shard the connection follows
+ * it (see {@link connectShard}): the result's `shardId` and `transfers`
+ * change and `options.onTransfer` (the latest one) is called. A component
+ * that then passes the new shard id as `shardId` keeps that connection (it
+ * is already there); any other change of `shardId` connects anew.
+ *
  * @typeParam S the snapshot type
  * @typeParam I the input type
  */
@@ -82,12 +101,16 @@ export function useShard<S = unknown, I = unknown>(
   const optionsRef = useRef(options);
   optionsRef.current = options;
   const connRef = useRef<ShardConnection<S, I> | null>(null);
+  const madeForRef = useRef<string | null>(null); // the shardId the live connection was made for
   const [view, setView] = useState<View<S>>(idle);
   const [connection, setConnection] = useState<ShardConnection<S, I> | null>(null);
 
   const ticket = options?.ticket;
   const ticketKey = typeof ticket === "string" ? ticket : ticket ? "\u0000function" : undefined;
   const active = !!shardId && !!options && ticketKey !== undefined;
+  // A shardId that names where the live connection has moved to keeps it.
+  const live = connRef.current;
+  const connectTo = live && live.state !== "closed" && shardId === live.shardId ? madeForRef.current! : shardId;
 
   useEffect(() => {
     if (!active) {
@@ -95,19 +118,21 @@ export function useShard<S = unknown, I = unknown>(
       return;
     }
     const opts = optionsRef.current!;
-    const conn = connectShard<S, I>(shardId!, {
+    const conn = connectShard<S, I>(connectTo!, {
       ...opts,
       ticket:
         typeof opts.ticket === "string"
           ? opts.ticket
-          : () => {
+          : (shard: string) => {
               const t = optionsRef.current?.ticket;
-              if (typeof t === "function") return t();
+              if (typeof t === "function") return t(shard);
               if (typeof t === "string") return t;
               throw new Error("tessera: useShard has no ticket");
             },
+      onTransfer: (transfer: ShardTransfer) => optionsRef.current?.onTransfer?.(transfer),
     });
     connRef.current = conn;
+    madeForRef.current = connectTo!;
     setConnection(conn);
     const update = () =>
       setView({
@@ -116,6 +141,8 @@ export function useShard<S = unknown, I = unknown>(
         state: conn.state,
         error: conn.error,
         rttMs: conn.rttMs,
+        shardId: conn.shardId,
+        transfers: conn.transfers,
       });
     update();
     const offs = [
@@ -123,6 +150,7 @@ export function useShard<S = unknown, I = unknown>(
       conn.on("reject", update),
       conn.on("state", update),
       conn.on("rtt", update),
+      conn.on("transfer", update),
     ];
     return () => {
       for (const off of offs) off();
@@ -131,7 +159,7 @@ export function useShard<S = unknown, I = unknown>(
       setConnection((c) => (c === conn ? null : c));
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps -- see the doc comment
-  }, [active, shardId, ticketKey, options?.url, options?.subscriberId, options?.WebSocket]);
+  }, [active, connectTo, ticketKey, options?.url, options?.subscriberId, options?.WebSocket]);
 
   const send = useCallback((input: I, sendOptions?: { viewTick?: number }): number => {
     const conn = connRef.current;

@@ -139,6 +139,7 @@ describe("server messages", () => {
     ["FRAME", { type: 19, tick: 7, lastSeq: 2, snapshot: bin(0x80) }, [19, 7, 2, bin(0x80)]],
     ["FRAME nil snapshot + entities", { type: 19, tick: 8, lastSeq: 0, snapshot: null, entities: bin(1, 0, 0) }, [19, 8, 0, null, bin(1, 0, 0)]],
     ["FRAME snapshot + entities", { type: 19, tick: 9, lastSeq: 1, snapshot: bin(0x90), entities: bin() }, [19, 9, 1, bin(0x90), bin()]],
+    ["TRANSFER", { type: 20, shardId: "zone-2", ticket: "v1.abc.def" }, [20, "zone-2", "v1.abc.def"]],
     ["PING", { type: 3, nonce: 77 }, [3, 77]],
     ["PONG", { type: 4, nonce: 78 }, [4, 78]],
   ];
@@ -160,6 +161,7 @@ describe("server messages", () => {
 
   it("ignores unknown trailing elements", () => {
     expect(decodeServerMessage(encode([17, 3, "future", 1]))).toEqual({ type: 17, seq: 3 });
+    expect(decodeServerMessage(encode([20, "b", "t", { later: 1 }]))).toEqual({ type: 20, shardId: "b", ticket: "t" });
     expect(decodeServerMessage(encode([16, "s", "u", 20, "json", 5, 1, { x: 1 }]))).toMatchObject({ tick: 5, flags: 1 });
     expect(decodeServerMessage(encode([19, 1, 0, null, bin(), "more"]))).toEqual({
       type: 19,
@@ -184,7 +186,7 @@ describe("server messages", () => {
     ["an empty array", encode([]), /empty array/],
     ["a string type", encode(["17", 1]), /message type must be an unsigned integer/],
     ["a negative type", encode([-1, 1]), /message type/],
-    ["an unknown type", encode([20, 1]), /unknown server message type 20/],
+    ["an unknown type", encode([21, 1]), /unknown server message type 21/],
     ["a client type", encode([1, 1, "t"]), /unknown server message type 1/],
     ["ACK without seq", encode([17]), /ACK needs 1 elements, got 0/],
     ["ACK with a string seq", encode([17, "3"]), /seq must be an unsigned integer/],
@@ -200,6 +202,13 @@ describe("server messages", () => {
     ["FRAME str snapshot", encode([19, 1, 0, "snap"]), /snapshot must be binary/],
     ["FRAME str entities", encode([19, 1, 0, null, "e"]), /entities must be binary/],
     ["FRAME negative tick", encode([19, -1, 0, null]), /tick must be/],
+    ["TRANSFER without ticket", encode([20, "zone-2"]), /TRANSFER needs 2 elements, got 1/],
+    ["TRANSFER with nothing", encode([20]), /TRANSFER needs 2 elements, got 0/],
+    ["TRANSFER numeric shard id", encode([20, 2, "T"]), /shard_id must be a string/],
+    ["TRANSFER bin ticket", encode([20, "zone-2", bin(84)]), /ticket must be a string/],
+    ["TRANSFER nil ticket", encode([20, "zone-2", null]), /ticket must be a string/],
+    ["TRANSFER empty shard id", encode([20, "", "T"]), /shard_id must not be empty/],
+    ["TRANSFER empty ticket", encode([20, "zone-2", ""]), /ticket must not be empty/],
     ["PING without nonce", encode([3]), /PING needs 1/],
     ["PONG with a map nonce", encode([4, {}]), /nonce must be/],
   ];
@@ -221,6 +230,8 @@ describe("server messages", () => {
       encodeServerMessage({ type: 16, shardId: "s", subscriberId: "u", tickRate: 20, codec: "xml" as "json", tick: 0 }),
     ).toThrow(/codec/);
     expect(() => encodeServerMessage({ type: 99 } as unknown as ServerMessage)).toThrow(/unknown/);
+    expect(() => encodeServerMessage({ type: 20, shardId: "", ticket: "t" })).toThrow(/shard_id must not be empty/);
+    expect(() => encodeServerMessage({ type: 20, shardId: "b", ticket: 7 as unknown as string })).toThrow(/ticket/);
   });
 });
 

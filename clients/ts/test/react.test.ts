@@ -146,6 +146,51 @@ describe("useShard", () => {
     expect(renders).toBeGreaterThan(0);
   });
 
+  it("follows a TRANSFER: re-renders with the new shard, calls the latest onTransfer, keeps the connection", () => {
+    const seen: string[] = [];
+    render("zone-0", opts({ onTransfer: (t) => seen.push(`first ${t.from}->${t.to}`) }));
+    render("zone-0", opts({ onTransfer: (t) => seen.push(`latest ${t.from}->${t.to}`) }));
+    const source = fake.last();
+    act(() => source.acceptAndWelcome());
+    act(() => source.push({ type: 19, tick: 5, lastSeq: 0, snapshot: encode({ players: [{ id: "ann", x: 99, y: 0 }] }) }));
+    expect(latest).toMatchObject({ shardId: "zone-0", transfers: 0, state: "open" });
+    const conn = latest.connection;
+
+    const before = renders;
+    act(() => source.transfer("zone-1", "T1"));
+    expect(renders).toBeGreaterThan(before);
+    expect(latest).toMatchObject({ shardId: "zone-1", transfers: 1, state: "connecting" });
+    expect(seen).toEqual(["latest zone-0->zone-1"]);
+    expect(latest.snapshot).toEqual({ players: [{ id: "ann", x: 99, y: 0 }] }); // the last picture stays
+    expect(fake.sockets).toHaveLength(2);
+    const target = fake.last();
+    expect(target.url).toBe("ws://127.0.0.1:4321/shard/zone-1");
+    act(() => {
+      target.accept();
+      target.welcome();
+    });
+    expect(target.messages()[0]).toMatchObject({ ticket: "T1" });
+    act(() => target.push({ type: 19, tick: 1, lastSeq: 0, snapshot: encode({ players: [{ id: "ann", x: 100, y: 0 }] }) }));
+    expect(latest.snapshot).toEqual({ players: [{ id: "ann", x: 100, y: 0 }] });
+    act(() => {
+      latest.send({ move_to: { x: 101, y: 0 } });
+    });
+    expect(target.messages().at(-1)).toMatchObject({ type: 2, seq: 1 });
+
+    // The page follows by passing the new shard id: the same connection goes on.
+    render("zone-1", opts());
+    expect(fake.sockets).toHaveLength(2);
+    expect(target.closedByClient).toBeUndefined();
+    expect(latest.connection).toBe(conn);
+    expect(latest).toMatchObject({ shardId: "zone-1", state: "open" });
+    // Any other shard is a new connection.
+    render("zone-7", opts());
+    expect(fake.sockets).toHaveLength(3);
+    expect(target.closedByClient).toBeDefined();
+    expect(fake.last().url).toBe("ws://127.0.0.1:4321/shard/zone-7");
+    expect(latest).toMatchObject({ shardId: "zone-7", transfers: 0 });
+  });
+
   it("reports a refused ticket", () => {
     render("arena-1", opts({ ticket: "bad" }));
     act(() => {

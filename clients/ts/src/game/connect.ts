@@ -15,16 +15,20 @@ export interface ConnectShardGameOptions extends ConnectShardOptions, GameTiming
 }
 
 /**
- * A {@link ShardGame} connected to a shard. `connection` is the current
- * underlying connection (a new object after the game replaced it because of
- * a malformed `entities` payload).
+ * A {@link ShardGame} connected to a shard. `connection` is the underlying
+ * connection (one object for the game's life: after a malformed `entities`
+ * payload the game has it reconnect, and it follows TRANSFERs itself).
+ *
+ * When the server moves the player to another shard, the connection goes
+ * there at once and the game starts over with that shard's first FRAME
+ * (see {@link ShardGame.shardChanged}): until then it keeps drawing the
+ * last picture. {@link shardId} and {@link transfers} change, and
+ * `options.onTransfer` is called after the game has reset.
  *
  * @typeParam Input the shard's input type
  */
 export class ConnectedShardGame<Input = unknown> extends ShardGame<Input> {
-  private conn!: ShardConnection<unknown, Input>;
-  private unsubscribe: (() => void)[] = [];
-  private closed = false;
+  private readonly conn: ShardConnection<unknown, Input>;
 
   /**
    * Use {@link connectShardGame}.
@@ -32,47 +36,43 @@ export class ConnectedShardGame<Input = unknown> extends ShardGame<Input> {
    * @param shardId the shard to join
    * @param options connection and timing options
    */
-  constructor(
-    readonly shardId: string,
-    private readonly options: ConnectShardGameOptions,
-  ) {
+  constructor(shardId: string, options: ConnectShardGameOptions) {
     super(undefined, options);
+    const { onTransfer, ...connOptions } = options;
+    const conn = connectShard<unknown, Input>(shardId, connOptions);
+    this.conn = conn;
     this.attach({
-      sendInput: (input, viewTick) => this.conn.send(input, viewTick === null ? undefined : { viewTick }),
-      reconnect: () => this.replaceConnection(),
-      close: () => {
-        this.closed = true;
-        this.conn.close();
-      },
+      sendInput: (input, viewTick) => conn.send(input, viewTick === null ? undefined : { viewTick }),
+      // After a malformed `entities` payload: a new socket (it starts with a BASELINE).
+      reconnect: () => conn.reconnect(),
+      close: () => conn.close(),
     });
-    this.openConnection();
+    conn.on("open", (welcome) => this.receive(welcome));
+    conn.on("frame", (frame) => this.receive(frame));
+    conn.on("ack", (seq) => this.receive({ type: MessageType.Ack, seq }));
+    conn.on("reject", (r) => this.receive({ type: MessageType.Reject, seq: r.seq, error: r.error }));
+    conn.on("close", (info) => {
+      if (info.reconnecting) this.connectionReset();
+    });
+    conn.on("transfer", (transfer) => {
+      this.shardChanged();
+      onTransfer?.(transfer);
+    });
   }
 
-  /** The current connection (state, errors, events, PING round trip). */
+  /** The shard the game is on: the one it was made for, then the target of each TRANSFER. */
+  get shardId(): string {
+    return this.conn.shardId;
+  }
+
+  /** How many TRANSFERs the game followed. */
+  get transfers(): number {
+    return this.conn.transfers;
+  }
+
+  /** The connection (state, errors, events, PING round trip). */
   get connection(): ShardConnection<unknown, Input> {
     return this.conn;
-  }
-
-  private openConnection(): void {
-    const conn = connectShard<unknown, Input>(this.shardId, this.options);
-    this.conn = conn;
-    this.unsubscribe = [
-      conn.on("open", (welcome) => this.receive(welcome)),
-      conn.on("frame", (frame) => this.receive(frame)),
-      conn.on("ack", (seq) => this.receive({ type: MessageType.Ack, seq })),
-      conn.on("reject", (r) => this.receive({ type: MessageType.Reject, seq: r.seq, error: r.error })),
-      conn.on("close", (info) => {
-        if (info.reconnecting) this.connectionReset();
-      }),
-    ];
-  }
-
-  /** After a malformed `entities` payload: drop the connection and open a new one (it starts with a BASELINE). */
-  private replaceConnection(): void {
-    if (this.closed) return;
-    for (const off of this.unsubscribe) off();
-    this.conn.close();
-    this.openConnection();
   }
 }
 
@@ -94,7 +94,7 @@ export class ConnectedShardGame<Input = unknown> extends ShardGame<Input> {
  *
  * @typeParam Input the shard's input type
  * @param shardId the shard to join (the ticket must be for it)
- * @param options ticket, subscriber, server URL, `tickRate`, `interpolationDelayMs` (default 100), and any {@link ConnectShardOptions}
+ * @param options ticket, subscriber, server URL, `tickRate`, `interpolationDelayMs` (default 100), `onTransfer`, and any {@link ConnectShardOptions}
  */
 export function connectShardGame<Input = unknown>(
   shardId: string,

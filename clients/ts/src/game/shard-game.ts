@@ -82,6 +82,8 @@ export class ShardGame<Input = unknown> {
   private rtt: number | undefined;
   private codec: Codec = "msgpack";
   private snapshotBytes: Uint8Array | null = null;
+  private snapshotCodec: Codec = "msgpack"; // the codec of snapshotBytes
+  private switching = false; // moved to another shard; its first FRAME starts a new history
   private snapshotValue: unknown;
   private snapshotDecoded = false;
   private newestTick: number | undefined;
@@ -163,7 +165,7 @@ export class ShardGame<Input = unknown> {
   /** The shard's latest snapshot, decoded in its codec (kept while FRAMEs carry `nil`). */
   get snapshot(): unknown {
     if (!this.snapshotDecoded && this.snapshotBytes !== null) {
-      this.snapshotValue = decodePayload(this.codec, this.snapshotBytes);
+      this.snapshotValue = decodePayload(this.snapshotCodec, this.snapshotBytes);
       this.snapshotDecoded = true;
     }
     return this.snapshotValue;
@@ -218,7 +220,8 @@ export class ShardGame<Input = unknown> {
    */
   send(input: Input): number {
     if (this.link === undefined) throw new Error("ShardGame: no connection attached");
-    const viewTick = this.timeline.drawnTick() ?? null;
+    // While moving, the picture drawn is the old shard's: its ticks mean nothing to the new one.
+    const viewTick = this.switching ? null : (this.timeline.drawnTick() ?? null);
     const seq = this.link.sendInput(input, viewTick);
     this.sentAt.set(seq, this.now());
     for (const p of this.predictors) p.record(seq, input);
@@ -260,6 +263,28 @@ export class ShardGame<Input = unknown> {
   }
 
   /**
+   * The session moved to another shard (TRANSFER): what follows comes from
+   * a shard with its own ticks and entity ids. Like {@link connectionReset}
+   * (predictions and pending round trips are cleared), and until the new
+   * shard's first FRAME the game keeps drawing the last picture (the render
+   * time runs on; past the newest tick the newest state is held) and sends
+   * inputs with no view tick. That FRAME (a BASELINE) starts a new history:
+   * the replica, the timeline and the clock begin again from it, so the
+   * next {@link frame} draws the new shard's entities (the old ids are
+   * reported in {@link left}, the new ones in {@link entered}) at its time
+   * instead of holding or jumping back.
+   */
+  shardChanged(): void {
+    this.connectionReset();
+    this.switching = true;
+  }
+
+  /** True between {@link shardChanged} and the new shard's first FRAME. */
+  get moving(): boolean {
+    return this.switching;
+  }
+
+  /**
    * Handles one message from the server.
    *
    * @param msg a decoded server message
@@ -293,10 +318,22 @@ export class ShardGame<Input = unknown> {
     entities: Uint8Array | undefined,
     at: number,
   ): void {
+    if (this.switching) {
+      // The new shard's first FRAME: its ticks, ids and clock start over.
+      this.switching = false;
+      this.replica.clear();
+      this.timeline.reset();
+      this.clock.reset();
+      this.lastRenderTick = -Infinity;
+      this.snapshotBytes = null;
+      this.snapshotValue = undefined;
+      this.snapshotDecoded = false;
+    }
     this.frames++;
     this.bytes += (snapshot?.length ?? 0) + (entities?.length ?? 0);
     if (snapshot !== null) {
       this.snapshotBytes = snapshot;
+      this.snapshotCodec = this.codec;
       this.snapshotDecoded = false;
     }
     if (entities !== undefined) {

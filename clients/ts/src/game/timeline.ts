@@ -173,6 +173,20 @@ export class EntityTimeline {
   }
 
   /**
+   * Starts over for another shard's entities (their ids name other
+   * entities): forgets the received ticks and the entities held, so every
+   * entity of the next {@link push} is a new incarnation (the next render
+   * reports the ids drawn now as left, the new ones as entered; an id in
+   * both was reused). The drawn entities stay until the next render;
+   * {@link drawnTick} is `undefined` until a render finds a received tick.
+   */
+  reset(): void {
+    this.states = [];
+    this.current = undefined;
+    this.position = { tick: this.position.tick, fromTick: undefined, toTick: undefined, t: 0 };
+  }
+
+  /**
    * Records the replica's state after the FRAME of `tick` was applied.
    *
    * @param tick the FRAME's tick (greater than the previous one, else the history restarts)

@@ -48,9 +48,21 @@ export class FakeSocket implements WebSocketLike {
     const data = typeof bytes === "string" ? bytes : bytes.slice().buffer;
     this.onmessage?.({ data });
   }
-  /** Sends WELCOME; `flags` are the HELLO flags it says it honours (default: none, an older server). */
+  /** The shard id in the socket's URL (`/shard/<id>`, percent-decoded). */
+  get shardId(): string {
+    return decodeURIComponent(this.url.slice(this.url.lastIndexOf("/shard/") + "/shard/".length));
+  }
+  /**
+   * Sends WELCOME for the shard of the URL; `flags` are the HELLO flags it
+   * says it honours (default: none, an older server).
+   */
   welcome(codec: "msgpack" | "json" = "msgpack", subscriberId = "ann", tick = 100, flags = 0): void {
-    this.push({ type: 16, shardId: "arena-1", subscriberId, tickRate: 20, codec, tick, flags });
+    this.push({ type: 16, shardId: this.shardId, subscriberId, tickRate: 20, codec, tick, flags });
+  }
+  /** What the server does when the player moved: TRANSFER, then close 4011. */
+  transfer(to: string, ticket: string): void {
+    this.push({ type: 20, shardId: to, ticket });
+    this.serverClose(4011, `moved to shard ${to}`);
   }
   /** Opens the socket and sends WELCOME. */
   acceptAndWelcome(codec: "msgpack" | "json" = "msgpack", flags = 0): void {
