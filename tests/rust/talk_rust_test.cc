@@ -347,5 +347,23 @@ TEST(TalkRustTest, MessagesInboxAndSavesMatchTheCppGuest) {
             std::vector<std::string>{"world"});
 }
 
+TEST(TalkRustTest, ARustShardWithoutTheHooksExportsNone) {
+  // zone_mini_rust names none of transfers, transfer_requests, groups,
+  // outbox and on_message in export_shard!.
+  auto g = GuestShard::Create(Load(TESSERA_ZONE_MINI_RUST, 64),
+                              Kind("zone", Codec::kMsgpack), "z", "");
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  GuestShard& zone = **g;
+  EXPECT_FALSE(zone.has_transfers());
+  EXPECT_FALSE(zone.has_transfer_requests());
+  EXPECT_FALSE(zone.has_groups());
+  EXPECT_FALSE(zone.has_outbox());
+  EXPECT_FALSE(zone.has_messages());
+  Result<std::vector<std::string>> groups = zone.Groups();
+  ASSERT_TRUE(groups.ok()) << groups.status().ToString();
+  EXPECT_TRUE(groups->empty());
+  EXPECT_FALSE(zone.TransferOut("p1").ok());
+}
+
 }  // namespace
 }  // namespace tessera::shard
