@@ -6,11 +6,10 @@
 //! refuses (or is not running), the source's `transfer_in` gets the same
 //! bytes back with `returning = true` and must take its player back.
 
-use std::collections::BTreeMap;
+use std::ops::Range;
 
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::Serialize;
-use serde_json::value::RawValue;
 
 use crate::codec::{self, Codec};
 
@@ -33,12 +32,12 @@ pub fn decode_state<T: DeserializeOwned>(state: &[u8]) -> Result<T, String> {
 /// For a move the module started ([`Shard::transfer_requests`](crate::Shard::transfer_requests))
 /// the claims are those of the player's connection; for a move the admin API
 /// started, those the request gave.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Auth {
     subscriber: String,
     claims_json: String,
     from_shard: String,
-    claims: BTreeMap<String, Box<RawValue>>,
+    claims: Vec<(String, Range<usize>)>, // name, value's text in claims_json
 }
 
 impl Auth {
@@ -47,7 +46,7 @@ impl Auth {
     /// `from_shard`. The SDK builds it from what the host passes; shard
     /// tests can build their own.
     pub fn new(subscriber: &str, claims_json: &str, from_shard: &str) -> Auth {
-        let claims = serde_json::from_str::<BTreeMap<String, Box<RawValue>>>(claims_json).unwrap_or_default();
+        let claims = object_members(claims_json).unwrap_or_default();
         Auth {
             subscriber: subscriber.to_string(),
             claims_json: claims_json.to_string(),
@@ -66,9 +65,10 @@ impl Auth {
     /// `{"a":1}`, in the order written). `None` when the claim is absent or
     /// the claims are not a JSON object.
     pub fn claim(&self, name: &str) -> Option<String> {
-        let raw = self.claims.get(name)?.get();
+        let (_, at) = self.claims.iter().rev().find(|(n, _)| n == name)?;
+        let raw = &self.claims_json[at.clone()];
         if raw.starts_with('"') {
-            return serde_json::from_str::<String>(raw).ok();
+            return serde_json::from_slice::<String>(raw.as_bytes()).ok();
         }
         Some(compact_json(raw))
     }
@@ -82,6 +82,77 @@ impl Auth {
     /// that refused it.
     pub fn from_shard(&self) -> &str {
         &self.from_shard
+    }
+}
+
+fn skip_space(json: &[u8], mut pos: usize) -> usize {
+    while pos < json.len() && matches!(json[pos], b' ' | b'\t' | b'\n' | b'\r') {
+        pos += 1;
+    }
+    pos
+}
+
+/// The end of the JSON value starting at `pos` of valid JSON text `json`.
+fn value_end(json: &[u8], pos: usize) -> usize {
+    let (mut depth, mut in_string) = (0usize, false);
+    let mut i = pos;
+    while i < json.len() {
+        let c = json[i];
+        if in_string {
+            if c == b'\\' {
+                i += 1;
+            } else if c == b'"' {
+                in_string = false;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+        } else {
+            match c {
+                b'"' => in_string = true,
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    if depth == 0 {
+                        return i;
+                    }
+                    depth -= 1;
+                    if depth == 0 {
+                        return i + 1;
+                    }
+                }
+                b',' | b' ' | b'\t' | b'\n' | b'\r' | b':' if depth == 0 => return i,
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    json.len()
+}
+
+/// The top-level members of the JSON object `json`: each name and where its
+/// value's text is. `None` unless `json` is valid JSON and an object.
+fn object_members(json: &str) -> Option<Vec<(String, Range<usize>)>> {
+    let bytes = json.as_bytes();
+    serde_json::from_slice::<IgnoredAny>(bytes).ok()?;
+    let mut pos = skip_space(bytes, 0);
+    if bytes.get(pos) != Some(&b'{') {
+        return None;
+    }
+    pos += 1;
+    let mut members = Vec::new();
+    loop {
+        pos = skip_space(bytes, pos);
+        match bytes.get(pos) {
+            None | Some(b'}') => return Some(members),
+            Some(b',') => pos = skip_space(bytes, pos + 1),
+            _ => {}
+        }
+        let key_end = value_end(bytes, pos);
+        let name = serde_json::from_slice::<String>(&bytes[pos..key_end]).ok()?;
+        pos = skip_space(bytes, skip_space(bytes, key_end) + 1); // past ':'
+        let end = value_end(bytes, pos);
+        members.push((name, pos..end));
+        pos = end;
     }
 }
 
@@ -135,6 +206,18 @@ mod tests {
     #[test]
     fn a_repeated_claim_counts_its_last_value() {
         assert_eq!(Auth::new("p", r#"{"a":1,"a":[2, 3]}"#, "s").claim("a").as_deref(), Some("[2,3]"));
+    }
+
+    #[test]
+    fn members_are_found_whatever_the_spacing() {
+        let text = " {\n \"a\" :\t-1.5e3 ,\"b\":\"x,}\\\"y\", \"c\" : [ {\"d\":\"]\"} ] , \"e\":{} } ";
+        let auth = Auth::new("p", text, "s");
+        assert_eq!(auth.claim("a").as_deref(), Some("-1.5e3"));
+        assert_eq!(auth.claim("b").as_deref(), Some("x,}\"y"));
+        assert_eq!(auth.claim("c").as_deref(), Some(r#"[{"d":"]"}]"#));
+        assert_eq!(auth.claim("e").as_deref(), Some("{}"));
+        assert_eq!(Auth::new("p", "{}", "s").claim("a"), None);
+        assert_eq!(Auth::new("p", r#"{"\u0061":true}"#, "s").claim("a").as_deref(), Some("true"));
     }
 
     #[test]
