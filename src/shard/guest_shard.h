@@ -5,13 +5,14 @@
 // results through tessera_output_ptr/len with bounds checks, and enforces
 // the kind's limits:
 //   - fuel: fuel_per_tick is one budget per tick, shared by the tick's
-//     inputs, tessera_tick, the snapshot and the per-subscriber hooks run in
-//     Step(); a loop spread over many inputs is stopped like one in the
-//     tick ("fuel exhausted: the tick used more than N fuel"). There is no
-//     separate per-call cap: the watchdog bounds one call's wall time.
-//     Init (with _initialize), restore and each save get a budget of their
-//     own, as does each call made outside Step(). fuel_used() is
-//     deterministic: the same inputs give the same count everywhere;
+//     messages, inputs, tessera_tick, the snapshot and the hooks and talk
+//     calls run in Step() (its `before` and `after`); a loop spread over many
+//     inputs is stopped like one in the tick ("fuel exhausted: the tick used
+//     more than N fuel"). There is no separate per-call cap: the watchdog
+//     bounds one call's wall time. Init (with _initialize), restore and each
+//     save get a budget of their own, as does each call made outside Step().
+//     fuel_used() is deterministic: the same inputs give the same count
+//     everywhere;
 //   - wall clock: a Watchdog deadline of kind.max_run_ms around each call;
 //   - CPU: Step() measures the thread CPU time of a whole tick (inputs +
 //     tick + snapshot) against kind.tick_budget_ms;

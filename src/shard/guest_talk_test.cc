@@ -130,6 +130,32 @@ TEST(GuestTalkTest, RefusalsCarryTheModulesTextAndReturningIsAccepted) {
   }
 }
 
+// The transfer state is MessagePack whatever the shards' codecs.
+TEST(GuestTalkTest, AMoveBetweenCodecsKeepsTheState) {
+  TESSERA_LOAD_GUEST(module, "talk", 64);
+  KindConfig json_kind = TalkKind();
+  json_kind.codec = Codec::kJson;
+  auto a = GuestShard::Create(module, json_kind, "a", "{}");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  auto b = Make(module, "b");
+  ASSERT_TRUE(b);
+  InputResult joined = (*a)->ApplyInput("alice", R"({"join":{}})");
+  ASSERT_TRUE(joined.accepted) << joined.rejection;
+  ASSERT_TRUE((*a)->ApplyInput("alice", R"({"step":{}})").accepted);
+  auto state = (*a)->TransferOut("alice");
+  ASSERT_TRUE(state.ok() && state->has_value());
+  EXPECT_EQ(FromMsgpack(**state), (json{{"n", 1}}));
+  ASSERT_TRUE(b->TransferIn("alice", **state, "{}", false, "a").ok());
+  EXPECT_EQ(Snap(*b)["players"]["alice"]["n"], 1);
+  auto back = b->TransferOut("alice");
+  ASSERT_TRUE(back.ok() && back->has_value());
+  ASSERT_TRUE((*a)->TransferIn("alice", **back, "{}", false, "b").ok());
+  auto snap = (*a)->Snapshot();
+  ASSERT_TRUE(snap.ok());
+  EXPECT_EQ(json::parse(*snap)["players"]["alice"],
+            (json{{"n", 1}, {"from", "b"}}));
+}
+
 TEST(GuestTalkTest, AReturningPlayerGetsItsOldOriginBack) {
   TESSERA_LOAD_GUEST(module, "talk", 64);
   auto b = Make(module, "b");
@@ -342,10 +368,12 @@ TEST(GuestTalkTest, SaveAndRestoreKeepPlayersAndTheInbox) {
 // ---- Hand-written modules -------------------------------------------------
 
 // A shard module whose output buffer always holds the 9 bytes
-// `05 00 00 00 "nope!"` (a count of 5 with 5 bytes after it), plus `extra`.
-std::vector<uint8_t> RawTalkWat(const std::string& extra) {
-  return wasm::testing::Wat(R"((module
-  (memory 1)
+// `05 00 00 00 "nope!"` (a count of 5 with 5 bytes after it), or the first
+// `out_len` bytes from there, plus `extra`.
+std::vector<uint8_t> RawTalkWat(const std::string& extra, int pages = 1,
+                                uint32_t out_len = 9) {
+  return wasm::testing::Wat("(module (memory " + std::to_string(pages) + ")" +
+                            R"(
   (export "memory" (memory 0))
   (data (i32.const 2048) "\05\00\00\00nope!")
   (func (export "tessera_abi_v1"))
@@ -355,8 +383,8 @@ std::vector<uint8_t> RawTalkWat(const std::string& extra) {
   (func (export "tessera_tick") (param i64) (result i32) (i32.const 0))
   (func (export "tessera_snapshot") (result i32) (i32.const 0))
   (func (export "tessera_output_ptr") (result i32) (i32.const 2048))
-  (func (export "tessera_output_len") (result i32) (i32.const 9))
-)" + extra + ")");
+  (func (export "tessera_output_len") (result i32) (i32.const )" +
+                            std::to_string(out_len) + "))" + extra + ")");
 }
 
 constexpr char kOut[] =
@@ -373,12 +401,27 @@ constexpr char kOnMessages[] =
     R"((func (export "tessera_on_messages") (param i32 i32) (result i32) (i32.const 1)))";
 
 Result<std::shared_ptr<const wasm::CompiledModule>> LoadRaw(
-    const std::string& extra) {
+    const std::string& extra, int pages = 1, uint32_t out_len = 9) {
   wasm::LoadOptions options;
   options.check = ShardCheckOptions(64);
   options.fuel = true;
   options.cache_dir = TESSERA_SHARD_TEST_CACHE;
-  return wasm::LoadModule(RawTalkWat(extra), options);
+  return wasm::LoadModule(RawTalkWat(extra, pages, out_len), options);
+}
+
+TEST(GuestTalkRawTest, AStateOverTheCapFailsTheShard) {
+  auto module = LoadRaw(
+      R"((func (export "tessera_transfer_out") (param i32 i32) (result i32) (i32.const 0)))"
+      R"((func (export "tessera_transfer_in") (param i32 i32) (result i32) (i32.const 0)))",
+      20, abi::kMaxTransferStateBytes + 1);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto shard = GuestShard::Create(*module, TalkKind(), "r", "");
+  ASSERT_TRUE(shard.ok()) << shard.status().ToString();
+  auto state = (*shard)->TransferOut("alice");
+  ASSERT_FALSE(state.ok());
+  EXPECT_EQ((*shard)->failure(),
+            "limit: the output of tessera_transfer_out is 1048577 bytes, over "
+            "the cap of 1048576 bytes");
 }
 
 TEST(GuestTalkRawTest, IncompleteTransferExportsAreRefusedAtStart) {

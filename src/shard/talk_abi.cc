@@ -30,6 +30,11 @@ class LayoutReader {
     if (!r_.U32(count)) {
       return Fail(std::string("count: ") + Short(4));
     }
+    if (*count > kMaxListItems) {
+      return Fail("count " + std::to_string(*count) + " of " + items +
+                  " is over the most an output may hold, " +
+                  std::to_string(kMaxListItems));
+    }
     const uint64_t need = uint64_t{*count} * min_item_bytes;
     if (need > r_.remaining()) {
       return Fail("count " + std::to_string(*count) + " of " + items +

@@ -10,9 +10,12 @@
 //    (12 bytes left at byte 40)"
 // It keeps values the ABI's limits forbid (long topics, too many groups,
 // empty names): the host applies those limits and refuses with a reason.
+// Only a count over kMaxListItems is refused here, so that a hostile
+// output of small items cannot make the host allocate many times its size.
 #ifndef TESSERA_SHARD_TALK_ABI_H_
 #define TESSERA_SHARD_TALK_ABI_H_
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -23,6 +26,10 @@
 #include "shard/talk_types.h"
 
 namespace tessera::shard {
+
+// The most items a decoder accepts in one output (far above any limit the
+// host applies per tick).
+inline constexpr uint32_t kMaxListItems = uint32_t{1} << 20;
 
 // One move a module asked for in tessera_transfer_requests.
 struct TransferRequestOut {

@@ -95,6 +95,21 @@ TEST(TalkAbiTest, DecodesGroupsKeepingWhatTheHostLimits) {
   EXPECT_EQ(*r, (std::vector<std::string>{"world", "", long_name}));
 }
 
+TEST(TalkAbiTest, ACountOverTheCapIsRefusedEvenWhenTheBytesAreThere) {
+  Bytes at_cap;
+  at_cap.u32(kMaxListItems).append(size_t{4} * kMaxListItems, '\0');
+  auto ok = DecodeGroups(at_cap);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->size(), kMaxListItems);
+  Bytes over;
+  over.u32(kMaxListItems + 1).append(size_t{4} * (kMaxListItems + 1), '\0');
+  auto r = DecodeGroups(over);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "tessera_groups output: count 1048577 of groups is over the most "
+            "an output may hold, 1048576");
+}
+
 TEST(TalkAbiTest, DecodesOutboxOfEachTargetKind) {
   auto r = DecodeOutbox(Bytes()
                             .u32(3)
@@ -136,9 +151,12 @@ TEST(TalkAbiTest, MalformedTransferRequestsAreRefused) {
       {"empty", "",
        "tessera_transfer_requests output: count: needs 4 bytes at byte 0, "
        "only 0 left"},
-      {"count overflow", Bytes().u32(0xffffffffu),
-       "tessera_transfer_requests output: count 4294967295 of requests needs "
-       "at least 34359738360 bytes, only 0 follow"},
+      {"count overflow", Bytes().u32(1000),
+       "tessera_transfer_requests output: count 1000 of requests needs "
+       "at least 8000 bytes, only 0 follow"},
+      {"count over the cap", Bytes().u32(0xffffffffu),
+       "tessera_transfer_requests output: count 4294967295 of requests is "
+       "over the most an output may hold, 1048576"},
       {"length past the end", Bytes().u32(1).str("a").u32(50).raw("xyz"),
        "tessera_transfer_requests output: request 0: target shard: length "
        "50 runs past the end (3 bytes left at byte 13)"},

@@ -9,16 +9,14 @@
 
 #include <cstdint>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "rust_guests.h"
 #include "shard/guest_shard.h"
-#include "shard/shard_abi.h"
-#include "wasm/loader.h"
 
 namespace tessera::shard {
 namespace {
@@ -26,34 +24,9 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using json = nlohmann::json;
-
-std::shared_ptr<const wasm::CompiledModule> Load(const std::string& path,
-                                                 uint32_t memory_mb) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in) << path << " was not built";
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-  wasm::LoadOptions options;
-  options.check = ShardCheckOptions(memory_mb);
-  options.fuel = true;
-  options.cache_dir = TESSERA_RUST_TEST_CACHE;
-  auto module = wasm::LoadModule(bytes, options);
-  EXPECT_TRUE(module.ok()) << path << ": " << module.status().ToString();
-  return module.ok() ? *module : nullptr;
-}
-
-KindConfig Kind(const std::string& name, Codec codec) {
-  KindConfig kind;
-  kind.name = name;
-  kind.codec = codec;
-  return kind;
-}
-
-std::string Encode(Codec codec, const json& value) {
-  if (codec == Codec::kJson) return value.dump();
-  std::vector<uint8_t> b = json::to_msgpack(value);
-  return std::string(b.begin(), b.end());
-}
+using rust_test::Encode;
+using rust_test::Kind;
+using rust_test::Load;
 
 // One C++ guest and its Rust port, stepped together.
 struct Pair {

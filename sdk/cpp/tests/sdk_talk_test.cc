@@ -196,6 +196,17 @@ struct RequestsOnly {
 struct BadGroups {
   std::vector<int> groups() const;
 };
+// Data members of those names are not talk members.
+struct DataMembers {
+  std::vector<std::string> groups;
+  std::vector<int> outbox;
+  int on_message = 0;
+};
+static_assert(!tessera::DeclaresGroups<DataMembers> &&
+              !tessera::HasGroups<DataMembers> &&
+              !tessera::DeclaresOutbox<DataMembers> &&
+              !tessera::HasOutbox<DataMembers> &&
+              !tessera::DeclaresOnMessage<DataMembers>);
 static_assert(tessera::HasTransferOut<Zone> && tessera::HasTransferIn<Zone>);
 static_assert(tessera::HasTransferRequests<Zone> && tessera::HasGroups<Zone> &&
               tessera::HasOutbox<Zone> && tessera::HasOnMessage<Zone>);

@@ -239,12 +239,17 @@ concept HasApplyInputAt = requires {
   typename detail::ApplyInputAtSignature<decltype(&S::apply_input_at)>::Input;
 };
 
-// Transfers and messages: a class declaring a member, and one declaring it
-// with a signature TESSERA_SHARD exports.
+// Transfers and messages: a class declaring a member function (a data
+// member of the same name is not one), and one declaring it with a
+// signature TESSERA_SHARD exports.
+template <auto Member>
+inline constexpr bool kIsMemberFunction =
+    std::is_member_function_pointer_v<decltype(Member)>;
 template <class S>
 concept DeclaresTransferOut = requires {
   &S::transfer_out;
-};
+}
+&&kIsMemberFunction<&S::transfer_out>;
 template <class S>
 concept HasTransferOut = requires(S& s, std::string_view sid) {
   typename detail::TransferOutState<
@@ -253,7 +258,8 @@ concept HasTransferOut = requires(S& s, std::string_view sid) {
 template <class S>
 concept DeclaresTransferIn = requires {
   &S::transfer_in;
-};
+}
+&&kIsMemberFunction<&S::transfer_in>;
 template <class S>
 concept HasTransferIn = requires {
   typename detail::TransferInSignature<decltype(&S::transfer_in)>::State;
@@ -261,7 +267,8 @@ concept HasTransferIn = requires {
 template <class S>
 concept DeclaresTransferRequests = requires {
   &S::transfer_requests;
-};
+}
+&&kIsMemberFunction<&S::transfer_requests>;
 template <class S>
 concept HasTransferRequests = requires(S& s) {
   {
@@ -271,7 +278,8 @@ concept HasTransferRequests = requires(S& s) {
 template <class S>
 concept DeclaresGroups = requires {
   &S::groups;
-};
+}
+&&kIsMemberFunction<&S::groups>;
 template <class S>
 concept HasGroups = requires(S& s) {
   { s.groups() } -> std::convertible_to<std::vector<std::string>>;
@@ -279,7 +287,8 @@ concept HasGroups = requires(S& s) {
 template <class S>
 concept DeclaresOutbox = requires {
   &S::outbox;
-};
+}
+&&kIsMemberFunction<&S::outbox>;
 template <class S>
 concept HasOutbox = requires(S& s) {
   { s.outbox() } -> std::convertible_to<std::vector<Outgoing>>;
@@ -287,7 +296,8 @@ concept HasOutbox = requires(S& s) {
 template <class S>
 concept DeclaresOnMessage = requires {
   &S::on_message;
-};
+}
+&&kIsMemberFunction<&S::on_message>;
 template <class S>
 concept HasOnMessage = requires(S& s, std::string_view v) {
   s.on_message(v, v, v);

@@ -11,6 +11,8 @@ use crate::interest::{EntityPos, View};
 use crate::log::install_panic_hook;
 use crate::rewind::Rewind;
 use crate::runtime::{runtime, Arg};
+use crate::talk_abi;
+use crate::transfer::Auth;
 use crate::Shard;
 
 pub use crate::runtime::alloc;
@@ -460,6 +462,100 @@ pub fn replicated<S: Shard>(slot: &mut Option<S>) -> i32 {
         ),
     };
     store.take_changes(precision, &mut runtime().output);
+    abi::OK
+}
+
+/// # Safety
+/// As [`init`].
+pub unsafe fn transfer_out<S: Shard>(slot: &mut Option<S>, sid_ptr: usize, sid_len: u32) -> i32 {
+    install_panic_hook();
+    let sid = Arg::new(sid_ptr, sid_len);
+    let s = started(slot, "tessera_transfer_out");
+    runtime().output.clear();
+    let sid = match text(sid.bytes(), "the subscriber id") {
+        Ok(sid) => sid,
+        Err(e) => return fail_with(&format!("tessera_transfer_out: {}", e)),
+    };
+    match s.transfer_out(sid) {
+        Ok(Some(state)) => {
+            runtime().output = state;
+            abi::OK
+        }
+        Ok(None) => abi::NO_STATE,
+        Err(e) => fail_with(&e),
+    }
+}
+
+/// # Safety
+/// As [`init`].
+pub unsafe fn transfer_in<S: Shard>(slot: &mut Option<S>, ptr: usize, len: u32) -> i32 {
+    install_panic_hook();
+    let arg = Arg::new(ptr, len);
+    let s = started(slot, "tessera_transfer_in");
+    runtime().output.clear();
+    let a = match talk_abi::decode_transfer_in(arg.bytes()) {
+        Ok(a) => a,
+        Err(e) => return fail_with(&format!("tessera_transfer_in: malformed argument: {}", e)),
+    };
+    let auth = Auth::new(a.subscriber, a.claims_json, a.peer_shard);
+    match s.transfer_in(a.subscriber, a.state, &auth, a.returning) {
+        Ok(()) => abi::OK,
+        Err(e) => fail_with(&e),
+    }
+}
+
+pub fn transfer_requests<S: Shard>(slot: &mut Option<S>) -> i32 {
+    install_panic_hook();
+    let s = started(slot, "tessera_transfer_requests");
+    runtime().output.clear();
+    let requests = s.transfer_requests();
+    if requests.is_empty() {
+        return abi::NO_STATE;
+    }
+    talk_abi::encode_transfer_requests(&requests, &mut runtime().output);
+    abi::OK
+}
+
+pub fn groups<S: Shard>(slot: &mut Option<S>) -> i32 {
+    install_panic_hook();
+    let s = started(slot, "tessera_groups");
+    runtime().output.clear();
+    let groups = s.groups();
+    if groups.is_empty() {
+        return abi::NO_STATE;
+    }
+    talk_abi::encode_groups(&groups, &mut runtime().output);
+    abi::OK
+}
+
+pub fn outbox<S: Shard>(slot: &mut Option<S>) -> i32 {
+    install_panic_hook();
+    let s = started(slot, "tessera_outbox");
+    runtime().output.clear();
+    let messages = s.outbox();
+    if messages.is_empty() {
+        return abi::NO_STATE;
+    }
+    talk_abi::encode_outbox(&messages, &mut runtime().output);
+    abi::OK
+}
+
+/// # Safety
+/// As [`init`].
+pub unsafe fn on_messages<S: Shard>(slot: &mut Option<S>, ptr: usize, len: u32) -> i32 {
+    install_panic_hook();
+    let arg = Arg::new(ptr, len);
+    let s = started(slot, "tessera_on_messages");
+    runtime().output.clear();
+    let batch = match talk_abi::decode_messages(arg.bytes()) {
+        Ok(b) => b,
+        Err(e) => return fail_with(&format!("tessera_on_messages: malformed argument: {}", e)),
+    };
+    for m in &batch {
+        let from = String::from_utf8_lossy(m.from);
+        let topic = String::from_utf8_lossy(m.topic);
+        s.on_message(&from, &topic, m.data);
+    }
     abi::OK
 }
 

@@ -37,3 +37,34 @@ pub const REPLICATED_WHAT_POS: u8 = 2;
 pub const MAX_HISTORY_TICKS: u32 = 256;
 /// Lag compensation: the view delay a `max_view_delay_ms` of 0 stands for.
 pub const DEFAULT_MAX_VIEW_DELAY_MS: u32 = 250;
+
+/// `tessera_transfer_in` flag: the shard's own player, back from a move the
+/// target refused (or that could not finish).
+pub const TRANSFER_IN_RETURNING: u32 = 1;
+
+/// Outbox target kind: one shard, by id.
+pub const TARGET_SHARD: u8 = 0;
+/// Outbox target kind: every running shard in a group, except the sender.
+pub const TARGET_GROUP: u8 = 1;
+/// Outbox target kind: every running shard that takes messages, except the
+/// sender.
+pub const TARGET_ALL: u8 = 2;
+
+/// Messages one shard may send per tick; the host refuses the rest.
+pub const MAX_MESSAGES_SENT_PER_TICK: u32 = 64;
+/// A message topic is 1 to this many bytes.
+pub const MAX_TOPIC_BYTES: u32 = 128;
+/// A message's data is at most this many bytes (64 KiB).
+pub const MAX_MESSAGE_DATA_BYTES: u32 = 65536;
+/// Groups one shard may be in.
+pub const MAX_GROUPS: u32 = 64;
+/// A group name is 1 to this many bytes.
+pub const MAX_GROUP_NAME_BYTES: u32 = 128;
+/// Messages queued for one shard; beyond it the host refuses new ones.
+pub const MAX_INBOX_MESSAGES: u32 = 1024;
+/// Messages delivered to one shard before each of its ticks.
+pub const MAX_MESSAGES_APPLIED_PER_TICK: u32 = 64;
+/// The largest state `transfer_out` may return (1 MiB); more fails the shard.
+pub const MAX_TRANSFER_STATE_BYTES: u32 = 1 << 20;
+/// Transfer requests the host takes from one shard per tick.
+pub const MAX_TRANSFER_REQUESTS_PER_TICK: u32 = 256;

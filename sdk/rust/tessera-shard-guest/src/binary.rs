@@ -1,5 +1,6 @@
-//! Little-endian readers and writers for the interest and replication
-//! layouts (docs/guest-abi.md, "Interest and replication").
+//! Little-endian readers and writers for the binary layouts of
+//! docs/guest-abi.md ("Interest and replication", "Transfers and
+//! messages").
 
 pub(crate) struct Writer<'a> {
     pub out: &'a mut Vec<u8>,
@@ -23,6 +24,11 @@ impl<'a> Writer<'a> {
     }
     pub fn bytes(&mut self, b: &[u8]) {
         self.out.extend_from_slice(b);
+    }
+    /// A `str` of the layouts: a u32 byte length, then the bytes.
+    pub fn str(&mut self, b: &[u8]) {
+        self.u32(b.len() as u32);
+        self.bytes(b);
     }
     pub fn len(&self) -> usize {
         self.out.len()

@@ -5,7 +5,8 @@
 //! (`docs/guest-abi.md`): it decodes params and inputs and encodes snapshots
 //! in the codec the shard kind names (MessagePack or JSON, see [`codec`]),
 //! turns a panic into the shard's failure message, and exports the optional
-//! interest and replication hooks.
+//! interest and replication hooks, and on request the transfer and message
+//! hooks ([`transfer`], [`messages`]).
 //!
 //! ```ignore
 //! use std::time::Duration;
@@ -49,9 +50,12 @@ mod binary;
 pub mod codec;
 pub mod interest;
 pub mod log;
+pub mod messages;
 pub mod replicated;
 pub mod rewind;
 mod runtime;
+mod talk_abi;
+pub mod transfer;
 
 use std::time::Duration;
 
@@ -61,9 +65,11 @@ use serde::Serialize;
 pub use codec::Codec;
 pub use interest::{EntityPos, InterestArea, InterestConfig, View};
 pub use log::{log, log_debug, log_error, log_info, log_warn, Level};
+pub use messages::{Outgoing, Target};
 pub use replicated::{ReplicationConfig, Replicated};
 pub use rewind::{LagCompensation, Rewind, Vec3};
 pub use runtime::{codec, finish, finished};
+pub use transfer::Auth;
 
 /// A shard's simulation. One value per shard instance; the host calls
 /// [`init`](Shard::init) (or [`restore`](Shard::restore)) once, then per
@@ -180,6 +186,65 @@ pub trait Shard: Sized {
         let _ = rewind;
         self.apply_input(sid, input)
     }
+
+    /// A move of subscriber `sid` to another shard starts here: remove the
+    /// player and return its state as bytes for the target's
+    /// [`transfer_in`](Shard::transfer_in) (at most 1 MiB); `Ok(None)`: no
+    /// entity for `sid` here (the move fails with "no player"); `Err`:
+    /// refused, with that text. From now until the move ends the host
+    /// refuses the player's inputs here. Exported, with `transfer_in`, only
+    /// with `export_shard!(Type, transfers)`.
+    fn transfer_out(&mut self, sid: &str) -> Result<Option<Vec<u8>>, String> {
+        let _ = sid;
+        Ok(None)
+    }
+
+    /// Takes player `sid` with the `state` bytes a `transfer_out` returned.
+    /// `auth` says who moves, where from and with which ticket claims. An
+    /// `Err` refuses the player (the move fails with that text and the
+    /// source takes it back).
+    ///
+    /// With `returning` true the player is this shard's own, back from a
+    /// move the target refused or that could not finish, with the bytes
+    /// this shard's `transfer_out` gave: always take a returning player (a
+    /// refusal is logged as a module bug and the player is lost to both
+    /// shards). Exported only with `export_shard!(Type, transfers)`.
+    fn transfer_in(&mut self, sid: &str, state: &[u8], auth: &Auth, returning: bool) -> Result<(), String> {
+        let _ = (sid, state, auth, returning);
+        Err("this shard does not take players from other shards".to_string())
+    }
+
+    /// The moves this shard starts itself, taken after every tick:
+    /// `(subscriber, target shard id)` pairs, usually a list filled during
+    /// the tick and emptied here (`std::mem::take`). Exported only with
+    /// `export_shard!(Type, transfers, transfer_requests)`.
+    fn transfer_requests(&mut self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    /// The groups this shard is in now (messages to a group reach its
+    /// members), read after init/restore and after every tick. Exported
+    /// only with `export_shard!(Type, groups)`.
+    fn groups(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The messages to send, taken after every tick, usually a list filled
+    /// during the tick and emptied here (`std::mem::take`). Exported only
+    /// with `export_shard!(Type, outbox)`.
+    fn outbox(&mut self) -> Vec<Outgoing> {
+        Vec::new()
+    }
+
+    /// One message from shard `from` (empty: published by the server side),
+    /// delivered before this shard's next tick; each sender's messages come
+    /// in the order it sent them. A `from` or `topic` that is not UTF-8 is
+    /// passed with replacement characters. Exported only with
+    /// `export_shard!(Type, on_message)`: only then do other shards' messages
+    /// reach this shard.
+    fn on_message(&mut self, from: &str, topic: &str, data: &[u8]) {
+        let _ = (from, topic, data);
+    }
 }
 
 /// `value` as MessagePack (structs as maps), for [`Shard::save`].
@@ -207,11 +272,56 @@ pub mod __private;
 ///   [`Shard::restore`]);
 /// - `can_see`: `tessera_filter` ([`Shard::can_see`]);
 /// - `snapshot_visible`: `tessera_snapshot_visible`
-///   ([`Shard::snapshot_visible`]).
+///   ([`Shard::snapshot_visible`]);
+/// - `transfers`: `tessera_transfer_out` / `tessera_transfer_in`
+///   ([`Shard::transfer_out`], [`Shard::transfer_in`]; the host refuses a
+///   module with only one of them);
+/// - `transfer_requests`: `tessera_transfer_requests`
+///   ([`Shard::transfer_requests`]; needs `transfers` too, or the crate
+///   does not compile);
+/// - `groups`: `tessera_groups` ([`Shard::groups`]);
+/// - `outbox`: `tessera_outbox` ([`Shard::outbox`]);
+/// - `on_message`: `tessera_on_messages` ([`Shard::on_message`]).
 ///
 /// ```ignore
 /// export_shard!(Arena);
 /// export_shard!(Zone, save, can_see, snapshot_visible);
+/// export_shard!(Realm, save, transfers, transfer_requests, groups, outbox, on_message);
+/// ```
+///
+/// `transfer_requests` comes with `transfers` (the host refuses a module
+/// that asks for moves it cannot make):
+///
+/// ```
+/// # use std::time::Duration;
+/// # use tessera_shard_guest::{export_shard, Shard};
+/// # #[derive(serde::Deserialize)] struct P {}
+/// # struct Zone;
+/// # impl Shard for Zone {
+/// #     type Params = P; type Input = P; type Snapshot = ();
+/// #     fn init(_: &str, _: P) -> Result<Self, String> { Ok(Zone) }
+/// #     fn apply_input(&mut self, _: &str, _: P) -> Result<(), String> { Ok(()) }
+/// #     fn tick(&mut self, _: Duration) {}
+/// #     fn snapshot(&self) {}
+/// # }
+/// export_shard!(Zone, transfers, transfer_requests);
+/// # fn main() {}
+/// ```
+///
+/// ```compile_fail
+/// # use std::time::Duration;
+/// # use tessera_shard_guest::{export_shard, Shard};
+/// # #[derive(serde::Deserialize)] struct P {}
+/// # struct Zone;
+/// # impl Shard for Zone {
+/// #     type Params = P; type Input = P; type Snapshot = ();
+/// #     fn init(_: &str, _: P) -> Result<Self, String> { Ok(Zone) }
+/// #     fn apply_input(&mut self, _: &str, _: P) -> Result<(), String> { Ok(()) }
+/// #     fn tick(&mut self, _: Duration) {}
+/// #     fn snapshot(&self) {}
+/// # }
+/// export_shard!(Zone, transfer_requests); // error: needs `transfers` too
+/// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! export_shard {
@@ -318,11 +428,49 @@ macro_rules! __export_hook {
             $crate::__private::snapshot_visible::<$ty>(__tessera_shard(), ptr, len)
         }
     };
+    ($ty:ty, transfers) => {
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, dead_code)]
+        const __export_shard_transfer_requests_needs_transfers_too: () = ();
+        #[no_mangle]
+        pub unsafe extern "C" fn tessera_transfer_out(sid_ptr: usize, sid_len: u32) -> i32 {
+            $crate::__private::transfer_out::<$ty>(__tessera_shard(), sid_ptr, sid_len)
+        }
+        #[no_mangle]
+        pub unsafe extern "C" fn tessera_transfer_in(ptr: usize, len: u32) -> i32 {
+            $crate::__private::transfer_in::<$ty>(__tessera_shard(), ptr, len)
+        }
+    };
+    ($ty:ty, transfer_requests) => {
+        const _: () = __export_shard_transfer_requests_needs_transfers_too;
+        #[no_mangle]
+        pub extern "C" fn tessera_transfer_requests() -> i32 {
+            $crate::__private::transfer_requests::<$ty>(__tessera_shard())
+        }
+    };
+    ($ty:ty, groups) => {
+        #[no_mangle]
+        pub extern "C" fn tessera_groups() -> i32 {
+            $crate::__private::groups::<$ty>(__tessera_shard())
+        }
+    };
+    ($ty:ty, outbox) => {
+        #[no_mangle]
+        pub extern "C" fn tessera_outbox() -> i32 {
+            $crate::__private::outbox::<$ty>(__tessera_shard())
+        }
+    };
+    ($ty:ty, on_message) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn tessera_on_messages(ptr: usize, len: u32) -> i32 {
+            $crate::__private::on_messages::<$ty>(__tessera_shard(), ptr, len)
+        }
+    };
     ($ty:ty, $other:ident) => {
         compile_error!(concat!(
             "export_shard!: unknown export `",
             stringify!($other),
-            "` (known: save, can_see, snapshot_visible)"
+            "` (known: save, can_see, snapshot_visible, transfers, transfer_requests, groups, outbox, on_message)"
         ));
     };
 }
