@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
@@ -16,6 +18,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/clock.h"
@@ -208,7 +211,9 @@ class TalkHostTest : public ::testing::Test {
     for (int i = 0; i < passes; ++i) host_->StepForTest(now_);
   }
   json Players(const std::string& id) {
-    return sink_.Snapshot(id).value("players", json::object());
+    json snapshot = sink_.Snapshot(id);
+    return snapshot.is_object() ? snapshot.value("players", json::object())
+                                : json::object();
   }
   std::vector<std::string> Log() {
     std::lock_guard<std::mutex> lock(log_mu_);
@@ -506,6 +511,64 @@ TEST_F(TalkHostTest, AJournalErrorPutsThePlayerBack) {
   EXPECT_THAT(r.message, HasSubstr("disk on fire"));
   EXPECT_TRUE(Players("s").contains("p"));
   EXPECT_FALSE(Players("t").contains("p"));
+}
+
+// Real workers: twenty players cross back and forth at once while both
+// shards tick; every move ends once, in exactly one shard.
+TEST_F(TalkHostTest, ConcurrentMovesOnRealWorkers) {
+  HostOptions options;
+  options.workers = 2;
+  options.journal = &store_;
+  options.wall_clock = &wall_;
+  ShardHost host(&kinds_, &sink_, &store_, options);
+  ASSERT_TRUE(host.Create("talk", "a", Msgpack(json::object())).ok());
+  ASSERT_TRUE(host.Create("talk", "b", Msgpack(json::object())).ok());
+  constexpr int kPlayers = 20;
+  for (int i = 0; i < kPlayers; ++i) {
+    ASSERT_TRUE(host.SubmitInput("a", "p" + std::to_string(i), ++seq_,
+                                 Msgpack({{"join", json::object()}}))
+                    .ok());
+  }
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  auto wait_players = [&](const std::string& id, size_t n) {
+    while (Players(id).size() != n &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return Players(id).size();
+  };
+  ASSERT_EQ(wait_players("a", kPlayers), size_t{kPlayers});
+  std::mutex mu;
+  std::condition_variable cv;
+  int answered = 0, moved = 0;
+  for (int round = 0; round < 6; ++round) {
+    const std::string from = round % 2 == 0 ? "a" : "b";
+    const std::string to = round % 2 == 0 ? "b" : "a";
+    for (int i = 0; i < kPlayers; ++i) {
+      host.Transfer({from, "p" + std::to_string(i), to}, [&](TransferResult r) {
+        std::lock_guard<std::mutex> lock(mu);
+        ++answered;
+        if (r.ok()) ++moved;
+        cv.notify_all();
+      });
+    }
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_until(
+        lock, deadline, [&] { return answered == (round + 1) * kPlayers; }));
+  }
+  EXPECT_EQ(moved, 6 * kPlayers);
+  EXPECT_EQ(host.talk_counters().transfers[0], 6u * kPlayers);
+  EXPECT_EQ(wait_players("a", kPlayers), size_t{kPlayers});
+  EXPECT_EQ(wait_players("b", 0), 0u);
+  // One redirect record (a kIn row) per player: from b, where it left last.
+  auto rows = Rows();
+  EXPECT_EQ(rows.size(), size_t{kPlayers});
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.step, TransferStep::kIn);
+    EXPECT_EQ(row.from_shard, "b");
+  }
+  host.Shutdown();
 }
 
 // ---- Recovery ---------------------------------------------------------------
