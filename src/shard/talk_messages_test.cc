@@ -188,5 +188,22 @@ TEST_F(TalkHostTest, PublishAndAStoppedShardsInbox) {
               1u);
 }
 
+TEST_F(TalkHostTest, GroupLimitsAppliedByTheHost) {
+  StartHost();
+  json groups = json::array();
+  for (int i = 0; i < 70; ++i) groups.push_back("g" + std::to_string(100 + i));
+  groups.push_back(std::string(200, 'x'));
+  Talk("a", {{"groups", groups}});
+  Talk("b");
+  EXPECT_TRUE(
+      Logged("shard \"a\" groups: left out a group name of 200 "
+             "bytes (at most 128), 6 groups over the limit of 64"));
+  auto kept = host_->Publish({TargetKind::kGroup, "g163"}, "t", "x");
+  auto over = host_->Publish({TargetKind::kGroup, "g164"}, "t", "x");
+  ASSERT_TRUE(kept.ok() && over.ok());
+  EXPECT_EQ(kept->delivered, 1u);
+  EXPECT_EQ(over->delivered, 0u);
+}
+
 }  // namespace
 }  // namespace tessera::shard::talk_testing
