@@ -500,6 +500,30 @@ TEST(GuestTalkRawTest, MalformedOutputsAndUnknownCodesFailTheShard) {
   }
 }
 
+// A delivery that fails the shard in Step's `before` stops the tick there:
+// no input is applied, no tick counted, no snapshot.
+TEST(GuestTalkRawTest, AFailureBeforeTheInputsStopsTheStep) {
+  auto module = LoadRaw(
+      R"((func (export "tessera_on_messages") (param i32 i32) (result i32) (i32.const 9)))");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto shard = GuestShard::Create(*module, TalkKind(), "r", "");
+  ASSERT_TRUE(shard.ok()) << shard.status().ToString();
+  GuestShard& g = **shard;
+  Status delivered;
+  std::vector<PendingInput> inputs = {
+      PendingInput{"alice", 1, Msgpack(json::object()), {}, {}}};
+  StepResult r = g.Step(inputs, 50000, nullptr, true, [&] {
+    delivered = g.DeliverMessages(std::vector{Message("a", "t", "d")});
+  });
+  EXPECT_FALSE(delivered.ok());
+  EXPECT_EQ(r.outcome.stop, StopReason::kFailed);
+  EXPECT_EQ(r.outcome.message,
+            "abi: tessera_on_messages returned unknown code 9");
+  EXPECT_TRUE(r.inputs.empty());
+  EXPECT_TRUE(r.snapshot.empty());
+  EXPECT_EQ(g.ticks(), 0u);
+}
+
 TEST(GuestTalkRawTest, ARefusedMessageBatchIsAWarningNotAFailure) {
   auto module = LoadRaw(std::string(kOut) + kIn + kOnMessages);
   ASSERT_TRUE(module.ok()) << module.status().ToString();

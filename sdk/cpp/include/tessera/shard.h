@@ -56,8 +56,8 @@
 //   };
 //
 // Params, Input and State are deduced from these signatures, so init,
-// apply_input and restore must not be overloaded. String views passed in are
-// valid only during the call: copy what you keep.
+// apply_input, restore and transfer_in must not be overloaded. String views
+// passed in are valid only during the call: copy what you keep.
 //
 // save() may return T, std::optional<T> (nullopt: nothing to save yet) or
 // tessera::Result<T> / Result<std::optional<T>> (an error is reported to the
