@@ -47,9 +47,11 @@ class TransferTest : public E2eTest {
   }
 
   // A ticket from the admin API (issued now).
-  std::string Ticket(const std::string& shard, const std::string& subscriber) {
+  std::string Ticket(const std::string& shard, const std::string& subscriber,
+                     const json& claims = json::object()) {
     HttpResult r = Http("POST", "/api/shards/" + shard + "/tickets",
-                        {{"subscriber", subscriber}}, /*admin=*/true);
+                        {{"subscriber", subscriber}, {"claims", claims}},
+                        /*admin=*/true);
     EXPECT_EQ(r.status, 200) << r.body;
     return json::parse(r.body, nullptr, false).value("ticket", "");
   }
@@ -159,6 +161,35 @@ TEST_F(TransferTest, APlayerMovedByTheAdminApiFollowsToTheTarget) {
   std::unique_ptr<TestClient> back = Join("a", Ticket("a", "alice"));
   ASSERT_NE(back, nullptr);
   EXPECT_TRUE(KeepsReceivingFrames(*back, 3));
+}
+
+// A move the module asks for (transfer_requests after its tick) carries the
+// claims of the player's ticket to the target, which requires one. (A
+// module-started move the target refuses is not covered here: on the
+// host merged, 272547c, its outcome finds no source and drops the player.)
+TEST_F(TransferTest, AMoveTheModuleStartsCarriesTheTicketsClaims) {
+  CreateShard("a", json::object());
+  CreateShard("party", {{"require_claim", "party"}});
+  std::unique_ptr<TestClient> bob = Join("a", Ticket("a", "bob"));
+  std::unique_ptr<TestClient> alice =
+      Join("a", Ticket("a", "alice", {{"party", "red"}}));
+  ASSERT_TRUE(alice && bob);
+  ASSERT_TRUE(Input(*alice, 1, {{"join", json::object()}}));
+  ASSERT_TRUE(Input(*bob, 1, {{"join", json::object()}}));
+  ASSERT_TRUE(Input(*alice, 2, {{"go", {{"to", "party"}}}}));
+  std::optional<net::v1::Transfer> transfer = ExpectTransfer(*alice);
+  ASSERT_TRUE(transfer.has_value());
+  EXPECT_EQ(transfer->shard_id, "party");
+  std::unique_ptr<TestClient> there = Join("party", transfer->ticket);
+  ASSERT_NE(there, nullptr);
+  ASSERT_TRUE(WaitForPlayer(*there, "alice").has_value());
+
+  // Bob stays where he is.
+  ASSERT_TRUE(Input(*bob, 2, {{"step", json::object()}}));
+  std::optional<json> snapshot = WaitForPlayer(*bob, "bob");
+  ASSERT_TRUE(snapshot.has_value());
+  EXPECT_EQ((*snapshot)["players"]["bob"]["n"], 1);
+  EXPECT_FALSE((*snapshot)["players"].contains("alice"));
 }
 
 TEST_F(TransferTest, ARefusedMoveLeavesThePlayerConnectedToTheSource) {
