@@ -1,252 +1,32 @@
 // ShardHost: moves of players between `talk` shards (module-started and
-// admin), every refusal path, the journal's rows at each step, recovery at
-// boot, fault points, and messages between shards with their limits.
-// Manual host (workers = 0) on a FakeClock and a FakeWallClock.
+// admin), every refusal path, the journal's rows at each step, concurrent
+// moves on real workers, recovery at boot, and the fault points.
+#include "shard/talk_host_test.h"
+
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <memory>
-#include <mutex>
-#include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
-#include "common/clock.h"
 #include "common/fault_point.h"
-#include "shard/shard_host.h"
-#include "shard/test_guests.h"
 
-namespace tessera::shard {
+namespace tessera::shard::talk_testing {
 namespace {
 
-using ::tessera::shard::testing::FromMsgpack;
-using ::tessera::shard::testing::Msgpack;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using json = nlohmann::json;
-
-constexpr int64_t kTickUs = 50'000;
-constexpr int64_t kWallStartUs = 1'700'000'000'000'000;
-
-class TalkSink final : public ShardSink {
- public:
-  void OnFrame(std::string_view shard_id, uint64_t, std::string_view snapshot,
-               const std::vector<InputResult>& inputs) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    last_[std::string(shard_id)] = std::string(snapshot);
-    for (const InputResult& r : inputs) {
-      results_.push_back({std::string(shard_id), r});
-    }
-    if (on_frame) on_frame(shard_id, snapshot);
-  }
-  void OnStopped(std::string_view, StopReason, std::string_view) override {}
-  void OnTransfer(std::string_view from, const MovedTo& moved) override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      transfers_.push_back({std::string(from), moved});
-    }
-    if (on_transfer) on_transfer(from, moved);
-  }
-
-  json Snapshot(const std::string& id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = last_.find(id);
-    return it == last_.end() ? json() : FromMsgpack(it->second);
-  }
-  std::vector<std::pair<std::string, MovedTo>> transfers() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return transfers_;
-  }
-  std::vector<std::pair<std::string, InputResult>> results() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return results_;
-  }
-
-  std::function<void(std::string_view, const MovedTo&)> on_transfer;
-  std::function<void(std::string_view, std::string_view)> on_frame;
-
- private:
-  std::mutex mu_;
-  std::map<std::string, std::string> last_;
-  std::vector<std::pair<std::string, InputResult>> results_;
-  std::vector<std::pair<std::string, MovedTo>> transfers_;
-};
-
-// Passes every journal call to `inner` and records it as a line; with
-// `fd` >= 0 also writes the line there (it survives a kill -9).
-class RecordingJournal final : public TransferJournal {
- public:
-  explicit RecordingJournal(TransferJournal* inner) : inner_(inner) {}
-
-  Status BeginTransfers(std::span<const TransferRecord> records,
-                        std::string_view source,
-                        std::optional<std::string_view> state) override {
-    std::string line = "begin " + std::string(source);
-    for (const auto& r : records) line += " " + r.subscriber + ">" + r.to_shard;
-    Note(line, state);
-    return fail_next_ ? Fail() : inner_->BeginTransfers(records, source, state);
-  }
-  Status AdvanceTransfers(std::span<const TransferAdvance> steps,
-                          std::string_view shard,
-                          std::optional<std::string_view> state) override {
-    std::string line = "advance " + std::string(shard);
-    for (const auto& s : steps) {
-      line += std::string(" ") + TransferStepName(s.from) + ">" +
-              TransferStepName(s.to);
-    }
-    Note(line, state);
-    return fail_next_ ? Fail() : inner_->AdvanceTransfers(steps, shard, state);
-  }
-  Result<std::vector<TransferRecord>> ListTransfers() override {
-    return inner_->ListTransfers();
-  }
-  Status DeleteTransfers(std::span<const std::string> ids) override {
-    Note("delete " + std::to_string(ids.size()), std::nullopt);
-    return inner_->DeleteTransfers(ids);
-  }
-
-  std::vector<std::string> lines() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return lines_;
-  }
-  // The state written with the n-th call (decoded), or null.
-  json state(size_t n) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return n < states_.size() && states_[n] ? FromMsgpack(*states_[n]) : json();
-  }
-  void FailNext() { fail_next_ = true; }
-  int fd = -1;
-
- private:
-  Status Fail() {
-    fail_next_ = false;
-    return IoError("disk on fire");
-  }
-  void Note(const std::string& line, std::optional<std::string_view> state) {
-    std::lock_guard<std::mutex> lock(mu_);
-    lines_.push_back(line);
-    states_.push_back(state ? std::optional<std::string>(*state)
-                            : std::nullopt);
-    if (fd >= 0) {
-      std::string out = line + "\n";
-      (void)!write(fd, out.data(), out.size());
-    }
-  }
-
-  TransferJournal* const inner_;
-  bool fail_next_ = false;
-  std::mutex mu_;
-  std::vector<std::string> lines_;
-  std::vector<std::optional<std::string>> states_;
-};
-
-struct Done {
-  std::optional<TransferResult> result;
-  std::function<void(TransferResult)> Callback() {
-    return [this](TransferResult r) {
-      EXPECT_FALSE(result.has_value()) << "done called twice";
-      result = std::move(r);
-    };
-  }
-};
-
-class TalkHostTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    for (const char* name : {"talk", "counter"}) {
-      KindConfig kind;
-      kind.name = name;
-      auto module = testing::LoadGuest(name, kind.memory_mb);
-      ASSERT_TRUE(module.ok()) << module.status().ToString();
-      ASSERT_TRUE(kinds_.Add(kind, *module).ok());
-    }
-  }
-  void StartHost(HostOptions options = {}) {
-    options.workers = 0;
-    options.clock = &clock_;
-    options.wall_clock = &wall_;
-    options.save_interval_us = 0;
-    options.journal = &journal_;
-    options.host_log = [this](std::string_view shard, std::string_view line) {
-      std::lock_guard<std::mutex> lock(log_mu_);
-      log_.push_back(std::string(shard) + ": " + std::string(line));
-    };
-    options.on_transfer = [this](const TransferResult& r, int64_t) {
-      std::lock_guard<std::mutex> lock(log_mu_);
-      finished_.push_back(r);
-    };
-    host_ = std::make_unique<ShardHost>(&kinds_, &sink_, &store_, options);
-  }
-  void Talk(const std::string& id, json params = json::object()) {
-    ASSERT_TRUE(host_->Create("talk", id, Msgpack(params)).ok());
-  }
-  Status Input(const std::string& id, const std::string& sid, json input) {
-    return host_->SubmitInput(id, sid, ++seq_, Msgpack(input));
-  }
-  void Join(const std::string& id, const std::string& sid) {
-    ASSERT_TRUE(Input(id, sid, {{"join", json::object()}}).ok());
-  }
-  // Ticks (the clocks advance one tick before each).
-  void Step(int ticks = 1) {
-    for (int i = 0; i < ticks; ++i) {
-      now_ += kTickUs;
-      clock_.Set(now_);
-      wall_.Advance(kTickUs);
-      host_->StepForTest(now_);
-    }
-  }
-  // Passes without time moving: poked shards run.
-  void Pass(int passes = 1) {
-    for (int i = 0; i < passes; ++i) host_->StepForTest(now_);
-  }
-  json Players(const std::string& id) {
-    return sink_.Snapshot(id).value("players", json::object());
-  }
-  std::vector<std::string> Log() {
-    std::lock_guard<std::mutex> lock(log_mu_);
-    return log_;
-  }
-  bool Logged(const std::string& part) {
-    for (const auto& line : Log()) {
-      if (line.find(part) != std::string::npos) return true;
-    }
-    return false;
-  }
-  TransferResult Move(ShardHost::TransferSpec spec) {
-    Done done;
-    host_->Transfer(std::move(spec), done.Callback());
-    for (int i = 0; i < 6 && !done.result; ++i) Pass();
-    EXPECT_TRUE(done.result.has_value()) << "done was not called";
-    Step();  // the snapshots after it
-    return done.result.value_or(TransferResult{TransferError::kFailed, "?"});
-  }
-  std::vector<TransferRecord> Rows() {
-    auto rows = store_.ListTransfers();
-    EXPECT_TRUE(rows.ok());
-    return rows.ok() ? *rows : std::vector<TransferRecord>();
-  }
-
-  FakeClock clock_{0};
-  FakeWallClock wall_{kWallStartUs};
-  KindRegistry kinds_;
-  TalkSink sink_;
-  MemoryStateStore store_{&wall_};
-  RecordingJournal journal_{&store_};
-  std::unique_ptr<ShardHost> host_;
-  int64_t now_ = 0;
-  uint64_t seq_ = 0;
-  std::mutex log_mu_;
-  std::vector<std::string> log_;
-  std::vector<TransferResult> finished_;
-};
 
 // ---- Moves ------------------------------------------------------------------
 
@@ -508,6 +288,64 @@ TEST_F(TalkHostTest, AJournalErrorPutsThePlayerBack) {
   EXPECT_FALSE(Players("t").contains("p"));
 }
 
+// Real workers: twenty players cross back and forth at once while both
+// shards tick; every move ends once, in exactly one shard.
+TEST_F(TalkHostTest, ConcurrentMovesOnRealWorkers) {
+  HostOptions options;
+  options.workers = 2;
+  options.journal = &store_;
+  options.wall_clock = &wall_;
+  ShardHost host(&kinds_, &sink_, &store_, options);
+  ASSERT_TRUE(host.Create("talk", "a", Msgpack(json::object())).ok());
+  ASSERT_TRUE(host.Create("talk", "b", Msgpack(json::object())).ok());
+  constexpr int kPlayers = 20;
+  for (int i = 0; i < kPlayers; ++i) {
+    ASSERT_TRUE(host.SubmitInput("a", "p" + std::to_string(i), ++seq_,
+                                 Msgpack({{"join", json::object()}}))
+                    .ok());
+  }
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  auto wait_players = [&](const std::string& id, size_t n) {
+    while (Players(id).size() != n &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return Players(id).size();
+  };
+  ASSERT_EQ(wait_players("a", kPlayers), size_t{kPlayers});
+  std::mutex mu;
+  std::condition_variable cv;
+  int answered = 0, moved = 0;
+  for (int round = 0; round < 6; ++round) {
+    const std::string from = round % 2 == 0 ? "a" : "b";
+    const std::string to = round % 2 == 0 ? "b" : "a";
+    for (int i = 0; i < kPlayers; ++i) {
+      host.Transfer({from, "p" + std::to_string(i), to}, [&](TransferResult r) {
+        std::lock_guard<std::mutex> lock(mu);
+        ++answered;
+        if (r.ok()) ++moved;
+        cv.notify_all();
+      });
+    }
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_until(
+        lock, deadline, [&] { return answered == (round + 1) * kPlayers; }));
+  }
+  EXPECT_EQ(moved, 6 * kPlayers);
+  EXPECT_EQ(host.talk_counters().transfers[0], 6u * kPlayers);
+  EXPECT_EQ(wait_players("a", kPlayers), size_t{kPlayers});
+  EXPECT_EQ(wait_players("b", 0), 0u);
+  // One redirect record (a kIn row) per player: from b, where it left last.
+  auto rows = Rows();
+  EXPECT_EQ(rows.size(), size_t{kPlayers});
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.step, TransferStep::kIn);
+    EXPECT_EQ(row.from_shard, "b");
+  }
+  host.Shutdown();
+}
+
 // ---- Recovery ---------------------------------------------------------------
 
 TEST_F(TalkHostTest, RestoreTakesBackThePlayersOfUnfinishedMoves) {
@@ -636,180 +474,5 @@ INSTANTIATE_TEST_SUITE_P(Points, TalkFaultTest,
                                            "transfer.after_in_call",
                                            "transfer.after_in"));
 
-// ---- Messages ---------------------------------------------------------------
-
-json Inbox(const json& snapshot) {
-  return snapshot.value("inbox", json::array());
-}
-
-TEST_F(TalkHostTest, ShardGroupAndAllRouting) {
-  StartHost();
-  Talk("a", {{"groups", {"world"}}});
-  Talk("b", {{"groups", {"world", "north"}}});
-  Talk("c");
-  ASSERT_TRUE(host_->Create("counter", "mute", Msgpack({{"start", 0}})).ok());
-  auto send = [&](const std::string& from, const std::string& kind,
-                  const std::string& to, const std::string& data) {
-    ASSERT_TRUE(
-        Input(from, "x",
-              {{"send",
-                {{"kind", kind}, {"to", to}, {"topic", "t"}, {"data", data}}}})
-            .ok());
-  };
-  send("a", "shard", "c", "to-c");
-  send("a", "group", "world", "to-world");
-  send("c", "all", "", "to-all");
-  Step(3);
-  EXPECT_EQ(Inbox(sink_.Snapshot("c")), json::parse(R"([["a","t","to-c"]])"));
-  EXPECT_EQ(Inbox(sink_.Snapshot("b")),
-            json::parse(R"([["a","t","to-world"],["c","t","to-all"]])"));
-  // Not its own group message; the All from c.
-  EXPECT_EQ(Inbox(sink_.Snapshot("a")), json::parse(R"([["c","t","to-all"]])"));
-  auto counters = host_->talk_counters();
-  EXPECT_EQ(counters.messages_sent, 3u);
-  EXPECT_EQ(counters.messages_delivered, 4u);
-
-  send("a", "shard", "nope", "x");
-  send("a", "shard", "mute", "x");
-  Step(2);
-  counters = host_->talk_counters();
-  EXPECT_EQ(
-      counters.messages_refused[static_cast<int>(MessageRefusal::kNotFound)],
-      1u);
-  EXPECT_EQ(
-      counters.messages_refused[static_cast<int>(MessageRefusal::kNoHandler)],
-      1u);
-  EXPECT_TRUE(
-      Logged("message from shard \"a\" to \"nope\" topic \"t\" "
-             "refused: not_found"));
-}
-
-TEST_F(TalkHostTest, OrderPerSenderAndTarget) {
-  StartHost();
-  Talk("a");
-  Talk("b");
-  for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(
-        Input("a", "x",
-              {{"burst",
-                {{"kind", "shard"}, {"to", "b"}, {"count", 20}, {"bytes", 8}}}})
-            .ok());
-    Step();
-  }
-  Step(3);
-  json inbox = Inbox(sink_.Snapshot("b"));
-  ASSERT_EQ(inbox.size(), 60u);
-  for (int i = 0; i < 60; ++i) {
-    std::string want = "i:" + std::to_string(i % 20);
-    want.resize(8, '.');
-    EXPECT_EQ(inbox[i][2], want) << i;
-  }
-}
-
-TEST_F(TalkHostTest, LimitsTopicSizeRateInboxAndAppliedPerTick) {
-  HostOptions options;
-  options.max_inbox_messages = 10;
-  options.max_messages_applied_per_tick = 4;
-  StartHost(options);
-  Talk("a");
-  Talk("b");
-  auto count = [&](MessageRefusal r) {
-    return host_->talk_counters().messages_refused[static_cast<int>(r)];
-  };
-  ASSERT_TRUE(
-      Input("a", "x",
-            {{"send",
-              {{"kind", "shard"}, {"to", "b"}, {"topic", ""}, {"data", "x"}}}})
-          .ok());
-  ASSERT_TRUE(Input("a", "x",
-                    {{"send",
-                      {{"kind", "shard"},
-                       {"to", "b"},
-                       {"topic", std::string(129, 't')},
-                       {"data", "x"}}}})
-                  .ok());
-  ASSERT_TRUE(Input("a", "x",
-                    {{"burst",
-                      {{"kind", "shard"},
-                       {"to", "b"},
-                       {"count", 1},
-                       {"bytes", abi::kMaxMessageDataBytes + 1}}}})
-                  .ok());
-  Step(2);
-  EXPECT_EQ(count(MessageRefusal::kTopic), 2u);
-  EXPECT_EQ(count(MessageRefusal::kTooBig), 1u);
-  // 70 in one tick: 64 leave (10 fit b's inbox), 6 over the rate.
-  ASSERT_TRUE(
-      Input("a", "x",
-            {{"burst",
-              {{"kind", "shard"}, {"to", "b"}, {"count", 70}, {"bytes", 4}}}})
-          .ok());
-  std::vector<uint64_t> received;
-  sink_.on_frame = [&](std::string_view shard, std::string_view snapshot) {
-    if (shard == "b") received.push_back(FromMsgpack(snapshot)["received"]);
-  };
-  Step(6);
-  EXPECT_EQ(count(MessageRefusal::kRate), 6u);
-  EXPECT_EQ(count(MessageRefusal::kInboxFull), 54u);
-  ASSERT_FALSE(received.empty());
-  EXPECT_EQ(received.back(), 10u);
-  // At most 4 a tick, the rest kept for the next ticks.
-  size_t ticks_with_messages = 0;
-  for (size_t i = 1; i < received.size(); ++i) {
-    EXPECT_LE(received[i] - received[i - 1], 4u);
-    if (received[i] > received[i - 1]) ++ticks_with_messages;
-  }
-  EXPECT_GE(ticks_with_messages + (received[0] > 0 ? 1 : 0), 3u);
-  // One line a second per sender, with the count held back.
-  size_t lines = 0;
-  for (const auto& line : Log()) {
-    if (line.find("refused: ") != std::string::npos) ++lines;
-  }
-  EXPECT_LT(lines, 10u);
-  Step(25);
-  ASSERT_TRUE(Input("a", "x",
-                    {{"send",
-                      {{"kind", "shard"},
-                       {"to", "nope"},
-                       {"topic", "late"},
-                       {"data", "x"}}}})
-                  .ok());
-  Step(2);
-  EXPECT_TRUE(Logged("topic \"late\" refused: not_found ("));
-  EXPECT_TRUE(Logged("more refusal lines held back"));
-}
-
-TEST_F(TalkHostTest, PublishAndAStoppedShardsInbox) {
-  StartHost();
-  Talk("a", {{"groups", {"g"}}});
-  Talk("b", {{"groups", {"g"}}});
-  auto published = host_->Publish({TargetKind::kGroup, "g"}, "news", "hi");
-  ASSERT_TRUE(published.ok());
-  EXPECT_EQ(published->delivered, 2u);
-  EXPECT_EQ(published->refused, 0u);
-  published = host_->Publish({TargetKind::kShard, "nope"}, "news", "hi");
-  ASSERT_TRUE(published.ok());
-  EXPECT_EQ(published->refused, 1u);
-  EXPECT_EQ(host_->Publish({TargetKind::kAll, ""}, "", "x").status().code(),
-            StatusCode::kInvalidArgument);
-  Step();
-  EXPECT_EQ(Inbox(sink_.Snapshot("a")), json::parse(R"([["","news","hi"]])"));
-
-  // Queued for b, which stops before its next tick: counted "stopped".
-  ASSERT_TRUE(host_->Publish({TargetKind::kShard, "b"}, "n", "1").ok());
-  ASSERT_TRUE(host_->Publish({TargetKind::kShard, "b"}, "n", "2").ok());
-  ASSERT_TRUE(host_->Stop("b").ok());
-  Pass();
-  EXPECT_EQ(host_->talk_counters()
-                .messages_refused[static_cast<int>(MessageRefusal::kStopped)],
-            2u);
-  EXPECT_TRUE(Logged("2 messages queued for shard \"b\" refused: stopped"));
-  auto after = host_->Publish({TargetKind::kShard, "b"}, "n", "3");
-  ASSERT_TRUE(after.ok());
-  EXPECT_EQ(after->refused, 1u);  // not running: not_found
-  EXPECT_THAT(host_->Publish({TargetKind::kGroup, "g"}, "n", "4")->delivered,
-              1u);
-}
-
 }  // namespace
-}  // namespace tessera::shard
+}  // namespace tessera::shard::talk_testing
