@@ -131,6 +131,23 @@ export class TesseraServer {
     rmSync(dirname(this.appDir), { recursive: true, force: true });
   }
 
+  /** An admin API call (`Authorization: Bearer <admin token>`); returns the status and the JSON body. */
+  async api(method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
+    const r = await fetch(`${this.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${this.adminToken}`, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await r.text();
+    let json: unknown = text;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      /* not JSON: keep the text */
+    }
+    return { status: r.status, json };
+  }
+
   /** `POST /api/dev/join`. */
   async join(body: { shard: string; kind?: string; params?: unknown; subscriber?: string }): Promise<{
     shardId: string;
