@@ -3,8 +3,9 @@
 // checks that whatever decodes re-encodes to a message that decodes to the
 // same values, every field included (HELLO and WELCOME flags, INPUT's view
 // tick, FRAME last_seq, a nil snapshot and the replication entities
-// payload), that encoding is canonical (re-encoding the decoded message
-// gives the same bytes), and that a decoded view tick is in its range.
+// payload, TRANSFER's shard and ticket), that encoding is canonical
+// (re-encoding the decoded message gives the same bytes), and that a
+// decoded view tick is in its range.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -98,6 +99,8 @@ std::optional<std::string> EncodeServer(const ServerMessage& m) {
                                 frame->snapshot.size()) +
               frame->snapshot;
     }
+  } else if (auto* transfer = std::get_if<Transfer>(&m)) {
+    bytes = EncodeTransfer(transfer->shard_id, transfer->ticket);
   } else if (auto* ping = std::get_if<Ping>(&m)) {
     bytes = EncodePing(ping->nonce);
   } else {
@@ -129,6 +132,9 @@ void RoundTripServer(const ServerMessage& m) {
           x.snapshot_nil == frame->snapshot_nil &&
           x.entities == frame->entities);
     Check(!x.snapshot_nil || x.snapshot.empty());
+  } else if (auto* transfer = std::get_if<Transfer>(&m)) {
+    const Transfer& x = std::get<Transfer>(*again);
+    Check(x.shard_id == transfer->shard_id && x.ticket == transfer->ticket);
   } else if (auto* ping = std::get_if<Ping>(&m)) {
     Check(std::get<Ping>(*again).nonce == ping->nonce);
   } else {

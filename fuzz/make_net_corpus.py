@@ -107,6 +107,9 @@ FRAMES = {
                                  + b"\x00\x00\x00"]),
     "frame_view_nil": pack([19, 8, 3, None, b"\x00\x00\x00\x00"]),
     "frame_nil_no_entities": pack([19, 9, 0, None]),
+    # TRANSFER [20, shard_id, ticket]: the last message before close 4011.
+    "transfer": pack([20, "zone-2", "v1.eyJzIjoiem9uZS0yIn0.c2ln"]),
+    "transfer_extra": pack([20, "zone-2", "t", {"later": 1}]),
     # Invalid.
     "not_array": pack({"t": 1}),
     "empty_array": pack([]),
@@ -114,6 +117,8 @@ FRAMES = {
     "negative_type": pack([-1]),
     "hello_short": pack([1, 1]),
     "input_str_payload": pack([2, 1, "p"]),
+    "transfer_short": pack([20, "zone-2"]),
+    "transfer_bin_ticket": pack([20, "zone-2", b"t"]),
     "input_seq_zero": pack([2, 0, b"p"]),
     "input_negative_view": pack([2, 1, b"p", -0.5]),
     "input_nan_view": pack([2, 1, b"p", float("nan")]),
@@ -139,6 +144,11 @@ TICKETS = {
                             "c": [1]}),
     "float_expiry": ticket({"s": "arena-1", "u": "a", "e": 1.8e9}),
     # Resources of other kinds ("k", "r"; shard tickets keep "s").
+    # Dated ("i": issued unix milliseconds) and badly dated.
+    "dated": ticket({"s": "arena-1", "u": "alice", "e": NOW + 600,
+                     "i": NOW * 1000 - 5}),
+    "dated_string": ticket({"s": "arena-1", "u": "alice", "e": NOW + 600,
+                            "i": "now"}),
     "realm": ticket({"k": "realm", "r": "arena-1", "u": "alice",
                      "e": NOW + 600, "c": {"team": "red"}}),
     "explicit_shard": ticket({"k": "shard", "r": "arena-1", "u": "bob",

@@ -3,7 +3,8 @@
 // the fuzzer's secret, both as the payload JSON and as the payload's
 // base64url text, to reach the checks behind the signature. Each text is
 // verified for a shard and for another kind of resource (tickets name a
-// kind since the realms; shard tickets keep the older format).
+// kind since the realms; shard tickets keep the older format). A re-minted
+// ticket carries the minting clock's time as its issue time ("i").
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
@@ -13,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/clock.h"
 #include "net/base64url.h"
 #include "net/ticket.h"
 
@@ -24,6 +26,8 @@ constexpr std::string_view kSecret = "fuzz-secret";
 constexpr std::string_view kShard = "arena-1";  // also the realm's id
 constexpr std::string_view kRealm = "realm";
 constexpr int64_t kNow = 1700000000;
+// Re-minted tickets are dated by this clock (1 ms after kNow).
+const tessera::FakeWallClock kMintClock(kNow * 1'000'000 + 1'000);
 
 void Check(bool ok) {
   if (!ok) std::abort();
@@ -53,7 +57,7 @@ void VerifyAs(std::string_view text, std::string_view kind) {
   Check(!t.claims_json.empty() && t.claims_json.front() == '{');
   // What verified re-mints into a ticket with the same fields, the
   // resource's kind included, and for no other kind.
-  const std::string minted = MintTicket(kSecret, t);
+  const std::string minted = MintTicket(kSecret, t, &kMintClock);
   TicketCheck again = VerifyTicket(kSecret, minted, kind, kShard, kNow);
   if (again.error == TicketError::kInvalid) return;  // re-mint grew > 4 KiB
   Check(again.error == TicketError::kNone);
@@ -61,6 +65,7 @@ void VerifyAs(std::string_view text, std::string_view kind) {
         again.ticket.resource_id == t.resource_id &&
         again.ticket.subscriber_id == t.subscriber_id &&
         again.ticket.expires_unix == t.expires_unix &&
+        again.ticket.issued_unix_ms == kNow * 1000 + 1 &&
         (again.ticket.claims_json == t.claims_json || t.claims_json == "{}"));
   const std::string_view other = kind == kRealm ? kShardResource : kRealm;
   Check(VerifyTicket(kSecret, minted, other, kShard, kNow).error ==

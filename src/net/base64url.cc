@@ -8,17 +8,44 @@ namespace {
 
 constexpr char kAlphabet[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+constexpr char kStandardAlphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+using DecodeTable = std::array<int8_t, 256>;
 
 // Character -> 6-bit value, or -1 outside the alphabet.
-constexpr std::array<int8_t, 256> MakeDecodeTable() {
-  std::array<int8_t, 256> table{};
+constexpr DecodeTable MakeDecodeTable(const char* alphabet) {
+  DecodeTable table{};
   for (auto& v : table) v = -1;
   for (int i = 0; i < 64; ++i) {
-    table[static_cast<uint8_t>(kAlphabet[i])] = static_cast<int8_t>(i);
+    table[static_cast<uint8_t>(alphabet[i])] = static_cast<int8_t>(i);
   }
   return table;
 }
-constexpr std::array<int8_t, 256> kDecode = MakeDecodeTable();
+constexpr DecodeTable kDecode = MakeDecodeTable(kAlphabet);
+constexpr DecodeTable kStandardDecode = MakeDecodeTable(kStandardAlphabet);
+
+std::optional<std::string> Decode(std::string_view text,
+                                  const DecodeTable& table) {
+  if (text.size() % 4 == 1) return std::nullopt;  // 6 bits cannot end a byte
+  std::string out;
+  out.reserve(text.size() * 3 / 4);
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : text) {
+    const int8_t v = table[static_cast<uint8_t>(c)];
+    if (v < 0) return std::nullopt;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xff));
+      acc &= (1u << bits) - 1;
+    }
+  }
+  if (acc != 0) return std::nullopt;  // non-zero unused bits: not canonical
+  return out;
+}
 
 }  // namespace
 
@@ -51,24 +78,22 @@ std::string Base64UrlEncode(std::string_view bytes) {
 }
 
 std::optional<std::string> Base64UrlDecode(std::string_view text) {
-  if (text.size() % 4 == 1) return std::nullopt;  // 6 bits cannot end a byte
-  std::string out;
-  out.reserve(text.size() * 3 / 4);
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : text) {
-    const int8_t v = kDecode[static_cast<uint8_t>(c)];
-    if (v < 0) return std::nullopt;
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xff));
-      acc &= (1u << bits) - 1;
-    }
+  return Decode(text, kDecode);
+}
+
+std::optional<std::string> Base64Decode(std::string_view text) {
+  // Padding: only to complete the last group of 4.
+  size_t pad = 0;
+  while (pad < 2 && pad < text.size() && text[text.size() - 1 - pad] == '=') {
+    ++pad;
   }
-  if (acc != 0) return std::nullopt;  // non-zero unused bits: not canonical
-  return out;
+  if (pad > 0) {
+    if (text.size() % 4 != 0) return std::nullopt;
+    text.remove_suffix(pad);
+    // "xx==" ends with 1 byte, "xxx=" with 2: the rest must agree.
+    if (text.size() % 4 != 4 - pad) return std::nullopt;
+  }
+  return Decode(text, kStandardDecode);
 }
 
 }  // namespace tessera::net

@@ -33,6 +33,28 @@ TEST(Base64Url, DecodingIsStrict) {
   EXPECT_EQ(Base64UrlDecode(std::string_view("Zm\0v", 4)), std::nullopt);
 }
 
+TEST(Base64, TheStandardAlphabetWithOrWithoutPadding) {
+  const std::pair<const char*, const char*> vectors[] = {
+      {"", ""},
+      {"f", "Zg=="},
+      {"fo", "Zm8="},
+      {"foo", "Zm9v"},
+      {"foob", "Zm9vYg=="},
+      {"fooba", "Zm9vYmE="},
+      {"foobar", "Zm9vYmFy"}};
+  for (const auto& [plain, encoded] : vectors) {
+    EXPECT_EQ(Base64Decode(encoded), plain) << encoded;
+    std::string unpadded = encoded;
+    while (!unpadded.empty() && unpadded.back() == '=') unpadded.pop_back();
+    EXPECT_EQ(Base64Decode(unpadded), plain) << unpadded;
+  }
+  EXPECT_EQ(Base64Decode("+/8="), "\xfb\xff");
+  for (const char* bad : {"-_8=", "Zg=", "Zg===", "Z===", "Zm9vYg=", "Zm8==",
+                          "Zh==", "Zm9v====", "=", "Zm=9", " Zm9v"}) {
+    EXPECT_EQ(Base64Decode(bad), std::nullopt) << bad;
+  }
+}
+
 TEST(Base64Url, RoundTripsEveryLength) {
   std::mt19937 rng(5);
   for (size_t n = 0; n < 200; ++n) {

@@ -256,6 +256,16 @@ Result<ServerMessage> DecodeFrame(Body* body) {
   return ServerMessage(std::move(frame));
 }
 
+Result<ServerMessage> DecodeTransfer(Body* body) {
+  TESSERA_RETURN_IF_ERROR(body->Require(2));
+  auto shard_id = body->Str("shard_id");
+  if (!shard_id.ok()) return shard_id.status();
+  auto ticket = body->Str("ticket");
+  if (!ticket.ok()) return ticket.status();
+  TESSERA_RETURN_IF_ERROR(body->Finish());
+  return ServerMessage(Transfer{std::string(*shard_id), std::string(*ticket)});
+}
+
 // PING/PONG are the same in both directions.
 template <typename Message>
 Result<Message> DecodeNonce(Body* body) {
@@ -328,6 +338,10 @@ Result<ServerMessage> DecodeServerMessage(std::span<const uint8_t> bytes) {
     case kFrame: {
       Body body(&r, "FRAME", count);
       return DecodeFrame(&body);
+    }
+    case kTransfer: {
+      Body body(&r, "TRANSFER", count);
+      return DecodeTransfer(&body);
     }
     case kPing: {
       Body body(&r, "PING", count);
@@ -417,6 +431,16 @@ std::string EncodeBinHeader(size_t size) {
   std::string out;
   Writer w(&out);
   w.BinHeader(size);
+  return out;
+}
+
+std::string EncodeTransfer(std::string_view shard_id, std::string_view ticket) {
+  std::string out;
+  Writer w(&out);
+  w.ArrayHeader(3);
+  w.Uint(kTransfer);
+  w.Str(shard_id);
+  w.Str(ticket);
   return out;
 }
 

@@ -25,6 +25,7 @@ enum MsgType : uint8_t {
   kAck = 17,
   kReject = 18,
   kFrame = 19,
+  kTransfer = 20,
 };
 
 // HELLO flag bits (docs/protocol.md).
@@ -80,6 +81,9 @@ std::string EncodeFrameHeader(uint64_t tick, uint64_t last_seq,
 std::string EncodeViewFrameHeader(uint64_t tick, uint64_t last_seq,
                                   std::optional<size_t> snapshot_size);
 std::string EncodeBinHeader(size_t size);
+// TRANSFER [20, shard_id, ticket]: the player moved to `shard_id`; `ticket`
+// joins it there. The last message before the close 4011.
+std::string EncodeTransfer(std::string_view shard_id, std::string_view ticket);
 
 // Decoding server messages (test clients, tools).
 struct Welcome {
@@ -101,7 +105,12 @@ struct Frame {
   bool snapshot_nil = false;  // replication: the snapshot did not change
   std::optional<std::string> entities;  // replication payload, if present
 };
-using ServerMessage = std::variant<Welcome, Ack, Reject, Frame, Ping, Pong>;
+struct Transfer {
+  std::string shard_id;  // where the player is now
+  std::string ticket;    // for HELLO there
+};
+using ServerMessage =
+    std::variant<Welcome, Ack, Reject, Frame, Ping, Pong, Transfer>;
 Result<ServerMessage> DecodeServerMessage(std::span<const uint8_t> bytes);
 
 // Client-side encoders (test clients, the bench bot driver).

@@ -198,6 +198,20 @@ TEST(ProtocolV1, AckRejectRoundTrip) {
   EXPECT_EQ(std::get<Reject>(*m).error, "outside the arena");
 }
 
+TEST(ProtocolV1, TransferRoundTrip) {
+  std::vector<uint8_t> bytes = Bytes(EncodeTransfer("zone-2", "v1.abc.def"));
+  EXPECT_EQ(json::from_msgpack(bytes),
+            json::parse(R"([20, "zone-2", "v1.abc.def"])"));
+  auto m = DecodeServerMessage(bytes);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Transfer& t = std::get<Transfer>(*m);
+  EXPECT_EQ(t.shard_id, "zone-2");
+  EXPECT_EQ(t.ticket, "v1.abc.def");
+  // A server message only.
+  EXPECT_EQ(ClientError(EncodeTransfer("zone-2", "t")),
+            "unknown message type 20");
+}
+
 TEST(ProtocolV1, FrameHeaderPlusSharedSnapshotIsACompleteFrame) {
   for (size_t size : {0, 1, 255, 256, 65535, 65536, 1 << 20}) {
     SCOPED_TRACE(size);
@@ -275,6 +289,8 @@ TEST(ProtocolV1, ToleratesExtraTrailingElements) {
   EXPECT_EQ(ServerError(Pack(frame)), "ok");
   json welcome = json::parse(R"([16, "s", "u", 20, "json", 0, 1, true])");
   EXPECT_EQ(ServerError(Pack(welcome)), "ok");
+  json transfer = json::parse(R"([20, "b", "t", {"later": 1}])");
+  EXPECT_EQ(ServerError(Pack(transfer)), "ok");
 }
 
 // ---- Decode errors ---------------------------------------------------------
@@ -388,6 +404,12 @@ TEST(ProtocolV1, ServerElementErrors) {
             "FRAME entities must be binary (bin)");
   EXPECT_EQ(ServerError(Pack(json::array({19, 1, "2", Bin("s")}))),
             "FRAME last_seq must be an unsigned integer");
+  EXPECT_EQ(ServerError(Pack(json::array({20, "b"}))),
+            "TRANSFER needs 3 elements, got 2");
+  EXPECT_EQ(ServerError(Pack(json::array({20, 2, "t"}))),
+            "TRANSFER shard_id must be a string");
+  EXPECT_EQ(ServerError(Pack(json::array({20, "b", Bin("t")}))),
+            "TRANSFER ticket must be a string");
 }
 
 // ---- Truncated and garbage input -------------------------------------------
@@ -409,7 +431,8 @@ std::vector<std::string> ValidServerMessages() {
           EncodeFrameHeader(5, 6, 3) + "abc",
           EncodeFrameHeader(5, 6, 70000) + std::string(70000, 'z'),
           EncodePing(1),
-          EncodePong(2)};
+          EncodePong(2),
+          EncodeTransfer("zone-2", "v1.payload.signature")};
 }
 
 TEST(ProtocolV1, EveryTruncationIsAnError) {

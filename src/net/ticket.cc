@@ -93,6 +93,15 @@ TicketCheck ParsePayload(std::string_view payload_b64, Ticket* ticket) {
   if (c != j.end() && !c->is_object()) {
     return Invalid("claims are not a JSON object");
   }
+  // Absent in tickets minted before they were dated: 0.
+  auto i = j.find("i");
+  if (i != j.end() &&
+      (!i->is_number_integer() ||
+       (i->is_number_unsigned() &&
+        i->get<uint64_t>() >
+            static_cast<uint64_t>(std::numeric_limits<int64_t>::max())))) {
+    return Invalid("issue time not an integer in range");
+  }
   if (k == j.end()) {
     ticket->resource_kind = std::string(kShardResource);
     ticket->resource_id = s->get<std::string>();
@@ -102,6 +111,7 @@ TicketCheck ParsePayload(std::string_view payload_b64, Ticket* ticket) {
   }
   ticket->subscriber_id = u->get<std::string>();
   ticket->expires_unix = e->get<int64_t>();
+  ticket->issued_unix_ms = i == j.end() ? 0 : i->get<int64_t>();
   ticket->claims_json =
       c == j.end() ? "{}"
                    : c->dump(-1, ' ', false, json::error_handler_t::replace);
@@ -110,7 +120,8 @@ TicketCheck ParsePayload(std::string_view payload_b64, Ticket* ticket) {
 
 }  // namespace
 
-std::string MintTicket(std::string_view secret, const Ticket& ticket) {
+std::string MintTicket(std::string_view secret, const Ticket& ticket,
+                       const WallClock* clock) {
   json payload = json::object();
   if (ticket.resource_kind == kShardResource) {
     payload["s"] = ticket.resource_id;
@@ -120,6 +131,8 @@ std::string MintTicket(std::string_view secret, const Ticket& ticket) {
   }
   payload["u"] = ticket.subscriber_id;
   payload["e"] = ticket.expires_unix;
+  payload["i"] =
+      (clock != nullptr ? *clock : *RealWallClock::Get()).UnixNowMs();
   // Claims that are not a JSON object break the caller's contract; they
   // are left out rather than minted into a ticket that never verifies.
   json claims = json::parse(ticket.claims_json, nullptr, false);

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/clock.h"
 #include "common/status.h"
 
 namespace tessera::net {
@@ -25,10 +26,17 @@ struct Ticket {
   std::string claims_json = "{}";  // a JSON object, application-defined
   // What kind of resource `resource_id` names (not empty).
   std::string resource_kind = std::string(kShardResource);
+  // When it was minted (unix milliseconds, payload "i"); 0 when the ticket
+  // has none (minted before tickets were dated). A source shard compares it
+  // with when a player left (docs/protocol.md "Moving between shards").
+  int64_t issued_unix_ms = 0;
 };
 
-// Signs `ticket` with `secret`. `claims_json` must be a JSON object.
-std::string MintTicket(std::string_view secret, const Ticket& ticket);
+// Signs `ticket` with `secret`. `claims_json` must be a JSON object. The
+// payload's "i" is always `clock`'s time now (null: RealWallClock), not
+// `ticket.issued_unix_ms`: a minted ticket is issued when it is minted.
+std::string MintTicket(std::string_view secret, const Ticket& ticket,
+                       const WallClock* clock = nullptr);
 
 enum class TicketError {
   kNone,

@@ -74,6 +74,47 @@ TEST(Ticket, PayloadIsTheDocumentedJson) {
   EXPECT_EQ(SignRaw(text.substr(3, dot - 3)), text);
 }
 
+// ---- The issue time ("i") ----
+
+TEST(Ticket, MintingDatesTheTicketWithTheGivenClock) {
+  FakeWallClock clock(1'700'000'123'456'789);  // microseconds
+  Ticket t = Sample();
+  t.issued_unix_ms = 42;  // ignored: a ticket is issued when it is minted
+  const std::string text = MintTicket(kSecret, t, &clock);
+  const size_t dot = text.find('.', 3);
+  auto payload = Base64UrlDecode(text.substr(3, dot - 3));
+  ASSERT_TRUE(payload.has_value());
+  EXPECT_EQ(json::parse(*payload)["i"], 1'700'000'123'456);  // milliseconds
+  TicketCheck check = Verify(text);
+  ASSERT_EQ(check.error, TicketError::kNone) << check.message;
+  EXPECT_EQ(check.ticket.issued_unix_ms, 1'700'000'123'456);
+
+  clock.Advance(2'000);  // 2 ms later
+  EXPECT_EQ(Verify(MintTicket(kSecret, t, &clock)).ticket.issued_unix_ms,
+            1'700'000'123'458);
+}
+
+TEST(Ticket, WithoutAClockTheRealTimeDatesIt) {
+  const int64_t before = RealWallClock::Get()->UnixNowMs();
+  TicketCheck check = Verify(MintTicket(kSecret, Sample()));
+  const int64_t after = RealWallClock::Get()->UnixNowMs();
+  ASSERT_EQ(check.error, TicketError::kNone) << check.message;
+  EXPECT_GE(check.ticket.issued_unix_ms, before);
+  EXPECT_LE(check.ticket.issued_unix_ms, after);
+}
+
+TEST(Ticket, AnUndatedTicketReadsAsIssuedAtZero) {
+  // Minted before tickets carried "i": still valid.
+  TicketCheck check =
+      Verify(SignJson(R"({"s":"arena-1","u":"alice","e":1800000000})"));
+  ASSERT_EQ(check.error, TicketError::kNone) << check.message;
+  EXPECT_EQ(check.ticket.issued_unix_ms, 0);
+  check =
+      Verify(SignJson(R"({"s":"arena-1","u":"alice","e":1800000000,"i":-5})"));
+  ASSERT_EQ(check.error, TicketError::kNone) << check.message;
+  EXPECT_EQ(check.ticket.issued_unix_ms, -5);
+}
+
 TEST(Ticket, ClaimsAreOptional) {
   Ticket t = Sample();
   t.claims_json = "{}";
@@ -230,6 +271,13 @@ TEST(Ticket, SignedButMalformedPayloads) {
        "invalid ticket: claims are not a JSON object"},
       {SignJson(R"({"s":"arena-1","u":"a","e":1800000000,"c":"x"})"),
        "invalid ticket: claims are not a JSON object"},
+      {SignJson(R"({"s":"arena-1","u":"a","e":1800000000,"i":"now"})"),
+       "invalid ticket: issue time not an integer in range"},
+      {SignJson(R"({"s":"arena-1","u":"a","e":1800000000,"i":1.5})"),
+       "invalid ticket: issue time not an integer in range"},
+      {SignJson(
+           R"({"s":"arena-1","u":"a","e":1800000000,"i":18446744073709551615})"),
+       "invalid ticket: issue time not an integer in range"},
       {SignJson(std::string("{\"s\":\"a\xff\",\"u\":\"a\",\"e\":1}")),
        "invalid ticket: payload is not JSON"},
   };

@@ -308,6 +308,7 @@ void FakeShardServer::Serve(int fd) {
     return;
   }
   bool welcomed = false;
+  std::string subscriber;
   bool frame_acks = false;
   uint64_t tick = 0, inputs = 0;
   int opcode = 0;
@@ -326,16 +327,14 @@ void FakeShardServer::Serve(int fd) {
         reinterpret_cast<const uint8_t*>(payload.data()), payload.size()));
     if (!msg.ok()) return CloseAndWait(channel, 4000);
     if (auto* hello = std::get_if<v1::Hello>(&*msg)) {
-      const TicketCheck check =
-          VerifyTicket(options_.secret, hello->ticket, shard,
-                       (options_.wall_clock != nullptr ? *options_.wall_clock
-                                                       : *RealWallClock::Get())
-                           .UnixNowSecs());
+      const TicketCheck check = VerifyTicket(options_.secret, hello->ticket,
+                                             shard, Wall().UnixNowSecs());
       if (check.error != TicketError::kNone) {
         return CloseAndWait(
             channel, check.error == TicketError::kWrongShard ? 4003 : 4001);
       }
       welcomed = true;
+      subscriber = check.ticket.subscriber_id;
       frame_acks =
           (hello->flags & v1::kHelloFrameAcks) != 0 && options_.frame_acks;
       ++sessions_;
@@ -369,7 +368,15 @@ void FakeShardServer::Serve(int fd) {
       }
       if (options_.close_after_inputs > 0 &&
           inputs == static_cast<uint64_t>(options_.close_after_inputs)) {
-        return CloseAndWait(channel, options_.close_code);
+        if (options_.transfer_to.empty()) {
+          return CloseAndWait(channel, options_.close_code);
+        }
+        WriteFrame(
+            channel, 2,
+            v1::EncodeTransfer(options_.transfer_to,
+                               FakeTicket(options_.secret, options_.transfer_to,
+                                          subscriber, Wall())));
+        return CloseAndWait(channel, 4011);
       }
     } else if (auto* ping = std::get_if<v1::Ping>(&*msg)) {
       WriteFrame(channel, 2, v1::EncodePong(ping->nonce));
@@ -386,7 +393,7 @@ std::string FakeTicket(const std::string& secret, const std::string& shard,
   ticket.resource_id = shard;
   ticket.subscriber_id = subscriber;
   ticket.expires_unix = wall_clock.UnixNowSecs() + 600;
-  return MintTicket(secret, ticket);
+  return MintTicket(secret, ticket, &wall_clock);
 }
 
 }  // namespace tessera::net::client::testing

@@ -12,7 +12,9 @@
 //                   "nope" for every `reject_every`th), or with frame acks
 //                   (asked for in HELLO, honoured with `frame_acks`) the
 //                   REJECT before the FRAME and no ACK; PING answered,
-//                   PONG counted.
+//                   PONG counted. With `transfer_to`, the close after
+//                   `close_after_inputs` is a TRANSFER to that shard (a
+//                   ticket for it) and close 4011, as when a player moves.
 //
 // Threading: one thread accepts, one thread per connection; Stop (or the
 // destructor) ends them all.
@@ -39,6 +41,8 @@ struct FakeServerOptions {
   // Close every WebSocket with this code after this many inputs (0: never).
   int close_after_inputs = 0;
   int close_code = 4006;
+  // Non-empty: that close is TRANSFER [20, transfer_to, ticket] then 4011.
+  std::string transfer_to;
   // Send PING 7 after a good HELLO, before the WELCOME (PONGs are counted).
   bool ping_before_welcome = false;
   // Unix time of ticket expiry; null: RealWallClock. Not owned.
@@ -68,6 +72,10 @@ class FakeShardServer {
   struct Tls;
   void AcceptLoop();
   void Serve(int fd);
+  const WallClock& Wall() const {
+    return options_.wall_clock != nullptr ? *options_.wall_clock
+                                          : *RealWallClock::Get();
+  }
 
   const FakeServerOptions options_;
   std::unique_ptr<Tls> tls_;

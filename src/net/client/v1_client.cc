@@ -132,6 +132,13 @@ void V1Client::OnMessage(const uint8_t* data, size_t size) {
     Answered(reject->seq, reject);
   } else if (auto* ping = std::get_if<v1::Ping>(&*msg)) {
     ws_->Send(v1::EncodePong(ping->nonce));
+  } else if (auto* transfer = std::get_if<v1::Transfer>(&*msg)) {
+    if (transfer_) return Error("a second TRANSFER");
+    transfer_ = *transfer;
+    // No more inputs: the server refuses them from here on.
+    timer_.cancel();
+    inputs_until_ = {};
+    if (events_.transfer) events_.transfer(*transfer_);
   } else if (auto* f = std::get_if<v1::Frame>(&*msg)) {
     // A FRAME whose header IsFrame did not recognise.
     if (events_.received) events_.received(true, 0);

@@ -2,7 +2,8 @@
 // io_context, for the load-test and benchmark bots: connects (ws:// or
 // wss://), sends HELLO with its flags, reports the WELCOME, numbers and
 // times the inputs until their ACK, REJECT or (with frame acks) the FRAME
-// that answers them, answers PINGs, and can send inputs at a fixed rate.
+// that answers them, answers PINGs, reports a TRANSFER (the caller follows
+// it with a new client), and can send inputs at a fixed rate.
 // FRAMEs are counted, not decoded (see v1_inputs.h), unless the `frame`
 // event asks for them.
 //
@@ -47,6 +48,9 @@ class V1Client : public std::enable_shared_from_this<V1Client> {
     std::function<void(uint64_t seq)> input_sent;
     // Every FRAME, decoded (only when set: decoding costs).
     std::function<void(const v1::Frame&)> frame;
+    // TRANSFER: the player moved to `shard_id`; join there with `ticket`.
+    // The server closes (4011 transferred) right after; `closed` follows.
+    std::function<void(const v1::Transfer&)> transfer;
     // A message that does not decode, or an answer to no pending input.
     std::function<void(const std::string& what)> error;
     // The connection ended (code and reason as WsClient::ClosedFn).
@@ -91,6 +95,8 @@ class V1Client : public std::enable_shared_from_this<V1Client> {
   uint64_t AbandonPending() { return pending_.Abandon(); }
 
   bool welcomed() const { return welcomed_; }
+  // The TRANSFER received, if any (it is the connection's last message).
+  const std::optional<v1::Transfer>& transfer() const { return transfer_; }
   // The WELCOME said the server answers inputs with FRAMEs.
   bool frame_acks() const { return frame_acks_; }
   uint64_t pending() const { return pending_.count(); }
@@ -114,6 +120,7 @@ class V1Client : public std::enable_shared_from_this<V1Client> {
   PendingInputs pending_;
   bool welcomed_ = false;
   bool frame_acks_ = false;
+  std::optional<v1::Transfer> transfer_;
   bool ended_ = false;
   double rate_ = 0;
   uint64_t inputs_left_ = 0;  // with a limit; else UINT64_MAX

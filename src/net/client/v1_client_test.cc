@@ -1,6 +1,6 @@
 // The asynchronous protocol-v1 client (v1_client.h) against
 // fake_shard_server: join, inputs answered by ACK/REJECT or by frame acks,
-// PINGs answered, refused tickets, server closes, TLS.
+// PINGs answered, refused tickets, server closes, TRANSFER, TLS.
 #include "net/client/v1_client.h"
 
 #include <gtest/gtest.h>
@@ -148,6 +148,57 @@ TEST(V1ClientTest, RefusedTicketAndServerClose) {
   EXPECT_EQ(seen.close_code, 4006);
   EXPECT_EQ(seen.acks, 2);
   EXPECT_EQ(seen.pending, 1u) << "the third input was never answered";
+}
+
+// A TRANSFER is reported with its shard and ticket, then the 4011 close;
+// the ticket joins the target (the client following it, as bots do).
+TEST(V1ClientTest, ReportsATransferAndItsTicketJoinsTheTarget) {
+  FakeServerOptions options;
+  options.close_after_inputs = 2;
+  options.transfer_to = "t";
+  FakeShardServer server(options);
+  asio::io_context ioc;
+  std::shared_ptr<V1Client> client, follower;
+  std::optional<v1::Transfer> transfer;
+  std::optional<int> close_code;
+  std::optional<v1::Welcome> target_welcome;
+  int answered = 0;
+  V1Client::Events events;
+  events.welcome = [&](const v1::Welcome&) {
+    client->SendInput("\x80");
+    client->SendInput("\x80");
+  };
+  events.answered = [&](uint64_t, V1Client::SteadyClock::duration,
+                        const v1::Reject*) { ++answered; };
+  events.transfer = [&](const v1::Transfer& t) { transfer = t; };
+  events.error = [&](const std::string& what) { ADD_FAILURE() << what; };
+  events.closed = [&](int code, const std::string&) {
+    close_code = code;
+    if (!transfer) return;
+    V1Client::Events follow;
+    follow.welcome = [&](const v1::Welcome& w) {
+      target_welcome = w;
+      follower->Close();
+    };
+    follower = V1Client::Create(ioc, nullptr, std::move(follow));
+    WsTarget target = ShardS(server);
+    target.path = "/shard/" + transfer->shard_id;
+    follower->Connect(target, std::chrono::seconds(5), transfer->ticket, 0,
+                      [](Status s) { EXPECT_TRUE(s.ok()) << s.ToString(); });
+  };
+  client = V1Client::Create(ioc, nullptr, std::move(events));
+  client->Connect(ShardS(server), std::chrono::seconds(5),
+                  Ticket("fake-secret", "s"), 0,
+                  [](Status s) { EXPECT_TRUE(s.ok()) << s.ToString(); });
+  ioc.run();
+  EXPECT_EQ(answered, 2);
+  ASSERT_TRUE(transfer.has_value());
+  EXPECT_EQ(transfer->shard_id, "t");
+  EXPECT_EQ(client->transfer()->shard_id, "t");
+  EXPECT_EQ(close_code, 4011);
+  ASSERT_TRUE(target_welcome.has_value()) << "the ticket did not join \"t\"";
+  EXPECT_EQ(target_welcome->shard_id, "t");
+  EXPECT_EQ(target_welcome->subscriber_id, "bot-1");
 }
 
 TEST(V1ClientTest, ConnectFailures) {
