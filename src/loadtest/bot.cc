@@ -126,7 +126,9 @@ void Bot::ConnectShard(const std::string& shard_id, const std::string& ticket) {
   events.received = [self](bool frame, size_t bytes) {
     self->OnReceived(frame, bytes);
   };
-  // TRANSFER_EVENT
+  events.transfer = [self](const net::v1::Transfer& transfer) {
+    self->OnTransfer(transfer.shard_id, transfer.ticket);
+  };
   events.answered = [self](uint64_t seq, Clock::duration rtt,
                            const net::v1::Reject* reject) {
     if (self->ended_) return;
