@@ -115,6 +115,12 @@ void Bot::OnTransfer(const std::string& shard_id, const std::string& ticket) {
   // (the server closes it with 4011 right after the TRANSFER).
   stats_->Unanswered(client_->AbandonPending(), /*at_end=*/false);
   client_->Abort();
+  if (plan_.aim) {
+    // The target's ticks and entities are its own: draw from its baseline.
+    picture_.emplace();
+    clock_.emplace(1000.0 / plan_.tick_rate);
+    aimed_seqs_.clear();
+  }
   ArmConnectTimer();
   ConnectShard(shard_id, ticket);
 }
