@@ -26,6 +26,7 @@ enum CloseCode : int {
   kCloseHelloTimeout = 4008,
   kCloseUnsupportedVersion = 4009,
   kCloseHelloExpected = 4010,
+  kCloseTransferred = 4011,  // after TRANSFER: the player moved
 };
 
 class Connections {

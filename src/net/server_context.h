@@ -42,7 +42,7 @@ struct ServerContext {
                                                  : *RealWallClock::Get()),
         metrics(metrics),
         hub(hub),
-        fanout(hub) {}
+        fanout(hub, this->ticket_secret, wall_clock) {}
 
   // Unix seconds (ticket expiry).
   int64_t UnixNow() const { return wall_clock.UnixNowSecs(); }
@@ -63,10 +63,10 @@ struct ServerContext {
   const Router& router;        // filled before Start
   ShardGateway* const shards;  // null: no shard is found
   const Clock& clock;  // monotonic: the input token buckets, Stop's wait
-  const WallClock& wall_clock;  // unix: ticket expiry
+  const WallClock& wall_clock;  // unix: ticket expiry and issue times
   NetMetrics metrics;
   Hub& hub;
-  ShardFanout fanout;  // the shards' ticks on `hub`
+  ShardFanout fanout;  // the shards' ticks and moves on `hub`
   // Ids passed to ShardGateway::SubmitInput as the seq, unique per server, so
   // each result finds the connection that sent it (client seqs are per
   // connection and may repeat across a subscriber's connections).

@@ -3,13 +3,38 @@
 #include <map>
 #include <utility>
 
+#include "net/protocol_v1.h"
+#include "net/ticket.h"
+
 namespace tessera::net {
 namespace {
 
 using Results = ShardReceiver::Results;
 
+// What a shard's topic carries: ticks and moves.
+struct ShardTopicMessage : TopicMessage {
+  explicit ShardTopicMessage(bool transfer) : is_transfer(transfer) {}
+  const bool is_transfer;
+};
+
+// A player that left the shard: its part is the TRANSFER for its
+// connections.
+struct ShardTransfer final : ShardTopicMessage {
+  ShardTransfer() : ShardTopicMessage(true) {}
+  size_t part_count() const override { return 1; }
+  std::string_view part_member(size_t) const override { return subscriber; }
+  bool part_first(size_t) const override { return true; }
+
+  std::string subscriber;
+  std::string to;
+  int64_t moved_unix_ms = 0;
+  std::shared_ptr<const std::string> message;  // the encoded TRANSFER
+};
+
 // One tick of a shard, as published on its topic.
-struct ShardTick final : TopicMessage {
+struct ShardTick final : ShardTopicMessage {
+  ShardTick() : ShardTopicMessage(false) {}
+
   struct Part {
     std::string_view subscriber;                  // into `results` or the view
     std::shared_ptr<const Results> results;       // may be null
@@ -58,8 +83,25 @@ std::string ShardTopic(std::string_view shard_id) {
   return topic;
 }
 
+std::string EncodeTransferFor(std::string_view secret, const WallClock& clock,
+                              const shard::MovedTo& moved) {
+  Ticket ticket;
+  ticket.resource_id = moved.to;
+  ticket.subscriber_id = moved.subscriber;
+  ticket.claims_json = moved.claims_json;
+  ticket.expires_unix = clock.UnixNowSecs() + shard::kMovedRecordSecs;
+  return v1::EncodeTransfer(moved.to, MintTicket(secret, ticket, &clock));
+}
+
 void ShardReceiver::Post(const std::shared_ptr<const TopicMessage>& message,
                          size_t part) {
+  if (static_cast<const ShardTopicMessage*>(message.get())->is_transfer) {
+    // Only the connections of the player that moved have a part.
+    if (part == TopicMessage::kNoPart) return;
+    const auto* moved = static_cast<const ShardTransfer*>(message.get());
+    PostTransfer(moved->message, moved->to, moved->moved_unix_ms);
+    return;
+  }
   const auto* tick = static_cast<const ShardTick*>(message.get());
   const ShardTick::Part* mine =
       part == TopicMessage::kNoPart ? nullptr : &tick->parts[part];
@@ -150,6 +192,21 @@ void ShardFanout::OnStopped(std::string_view shard_id, int code,
   hub_.EndTopic(ShardTopic(shard_id), code, std::move(reason));
 }
 
+void ShardFanout::OnTransfer(std::string_view from,
+                             const shard::MovedTo& moved) {
+  // The ticket is minted on the topic's strand, off the shard's worker.
+  hub_.Publish(ShardTopic(from),
+               [secret = ticket_secret_, clock = &clock_, moved] {
+                 auto message = std::make_shared<ShardTransfer>();
+                 message->subscriber = moved.subscriber;
+                 message->to = moved.to;
+                 message->moved_unix_ms = moved.moved_unix_ms;
+                 message->message = std::make_shared<const std::string>(
+                     EncodeTransferFor(secret, *clock, moved));
+                 return std::shared_ptr<const TopicMessage>(std::move(message));
+               });
+}
+
 size_t ShardFanout::CloseSubscriber(std::string_view shard_id,
                                     std::string_view subscriber, int code,
                                     std::string_view reason) {
@@ -193,6 +250,11 @@ void ShardConnections::OnStopped(std::string_view shard_id,
   std::string text = shard::StopReasonName(reason);
   if (!message.empty()) text.append(": ").append(message);
   fanout_.OnStopped(shard_id, kCloseShardStopped, std::move(text));
+}
+
+void ShardConnections::OnTransfer(std::string_view from,
+                                  const shard::MovedTo& moved) {
+  fanout_.OnTransfer(from, moved);
 }
 
 size_t ShardConnections::CloseSubscriber(std::string_view shard_id,

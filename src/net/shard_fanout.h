@@ -1,13 +1,15 @@
 // Shard ticks on the hub: what the shard host reports (frames, views,
-// stops; shard::ShardSink's calls) becomes messages on the topic
-// "shard/<id>", and ShardReceiver is what a shard connection implements to
-// get them back as frames. A tick is one message: the snapshot copied once
-// into an immutable shared buffer, each subscriber's input results and view
-// as its part.
+// stops, players that moved away; shard::ShardSink's calls) becomes
+// messages on the topic "shard/<id>", and ShardReceiver is what a shard
+// connection implements to get them back as frames. A tick is one message:
+// the snapshot copied once into an immutable shared buffer, each
+// subscriber's input results and view as its part. A move is one message
+// with a part for the player that left: its TRANSFER.
 //
 // Threading: every method may be called from any thread (see hub.h); the
 // ordering guarantees are the hub's: a connection sees its shard's ticks in
-// order and OnStopped's close after the last one.
+// order, a TRANSFER after the ticks published before it, and OnStopped's
+// close after the last one.
 #ifndef TESSERA_NET_SHARD_FANOUT_H_
 #define TESSERA_NET_SHARD_FANOUT_H_
 
@@ -20,16 +22,24 @@
 #include <utility>
 #include <vector>
 
+#include "common/clock.h"
 #include "net/connections.h"
 #include "net/hub.h"
 #include "net/net_metrics.h"
 #include "shard/shard_sink.h"
 #include "shard/shard_types.h"
+#include "shard/talk_types.h"
 
 namespace tessera::net {
 
 // The hub topic of a shard's ticks.
 std::string ShardTopic(std::string_view shard_id);
+
+// The TRANSFER message telling `moved.subscriber` where it went: a ticket
+// for `moved.to` with the same subscriber and `moved.claims_json`, issued
+// now by `clock` and valid shard::kMovedRecordSecs, signed with `secret`.
+std::string EncodeTransferFor(std::string_view secret, const WallClock& clock,
+                              const shard::MovedTo& moved);
 
 // A connection joined to a shard (implemented by the shard session).
 class ShardReceiver : public TopicSubscriber {
@@ -56,7 +66,16 @@ class ShardReceiver : public TopicSubscriber {
                         bool baseline,
                         std::shared_ptr<const Results> results) = 0;
 
-  // TopicSubscriber: unpacks a shard tick into PostFrame or PostView.
+  // The subscriber moved to shard `to` at `moved_unix_ms`: a connection
+  // whose ticket was issued before then sends `transfer` (the TRANSFER
+  // message, shared by the subscriber's connections) as its last message
+  // and closes with 4011; one with a later ticket joined after the move
+  // and stays. Any thread.
+  virtual void PostTransfer(std::shared_ptr<const std::string> transfer,
+                            std::string to, int64_t moved_unix_ms) = 0;
+
+  // TopicSubscriber: unpacks a shard tick into PostFrame or PostView, a
+  // move into PostTransfer.
   void Post(const std::shared_ptr<const TopicMessage>& message,
             size_t part) final;
 };
@@ -65,8 +84,9 @@ class ShardFanout;
 
 // The network's side of the shard host: an observer of its events (input
 // results counted in the net metrics, ticks put on the hub by the
-// ShardFanout, a stopped shard's connections closed with 4006) and the
-// admin API's Connections. Owned by the net::Server (Server::shards()).
+// ShardFanout, a stopped shard's connections closed with 4006, a moved
+// player's connections sent TRANSFER and closed with 4011) and the admin
+// API's Connections. Owned by the net::Server (Server::shards()).
 // Threading: every method from any thread.
 class ShardConnections final : public shard::ShardSink, public Connections {
  public:
@@ -86,6 +106,7 @@ class ShardConnections final : public shard::ShardSink, public Connections {
                std::shared_ptr<const shard::ViewFrame> frame) override;
   void OnStopped(std::string_view shard_id, shard::StopReason reason,
                  std::string_view message) override;
+  void OnTransfer(std::string_view from, const shard::MovedTo& moved) override;
 
   // Connections
   size_t CloseSubscriber(std::string_view shard_id, std::string_view subscriber,
@@ -106,8 +127,10 @@ class ShardConnections final : public shard::ShardSink, public Connections {
 
 class ShardFanout {
  public:
-  // `hub` is not owned and must outlive this.
-  explicit ShardFanout(Hub& hub) : hub_(hub) {}
+  // `hub` and `clock` are not owned and must outlive this; `ticket_secret`
+  // signs the tickets of TRANSFER messages, dated by `clock`.
+  ShardFanout(Hub& hub, std::string ticket_secret, const WallClock& clock)
+      : hub_(hub), ticket_secret_(std::move(ticket_secret)), clock_(clock) {}
 
   // Registers a joined connection. False after the hub's Shutdown (the
   // caller closes).
@@ -128,6 +151,9 @@ class ShardFanout {
   // Closes every connection of the shard with `code`/`reason`, in order
   // after the ticks already posted.
   void OnStopped(std::string_view shard_id, int code, std::string reason);
+  // Sends the TRANSFER of `moved` to every connection of `moved.subscriber`
+  // on `from` (after the ticks already posted; see PostTransfer).
+  void OnTransfer(std::string_view from, const shard::MovedTo& moved);
 
   // Connections API: post closes; return how many connections were asked.
   size_t CloseSubscriber(std::string_view shard_id, std::string_view subscriber,
@@ -144,6 +170,8 @@ class ShardFanout {
 
  private:
   Hub& hub_;
+  const std::string ticket_secret_;
+  const WallClock& clock_;
 };
 
 }  // namespace tessera::net

@@ -14,6 +14,7 @@
 
 #include "common/status.h"
 #include "shard/shard_types.h"
+#include "shard/talk_types.h"
 
 namespace tessera::net {
 
@@ -41,10 +42,16 @@ class ShardGateway {
                              uint64_t input_id, std::string_view bytes,
                              shard::InputTiming timing) = 0;
   // Subscriber bookkeeping (counts per call: add and remove in pairs).
-  virtual Status AddSubscriber(std::string_view id,
-                               std::string_view subscriber) = 0;
+  // `claims_json` is the claims of the connection's ticket (a JSON object);
+  // the shard keeps the latest per subscriber for the moves it starts.
+  virtual Status AddSubscriber(std::string_view id, std::string_view subscriber,
+                               std::string_view claims_json) = 0;
   virtual Status RemoveSubscriber(std::string_view id,
                                   std::string_view subscriber) = 0;
+  // The player `subscriber` left shard `id` within shard::kMovedRecordSecs
+  // (whether or not `id` still runs): where it went, or nullopt.
+  virtual std::optional<shard::MovedTo> FindMove(
+      std::string_view id, std::string_view subscriber) const = 0;
   // With replication: the subscriber's next payload is a baseline.
   virtual Status RequestBaseline(std::string_view id,
                                  std::string_view subscriber) = 0;

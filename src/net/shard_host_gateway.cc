@@ -33,8 +33,9 @@ Status ShardHostGateway::SubmitInput(std::string_view id,
 }
 
 Status ShardHostGateway::AddSubscriber(std::string_view id,
-                                       std::string_view subscriber) {
-  return host_.AddSubscriber(id, subscriber);
+                                       std::string_view subscriber,
+                                       std::string_view claims_json) {
+  return host_.AddSubscriber(id, subscriber, claims_json);
 }
 
 Status ShardHostGateway::RemoveSubscriber(std::string_view id,
@@ -45,6 +46,11 @@ Status ShardHostGateway::RemoveSubscriber(std::string_view id,
 Status ShardHostGateway::RequestBaseline(std::string_view id,
                                          std::string_view subscriber) {
   return host_.RequestBaseline(id, subscriber);
+}
+
+std::optional<shard::MovedTo> ShardHostGateway::FindMove(
+    std::string_view id, std::string_view subscriber) const {
+  return host_.FindMove(id, subscriber);
 }
 
 }  // namespace tessera::net

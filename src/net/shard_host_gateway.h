@@ -30,12 +30,14 @@ class ShardHostGateway final : public ShardGateway {
   Status SubmitInput(std::string_view id, std::string_view subscriber,
                      uint64_t input_id, std::string_view bytes,
                      shard::InputTiming timing) override;
-  Status AddSubscriber(std::string_view id,
-                       std::string_view subscriber) override;
+  Status AddSubscriber(std::string_view id, std::string_view subscriber,
+                       std::string_view claims_json) override;
   Status RemoveSubscriber(std::string_view id,
                           std::string_view subscriber) override;
   Status RequestBaseline(std::string_view id,
                          std::string_view subscriber) override;
+  std::optional<shard::MovedTo> FindMove(
+      std::string_view id, std::string_view subscriber) const override;
 
  private:
   shard::ShardHost& host_;

@@ -17,6 +17,11 @@
 //   (The WebSocket pings that measure the round trip are the connection's.)
 // - Each input reaches the shard with its view tick and the connection's
 //   round trip at the time it arrived (shard::InputTiming).
+// - A player that left this shard (ShardGateway::FindMove, or the hub's
+//   PostTransfer) gets TRANSFER as its last message and the close 4011,
+//   unless its ticket was issued after the move (a new join). A HELLO
+//   looks before the shard (which may be gone) and again once registered
+//   with the hub, so a move recorded in between is not missed.
 #include "net/shard_session.h"
 
 #include <boost/asio/post.hpp>
@@ -109,6 +114,16 @@ class ShardSession final : public ShardReceiver,
     });
   }
 
+  void PostTransfer(std::shared_ptr<const std::string> transfer, std::string to,
+                    int64_t moved_unix_ms) override {
+    asio::post(conn_.executor(), [self = shared_from_this(),
+                                  transfer = std::move(transfer),
+                                  to = std::move(to), moved_unix_ms] {
+      if (!self->Joined() || self->ticket_issued_ms_ >= moved_unix_ms) return;
+      self->SendTransfer(std::string(*transfer), to);
+    });
+  }
+
   void PostClose(int code, std::string reason) override {
     asio::post(conn_.executor(),
                [self = shared_from_this(), code, reason = std::move(reason)] {
@@ -187,6 +202,25 @@ class ShardSession final : public ShardReceiver,
     Refuse(kCloseShardNotFound, "no running shard \"" + shard_id_ + "\"");
   }
 
+  // TRANSFER, then the close after it (and after the frames before it).
+  void SendTransfer(std::string transfer, const std::string& to) {
+    conn_.Send(std::move(transfer));
+    conn_.Close(kCloseTransferred, "moved to shard " + to, false);
+  }
+
+  // Whether the subscriber left this shard after its ticket was issued; if
+  // so it is sent where it went, with a ticket for there (the move's
+  // claims, not this ticket's).
+  bool Redirected(const std::string& subscriber) {
+    if (ctx_.shards == nullptr) return false;
+    std::optional<shard::MovedTo> moved =
+        ctx_.shards->FindMove(shard_id_, subscriber);
+    if (!moved || ticket_issued_ms_ >= moved->moved_unix_ms) return false;
+    SendTransfer(EncodeTransferFor(ctx_.ticket_secret, ctx_.wall_clock, *moved),
+                 moved->to);
+    return true;
+  }
+
   void HandleHello(const v1::Hello& hello) {
     hello_timer_.cancel();
     // A version we do not speak is refused before the ticket is looked at.
@@ -197,6 +231,11 @@ class ShardSession final : public ShardReceiver,
     }
     if (std::optional<HelloRefusal> refused = CheckHello(hello, check)) {
       Refuse(refused->code, refused->reason);
+      return;
+    }
+    ticket_issued_ms_ = check.ticket.issued_unix_ms;
+    // Before the shard is looked at: a shard a player left may be gone.
+    if (Redirected(check.ticket.subscriber_id)) {
       return;
     }
     ShardGateway* shards = ctx_.shards;
@@ -223,7 +262,8 @@ class ShardSession final : public ShardReceiver,
       return;
     }
     joined_ = true;
-    Status added = shards->AddSubscriber(shard_id_, subscriber_);
+    Status added =
+        shards->AddSubscriber(shard_id_, subscriber_, check.ticket.claims_json);
     subscribed_ = added.ok();
     // The shard may have stopped between Find and the hub registration, in
     // which case its OnStopped may have missed this session: look again.
@@ -236,6 +276,9 @@ class ShardSession final : public ShardReceiver,
       Refuse(kCloseShardStopped, state->stop_text);
       return;
     }
+    // A move recorded since the first look was announced on the hub before
+    // this connection was there to hear it.
+    if (Redirected(subscriber_)) return;
     conn_.Send(v1::EncodeWelcome(shard_id_, subscriber_, state->tick_rate,
                                  CodecName(state->codec), state->tick,
                                  frame_acks ? v1::kHelloFrameAcks : 0));
@@ -263,6 +306,9 @@ class ShardSession final : public ShardReceiver,
     timing.rtt_us = conn_.rtt_us();
     Status submitted = ctx_.shards->SubmitInput(shard_id_, subscriber_, id,
                                                 input.payload, timing);
+    // Refused on arrival (a full queue, the player moving to another shard:
+    // kFailedPrecondition "moving to shard <id>"): REJECT with the shard's
+    // text, no strike.
     if (!submitted.ok()) {
       stream_.Forget(id);
       ctx_.metrics.inputs_refused_queue->Add();
@@ -343,9 +389,10 @@ class ShardSession final : public ShardReceiver,
   WsConnection conn_;
   const std::string shard_id_;
   std::string subscriber_;
-  bool joined_phase_ = false;  // HELLO accepted: inputs and frames flow
-  bool joined_ = false;        // registered with the hub
-  bool subscribed_ = false;    // AddSubscriber succeeded
+  int64_t ticket_issued_ms_ = 0;  // the HELLO ticket's issue time
+  bool joined_phase_ = false;     // HELLO accepted: inputs and frames flow
+  bool joined_ = false;           // registered with the hub
+  bool subscribed_ = false;       // AddSubscriber succeeded
   bool left_ = false;
   asio::steady_timer hello_timer_;
   asio::steady_timer ping_timer_;

@@ -120,6 +120,12 @@ HttpResponse ApiHandler::HandleApi(const HttpRequest& request,
     std::optional<json> body = ParseObject(request.body, &error);
     return body ? DevJoin(*body) : error;
   }
+  if (s.size() == 2 && s[1] == "publish") {
+    if (method != "POST") return MethodNotAllowed(method, "POST");
+    if (!HasBearerToken(request, options_.admin_token)) return Unauthorized();
+    std::optional<json> body = ParseObject(request.body, &error);
+    return body ? Publish(*body) : error;
+  }
   if (s.size() < 2 || s[1] != "shards" || s.size() > 4) {
     return NoRoute(request.target);
   }
@@ -134,7 +140,7 @@ HttpResponse ApiHandler::HandleApi(const HttpRequest& request,
             : s.size() == 3 ? Route::kShard
                             : Route::kAction;
   static constexpr const char* kActions[] = {"kick", "stop", "tickets",
-                                             "inputs"};
+                                             "inputs", "transfer"};
   if (route == Route::kAction) {
     bool known = false;
     for (const char* a : kActions) known = known || s[3] == a;
@@ -157,6 +163,7 @@ HttpResponse ApiHandler::HandleApi(const HttpRequest& request,
   if (action == "kick") return Kick(id, *body);
   if (action == "stop") return StopShard(id);
   if (action == "tickets") return MintTicket(id, *body);
+  if (action == "transfer") return Transfer(id, *body);
   return SubmitInput(id, *body);
 }
 

@@ -24,6 +24,28 @@
 //                                       -> {ticket, expires}
 //   POST /api/shards/<id>/inputs        {input} -> 202 {seq}: a server-side
 //                                       input (empty subscriber id)
+//   POST /api/shards/<from>/transfer    {subscriber, to, claims?} moves a
+//                                       player (ShardHost::Transfer; claims
+//                                       for the target's transfer_in and
+//                                       ticket) and waits for the outcome:
+//                                       200 {moved: true, to}; 409
+//                                       SHARD_TRANSFER_REFUSED (the target
+//                                       module's text) or _BUSY; 404
+//                                       SHARD_NOT_FOUND (either shard) or
+//                                       SHARD_TRANSFER_NO_PLAYER; 400
+//                                       SHARD_TRANSFER_UNSUPPORTED or
+//                                       INVALID_ARGUMENT; 500
+//                                       SHARD_TRANSFER_FAILED; 504
+//                                       SHARD_TRANSFER_TIMEOUT after
+//                                       transfer_timeout_ms (10 s)
+//   POST /api/publish                   {to: "all" | {shard: id} |
+//                                       {group: name}, topic, data |
+//                                       data_base64} -> 200 {delivered,
+//                                       refused}: a message from the server
+//                                       (from "") to shards' on_message;
+//                                       `data` a string (its UTF-8 bytes) or
+//                                       any JSON (compact text),
+//                                       `data_base64` binary
 //   Dev mode only, no token:
 //   POST /api/dev/join                  {shard, kind?, params?, subscriber?}
 //                                       -> {shardId, subscriberId, ticket}
@@ -34,7 +56,8 @@
 //
 // Thread-safety: Handle is called on network threads, concurrently; it
 // only reads immutable options, calls thread-safe dependencies and never
-// blocks beyond a module's init (shard creation). Ownership: `directory`,
+// blocks beyond a module's init (shard creation) or a move's outcome (at
+// most transfer_timeout_ms). Ownership: `directory`,
 // `metrics` and `connections` are not owned and must outlive the handler.
 #ifndef TESSERA_SERVER_API_HANDLER_H_
 #define TESSERA_SERVER_API_HANDLER_H_
@@ -68,6 +91,8 @@ struct ApiOptions {
   // outlive the handler.
   const WallClock* wall_clock = nullptr;
   int64_t max_ticket_ttl_secs = 7 * 24 * 3600;
+  // How long POST .../transfer waits for the move's outcome (then 504).
+  int64_t transfer_timeout_ms = 10'000;
 };
 
 class ApiHandler final : public net::HttpHandler, public Service {
@@ -99,6 +124,9 @@ class ApiHandler final : public net::HttpHandler, public Service {
                                const nlohmann::json& body);
   net::HttpResponse SubmitInput(const std::string& id,
                                 const nlohmann::json& body);
+  net::HttpResponse Transfer(const std::string& from,
+                             const nlohmann::json& body);
+  net::HttpResponse Publish(const nlohmann::json& body);
   net::HttpResponse DevJoin(const nlohmann::json& body);
 
   // True when the host lists the shard or the directory has it failed.

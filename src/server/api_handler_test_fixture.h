@@ -150,6 +150,10 @@ class ApiHandlerTest : public ::testing::Test {
                                   const shard::TickEvent& tick) {
       shard_metrics_->OnTick(tick.fuel_used, tick.overrun);
     };
+    host_options.on_transfer = [this](const shard::TransferResult& result,
+                                      int64_t duration_us) {
+      shard_metrics_->OnTransfer(result, duration_us);
+    };
     host_ = std::make_unique<shard::ShardHost>(&kinds_, &observers_, &store_,
                                                host_options);
     DirectoryOptions directory_options;

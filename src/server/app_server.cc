@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "app/app_set.h"
+#include "common/text.h"
 #include "guest/log_drain.h"
 #include "net/router.h"
 #include "net/server.h"
@@ -122,6 +123,15 @@ Status AppServer::Init() {
   shard_options.host.workers = options_.workers;
   shard_options.host.save_interval_us = options_.save_secs * 1'000'000;
   shard_options.host.failed_retention_us = kFailedRetentionUs;
+  // Moves between shards are journaled in the store, with the saves.
+  shard_options.host.journal = store_.get();
+  // The host's own lines (refused messages, failed moves, recovery).
+  shard_options.host.host_log =
+      [drain = guest_log_.get()](std::string_view id, std::string_view line) {
+        constexpr size_t kMax = shard::GuestShard::kMaxLogLineBytes;
+        drain->PushLine("shard " + EscapeForLog(id, kMax) + ": " +
+                        EscapeForLog(line, kMax));
+      };
   shard_options.host.guest_log = [drain = guest_log_.get()](
                                      std::string_view id, int level,
                                      std::string_view text) {

@@ -25,10 +25,13 @@
 // observers and the routes are all registered before the first shard is
 // restored and before the server starts.
 //
-// Start restores every shard of the store's directory before it accepts
-// connections. Shutdown (SIGTERM) stops ticking, saves every shard, closes
-// every connection with 1001 "server restarting: reconnect" and stops the
-// notifier; the directory keeps the shards so the next start resumes them.
+// Start restores every shard of the store's directory, then the moves
+// between shards that a crash interrupted (the store is also the transfer
+// journal), before it accepts connections. The host's own log lines
+// (refused messages, failed moves, recovery) go to stderr with the guests'.
+// Shutdown (SIGTERM) stops ticking, saves every shard, closes every connection
+// with 1001 "server restarting: reconnect" and stops the notifier; the
+// directory keeps the shards so the next start resumes them.
 //
 // Threading: Start, Shutdown and the destructor from one controlling
 // thread; everything else runs on the server's io threads and the host's

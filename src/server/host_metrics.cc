@@ -1,5 +1,7 @@
 #include "server/host_metrics.h"
 
+#include <algorithm>
+#include <cctype>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -13,6 +15,26 @@ constexpr char kStopsHelp[] = "Shards stopped, by reason.";
 constexpr char kFailuresHelp[] =
     "Shards failed, by the kind of their failure line (fuel, watchdog, "
     "tick_budget, memory, panic, trap, abi, error, host, other).";
+constexpr char kTransfersHelp[] =
+    "Moves of players between shards, by outcome (moved, or the lower-case "
+    "error code).";
+constexpr char kRefusedHelp[] = "Messages between shards refused, by reason.";
+
+// "moved", or the error code in lower case ("shard_transfer_refused").
+std::string TransferOutcome(shard::TransferError error) {
+  if (error == shard::TransferError::kNone) return "moved";
+  std::string code = shard::TransferErrorCode(error);
+  for (char& c : code) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return code;
+}
+
+// Adds what `total` grew by since `seen` to `counter`.
+void CatchUp(Counter* counter, uint64_t total, uint64_t& seen) {
+  if (total > seen) counter->Add(total - seen);
+  seen = std::max(seen, total);
+}
 
 }  // namespace
 
@@ -25,6 +47,24 @@ ShardEventMetrics::ShardEventMetrics(Metrics* metrics) : metrics_(metrics) {
   overruns_ = metrics_->GetCounter(
       "tessera_shard_overruns_total",
       "Ticks that started a whole period late (the schedule skipped ahead).");
+  // Listed at 0 before the first move.
+  metrics_->GetCounter("tessera_shard_transfers_total", kTransfersHelp,
+                       {{"outcome", "moved"}});
+  transfer_seconds_ = metrics_->GetHistogram(
+      "tessera_shard_transfer_seconds",
+      "Time of one move of a player between shards, from the request to "
+      "the target's commit (or the refusal).",
+      {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+       10});
+}
+
+void ShardEventMetrics::OnTransfer(const shard::TransferResult& result,
+                                   int64_t duration_us) {
+  metrics_
+      ->GetCounter("tessera_shard_transfers_total", kTransfersHelp,
+                   {{"outcome", TransferOutcome(result.error)}})
+      ->Add();
+  transfer_seconds_->Observe(static_cast<double>(duration_us) / 1e6);
 }
 
 void ShardEventMetrics::OnTick(int64_t fuel_used, bool overrun) {
@@ -83,6 +123,19 @@ HostMetrics::HostMetrics(Metrics* metrics, const ShardDirectory* directory)
       "Subscribers of all shards (a subscriber of two shards counts twice).");
   queued_inputs_ = metrics_->GetGauge("tessera_shard_queued_inputs",
                                       "Inputs waiting for their shard's tick.");
+  sent_ = metrics_->GetCounter(
+      "tessera_shard_messages_sent_total",
+      "Messages between shards sent: taken from modules' outboxes or "
+      "published by the server (POST /api/publish).");
+  delivered_ = metrics_->GetCounter(
+      "tessera_shard_messages_delivered_total",
+      "Messages between shards given to a target module's on_message.");
+  for (size_t i = 0; i < kRefusals; ++i) {
+    refused_[i] = metrics_->GetCounter(
+        "tessera_shard_messages_refused_total", kRefusedHelp,
+        {{"reason",
+          shard::MessageRefusalName(static_cast<shard::MessageRefusal>(i))}});
+  }
 }
 
 void HostMetrics::Refresh() {
@@ -116,6 +169,15 @@ void HostMetrics::Refresh() {
   failed_->Set(static_cast<int64_t>(failed.size()));
   subscribers_->Set(subscribers);
   queued_inputs_->Set(queued);
+
+  const shard::ShardHost::TalkCounters talk =
+      directory_->host()->talk_counters();
+  std::lock_guard<std::mutex> lock(mu_);
+  CatchUp(sent_, talk.messages_sent, seen_sent_);
+  CatchUp(delivered_, talk.messages_delivered, seen_delivered_);
+  for (size_t i = 0; i < kRefusals; ++i) {
+    CatchUp(refused_[i], talk.messages_refused[i], seen_refused_[i]);
+  }
 }
 
 }  // namespace tessera::server

@@ -1,9 +1,14 @@
-// The admin API's shard routes and the dev join (see api_handler.h).
+// The admin API's shard routes, moves and messages, and the dev join (see
+// api_handler.h).
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "net/base64url.h"
 #include "net/ticket.h"
 #include "server/api_handler.h"
 #include "server/codec_json.h"
@@ -74,6 +79,115 @@ std::optional<std::string> SubscriberField(const json& body, bool required,
     return std::nullopt;
   }
   return sub;
+}
+
+// The optional "claims" member: a JSON object, as compact JSON text ("{}"
+// when absent); nullopt with `error` set otherwise.
+std::optional<std::string> ClaimsField(const json& body, HttpResponse* error) {
+  auto it = body.find("claims");
+  if (it == body.end() || it->is_null()) return std::string("{}");
+  if (!it->is_object()) {
+    *error = BadField("\"claims\" must be a JSON object");
+    return std::nullopt;
+  }
+  return it->dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// `error` (an ErrorResponse) with another code.
+HttpResponse WithCode(HttpResponse error, std::string_view code) {
+  json body = json::parse(error.body, nullptr, false);
+  return ErrorResponse(error.status, code,
+                       body.is_object() ? body.value("message", "") : "");
+}
+
+// The HTTP status of a move that did not happen (its code is the error's
+// name, shard::TransferErrorCode).
+int TransferStatus(shard::TransferError error) {
+  switch (error) {
+    case shard::TransferError::kRefused:
+    case shard::TransferError::kBusy:
+      return 409;
+    case shard::TransferError::kNotFound:
+    case shard::TransferError::kNoPlayer:
+      return 404;
+    case shard::TransferError::kUnsupported:
+    case shard::TransferError::kInvalid:
+      return 400;
+    case shard::TransferError::kNone:
+    case shard::TransferError::kFailed:
+      break;
+  }
+  return 500;
+}
+
+// The answer to one move, handed from the worker that finishes it to the
+// request's thread. Shared: a late answer after the wait gave up is
+// dropped here.
+class TransferWait {
+ public:
+  void Done(shard::TransferResult result) {
+    std::lock_guard<std::mutex> lock(mu_);
+    result_ = std::move(result);
+    cv_.notify_all();
+  }
+  std::optional<shard::TransferResult> Wait(int64_t timeout_ms) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                 [this] { return result_.has_value(); });
+    return result_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::optional<shard::TransferResult> result_;
+};
+
+// A message's target: "all", {"shard": id} or {"group": name}.
+std::optional<shard::MessageTarget> TargetField(const json& body,
+                                                HttpResponse* error) {
+  auto it = body.find("to");
+  if (it != body.end()) {
+    if (it->is_string() && *it == "all") {
+      return shard::MessageTarget{shard::TargetKind::kAll, ""};
+    }
+    if (it->is_object() && it->size() == 1) {
+      for (const auto& [key, kind] :
+           {std::pair{"shard", shard::TargetKind::kShard},
+            std::pair{"group", shard::TargetKind::kGroup}}) {
+        auto name = it->find(key);
+        if (name != it->end() && name->is_string() &&
+            !name->get_ref<const std::string&>().empty()) {
+          return shard::MessageTarget{kind, name->get<std::string>()};
+        }
+      }
+    }
+  }
+  *error =
+      BadField("\"to\" must be \"all\", {\"shard\": id} or {\"group\": name}");
+  return std::nullopt;
+}
+
+// A message's bytes: "data" (a JSON string as its UTF-8 bytes, any other
+// value as compact JSON text) or "data_base64" (binary); "" when neither.
+std::optional<std::string> DataField(const json& body, HttpResponse* error) {
+  auto data = body.find("data");
+  auto base64 = body.find("data_base64");
+  if (data != body.end() && base64 != body.end()) {
+    *error = BadField("give \"data\" or \"data_base64\", not both");
+    return std::nullopt;
+  }
+  if (base64 != body.end()) {
+    std::optional<std::string> bytes;
+    if (base64->is_string()) {
+      bytes = net::Base64Decode(base64->get_ref<const std::string&>());
+    }
+    if (!bytes) *error = BadField("\"data_base64\" must be base64 text");
+    return bytes;
+  }
+  if (data == body.end()) return std::string();
+  if (data->is_string()) return data->get<std::string>();
+  return data->dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 // Errors of shard creation: capacity is 503, the rest as HttpStatusFor.
@@ -172,20 +286,67 @@ HttpResponse ApiHandler::MintTicket(const std::string& id, const json& body) {
     }
     ttl = it->get<int64_t>();
   }
-  std::string claims = "{}";
-  if (auto it = body.find("claims"); it != body.end() && !it->is_null()) {
-    if (!it->is_object()) return BadField("\"claims\" must be a JSON object");
-    claims = it->dump(-1, ' ', false, json::error_handler_t::replace);
-  }
+  std::optional<std::string> claims = ClaimsField(body, &error);
+  if (!claims) return error;
   if (!Knows(id)) return UnknownShard(id);
   net::Ticket ticket;
   ticket.resource_id = id;
   ticket.subscriber_id = *subscriber;
   ticket.expires_unix = UnixNow() + ttl;
-  ticket.claims_json = std::move(claims);
+  ticket.claims_json = std::move(*claims);
   return JsonResponse(
-      200, json{{"ticket", net::MintTicket(options_.ticket_secret, ticket)},
+      200, json{{"ticket",
+                 net::MintTicket(options_.ticket_secret, ticket, &wall_clock_)},
                 {"expires", ticket.expires_unix}});
+}
+
+HttpResponse ApiHandler::Transfer(const std::string& from, const json& body) {
+  HttpResponse error;
+  std::optional<std::string> subscriber = SubscriberField(body, true, &error);
+  std::optional<std::string> to;
+  std::optional<std::string> claims;
+  if (subscriber) to = ShardIdField(body, "to", &error);
+  if (to) claims = ClaimsField(body, &error);
+  // This route's codes are the move's (TransferErrorCode), bad bodies too.
+  if (!claims) return WithCode(std::move(error), "INVALID_ARGUMENT");
+  auto wait = std::make_shared<TransferWait>();
+  directory_->host()->Transfer(
+      shard::ShardHost::TransferSpec{from, *subscriber, *to,
+                                     std::move(*claims)},
+      [wait](shard::TransferResult result) { wait->Done(std::move(result)); });
+  std::optional<shard::TransferResult> result =
+      wait->Wait(options_.transfer_timeout_ms);
+  if (!result) {
+    return ErrorResponse(504, "SHARD_TRANSFER_TIMEOUT",
+                         "the move of \"" + *subscriber + "\" from \"" + from +
+                             "\" to \"" + *to + "\" did not finish within " +
+                             std::to_string(options_.transfer_timeout_ms) +
+                             " ms; it may still finish");
+  }
+  if (result->ok())
+    return JsonResponse(200, json{{"moved", true}, {"to", *to}});
+  std::string message = result->message;
+  if (message.empty()) {
+    message = "the move of \"" + *subscriber + "\" from \"" + from +
+              "\" to \"" + *to + "\" failed";
+  }
+  return ErrorResponse(TransferStatus(result->error),
+                       shard::TransferErrorCode(result->error), message);
+}
+
+HttpResponse ApiHandler::Publish(const json& body) {
+  HttpResponse error;
+  std::optional<shard::MessageTarget> to = TargetField(body, &error);
+  if (!to) return error;
+  std::optional<std::string> topic = StringField(body, "topic", true, &error);
+  if (!topic) return error;
+  std::optional<std::string> data = DataField(body, &error);
+  if (!data) return error;
+  Result<shard::ShardHost::PublishResult> published =
+      directory_->host()->Publish(*to, std::move(*topic), std::move(*data));
+  if (!published.ok()) return ErrorFromStatus(published.status());
+  return JsonResponse(200, json{{"delivered", published->delivered},
+                                {"refused", published->refused}});
 }
 
 HttpResponse ApiHandler::SubmitInput(const std::string& id, const json& body) {
@@ -257,7 +418,8 @@ HttpResponse ApiHandler::DevJoin(const json& body) {
   return JsonResponse(
       200, json{{"shardId", *id},
                 {"subscriberId", *subscriber},
-                {"ticket", net::MintTicket(options_.ticket_secret, ticket)}});
+                {"ticket", net::MintTicket(options_.ticket_secret, ticket,
+                                           &wall_clock_)}});
 }
 
 }  // namespace tessera::server

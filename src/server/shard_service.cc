@@ -26,6 +26,10 @@ shard::HostOptions WithTickMetrics(shard::HostOptions options, Metrics& metrics,
     tick_cpu_seconds->Observe(static_cast<double>(tick.cpu_us) / 1e6);
     counts->OnTick(tick.fuel_used, tick.overrun);
   };
+  options.on_transfer = [counts = &events](const shard::TransferResult& result,
+                                           int64_t duration_us) {
+    counts->OnTransfer(result, duration_us);
+  };
   return options;
 }
 
@@ -58,7 +62,12 @@ void ShardService::RegisterRoutes(net::Router& router) {
 
 Result<RestoreReport> ShardService::Restore(
     const std::function<void(const std::string&)>& log) {
-  return directory_.RestoreAll(log);
+  Result<RestoreReport> restored = directory_.RestoreAll(log);
+  if (!restored.ok()) return restored;
+  // The moves a crash interrupted: once the shards they left are back.
+  Status recovered = host_.RecoverTransfers();
+  if (!recovered.ok()) return recovered;
+  return restored;
 }
 
 }  // namespace tessera::server

@@ -8,8 +8,9 @@
 //
 // It registers the tick metrics (tessera_tick_duration_seconds,
 // tessera_tick_cpu_seconds) and the event counts (ShardEventMetrics: ticks,
-// fuel, stops and failures by reason) when built and the shard protocol
-// sessions under net::kShardPathPrefix as its route.
+// fuel, stops and failures by reason, moves by outcome and their time)
+// when built and the shard protocol sessions under net::kShardPathPrefix
+// as its route.
 //
 // Threading: construction, Observe, RegisterRoutes, Restore and Shutdown
 // from the controlling thread, in that order; the host, the directory and
@@ -38,7 +39,8 @@
 namespace tessera::server {
 
 struct ShardServiceOptions {
-  // on_tick is the service's (the tick metrics and event counts).
+  // on_tick and on_transfer are the service's (the tick metrics and event
+  // counts).
   shard::HostOptions host;
   DirectoryOptions directory;
   // One line per stop (StopLog), on the worker; must not block. Null: not
@@ -62,7 +64,9 @@ class ShardService final : public Service {
   void RegisterRoutes(net::Router& router) override;
 
   // Starts every shard of the directory again, one line to `log` per
-  // shard that did not start (ShardDirectory::RestoreAll).
+  // shard that did not start (ShardDirectory::RestoreAll), then recovers
+  // the moves between shards a crash interrupted
+  // (ShardHost::RecoverTransfers; its kIo error is returned).
   Result<RestoreReport> Restore(
       const std::function<void(const std::string&)>& log);
 

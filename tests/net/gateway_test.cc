@@ -1,11 +1,13 @@
 // The shard session against a fake ShardGateway (no shard host, no guest):
 // what a session asks of the shards is the gateway's narrow interface, the
-// input token bucket runs on the injected clock, and each input carries its
-// view tick and the round trip the connection's WebSocket pings measured.
+// input token bucket runs on the injected clock, each input carries its
+// view tick and the round trip the connection's WebSocket pings measured,
+// and a player that moved to another shard is sent there (TRANSFER, 4011).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -35,7 +37,7 @@ class FakeGateway final : public ShardGateway {
     shard::InputTiming timing;
   };
   std::optional<ShardState> Find(std::string_view id) const override {
-    if (id != "g") return std::nullopt;
+    if (id != "g" && id != "t") return std::nullopt;
     ShardState state;
     state.status = shard::ShardStatus::kRunning;
     state.tick = 5;
@@ -47,14 +49,38 @@ class FakeGateway final : public ShardGateway {
                      uint64_t input_id, std::string_view bytes,
                      shard::InputTiming timing) override {
     std::lock_guard<std::mutex> lock(mu);
+    if (!refuse_inputs.empty()) {
+      return Status(StatusCode::kFailedPrecondition, refuse_inputs);
+    }
     inputs.push_back(
         {std::string(subscriber), input_id, std::string(bytes), timing});
     return Status::Ok();
   }
-  Status AddSubscriber(std::string_view, std::string_view) override {
+  Status AddSubscriber(std::string_view, std::string_view,
+                       std::string_view claims_json) override {
     std::lock_guard<std::mutex> lock(mu);
     ++added;
+    claims.emplace_back(claims_json);
     return Status::Ok();
+  }
+  std::optional<shard::MovedTo> FindMove(
+      std::string_view id, std::string_view subscriber) const override {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = moves.find(std::string(id) + "/" + std::string(subscriber));
+    if (it == moves.end()) return std::nullopt;
+    return it->second;
+  }
+  void Move(const std::string& from, shard::MovedTo moved) {
+    std::lock_guard<std::mutex> lock(mu);
+    moves[from + "/" + moved.subscriber] = std::move(moved);
+  }
+  void RefuseInputs(std::string text) {
+    std::lock_guard<std::mutex> lock(mu);
+    refuse_inputs = std::move(text);
+  }
+  std::vector<std::string> Claims() {
+    std::lock_guard<std::mutex> lock(mu);
+    return claims;
   }
   Status RemoveSubscriber(std::string_view, std::string_view) override {
     std::lock_guard<std::mutex> lock(mu);
@@ -73,10 +99,13 @@ class FakeGateway final : public ShardGateway {
     return removed;
   }
 
-  std::mutex mu;
+  mutable std::mutex mu;
   std::vector<Input> inputs;
   int added = 0;
   int removed = 0;
+  std::vector<std::string> claims;              // AddSubscriber's, in order
+  std::map<std::string, shard::MovedTo> moves;  // by "from/subscriber"
+  std::string refuse_inputs;  // non-empty: SubmitInput's error text
 };
 
 // Polls `cond` for up to 5 s (a wait for a condition, not a timing claim).
@@ -106,25 +135,39 @@ class GatewayTest : public ::testing::Test {
   void TearDown() override {
     if (server_) server_->Stop();
   }
-  std::unique_ptr<TestClient> Join(const std::string& shard,
-                                   const std::string& subscriber,
-                                   v1::Welcome* welcome = nullptr) {
+  // A ticket for `subscriber` on `shard`, issued at `issued` (null: now).
+  static std::string TicketFor(const std::string& shard,
+                               const std::string& subscriber,
+                               const WallClock* issued = nullptr,
+                               const std::string& claims = "{}") {
+    Ticket ticket;
+    ticket.resource_id = shard;
+    ticket.subscriber_id = subscriber;
+    ticket.expires_unix = RealWallClock::Get()->UnixNowSecs() + 600;
+    ticket.claims_json = claims;
+    return MintTicket(kSecret, ticket, issued);
+  }
+  std::unique_ptr<TestClient> Connect(const std::string& shard) {
     ClientOptions options;
     options.port = server_->port();
     auto client = TestClient::Connect(options, shard);
     EXPECT_TRUE(client.ok()) << client.status().ToString();
     if (!client.ok()) return nullptr;
-    Ticket ticket;
-    ticket.resource_id = shard;
-    ticket.subscriber_id = subscriber;
-    ticket.expires_unix = RealWallClock::Get()->UnixNowSecs() + 600;
-    auto joined = (*client)->Join(MintTicket(kSecret, ticket));
+    return std::move(client).value();
+  }
+  std::unique_ptr<TestClient> Join(const std::string& shard,
+                                   const std::string& subscriber,
+                                   v1::Welcome* welcome = nullptr,
+                                   const WallClock* issued = nullptr) {
+    auto client = Connect(shard);
+    if (client == nullptr) return nullptr;
+    auto joined = client->Join(TicketFor(shard, subscriber, issued));
     if (!joined.ok()) {
       ADD_FAILURE() << joined.status().ToString();
       return nullptr;
     }
     if (welcome != nullptr) *welcome = *joined;
-    return std::move(client).value();
+    return client;
   }
 
   // Round trips the server measured (tessera_connection_rtt_seconds).
@@ -284,6 +327,150 @@ TEST_F(GatewayTest, AnInvalidViewTickClosesTheConnection) {
   EXPECT_EQ(close->code, kCloseBadFrame);
   EXPECT_THAT(close->reason, ::testing::HasSubstr("view_tick"));
   EXPECT_TRUE(gateway_.Inputs().empty());
+}
+
+// ---- Players that moved to another shard ----
+
+// Tickets are dated by these clocks: the move is at 2'000 ms.
+constexpr int64_t kMovedMs = 2'000;
+const FakeWallClock kBeforeTheMove(1'000'000);  // 1'000 ms
+const FakeWallClock kAfterTheMove(3'000'000);   // 3'000 ms
+
+shard::MovedTo AliceToT() {
+  shard::MovedTo moved;
+  moved.subscriber = "alice";
+  moved.to = "t";
+  moved.claims_json = R"({"party":"red"})";
+  moved.moved_unix_ms = kMovedMs;
+  return moved;
+}
+
+// Reads the TRANSFER and the close 4011 after it; checks the ticket is for
+// "t", alice, the move's claims, issued by the server between `since_ms`
+// and now.
+void ExpectTransferToT(TestClient& client, int64_t since_ms) {
+  auto transfer = client.ReadUntil<v1::Transfer>();
+  ASSERT_TRUE(transfer.ok()) << transfer.status().ToString();
+  EXPECT_EQ(transfer->shard_id, "t");
+  TicketCheck check = VerifyTicket(kSecret, transfer->ticket, "t",
+                                   RealWallClock::Get()->UnixNowSecs());
+  ASSERT_EQ(check.error, TicketError::kNone) << check.message;
+  EXPECT_EQ(check.ticket.subscriber_id, "alice");
+  EXPECT_EQ(check.ticket.claims_json, R"({"party":"red"})");
+  EXPECT_GE(check.ticket.issued_unix_ms, since_ms);
+  EXPECT_LE(check.ticket.issued_unix_ms, RealWallClock::Get()->UnixNowMs());
+  EXPECT_GT(check.ticket.expires_unix, RealWallClock::Get()->UnixNowSecs());
+  // The last message: nothing but the close follows.
+  auto close = client.Read();
+  ASSERT_TRUE(close.ok()) << close.status().ToString();
+  ASSERT_TRUE(close->closed) << "a message after TRANSFER";
+  EXPECT_EQ(close->close.code, kCloseTransferred);
+  EXPECT_EQ(close->close.reason, "moved to shard t");
+}
+
+TEST_F(GatewayTest, AHelloOfAPlayerThatMovedGetsTransferInsteadOfWelcome) {
+  Start(ServerOptions());
+  gateway_.Move("g", AliceToT());
+  auto alice = Connect("g");
+  ASSERT_NE(alice, nullptr);
+  const int64_t since = RealWallClock::Get()->UnixNowMs();
+  ASSERT_TRUE(alice->SendHello(TicketFor("g", "alice", &kBeforeTheMove)).ok());
+  ExpectTransferToT(*alice, since);
+  EXPECT_EQ(gateway_.added, 0) << "a redirected connection does not join";
+  // Bob never moved: he joins.
+  EXPECT_NE(Join("g", "bob", nullptr, &kBeforeTheMove), nullptr);
+}
+
+TEST_F(GatewayTest, TheRedirectWorksWhenTheSourceIsGone) {
+  Start(ServerOptions());
+  gateway_.Move("gone", AliceToT());  // Find does not know "gone"
+  auto alice = Connect("gone");
+  ASSERT_NE(alice, nullptr);
+  const int64_t since = RealWallClock::Get()->UnixNowMs();
+  ASSERT_TRUE(
+      alice->SendHello(TicketFor("gone", "alice", &kBeforeTheMove)).ok());
+  ExpectTransferToT(*alice, since);
+}
+
+TEST_F(GatewayTest, ATicketIssuedAfterTheMoveJoinsNormally) {
+  Start(ServerOptions());
+  gateway_.Move("g", AliceToT());
+  auto alice = Join("g", "alice", nullptr, &kAfterTheMove);
+  ASSERT_NE(alice, nullptr);
+  // A later announcement of the same move leaves it alone, too.
+  server_->shards().OnTransfer("g", AliceToT());
+  server_->shards().OnFrame("g", 6, "snap", {});
+  auto frame = alice->ReadUntil<v1::Frame>();
+  ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+  EXPECT_EQ(frame->tick, 6u);
+}
+
+// OnTransfer (the host's announcement) reaches every connection of the
+// player on the source, after the frames before it; others stay.
+TEST_F(GatewayTest,
+       LiveConnectionsOfTheMovedPlayerGetTransferAfterTheirFrames) {
+  Start(ServerOptions());
+  auto tab1 = Join("g", "alice", nullptr, &kBeforeTheMove);
+  auto tab2 = Join("g", "alice", nullptr, &kBeforeTheMove);
+  auto bob = Join("g", "bob", nullptr, &kBeforeTheMove);
+  ASSERT_TRUE(tab1 && tab2 && bob);
+  server_->shards().OnFrame("g", 6, "snap", {});
+  gateway_.Move("g", AliceToT());
+  const int64_t since = RealWallClock::Get()->UnixNowMs();
+  server_->shards().OnTransfer("g", AliceToT());
+  server_->shards().OnFrame("g", 7, "snap", {});
+  for (TestClient* tab : {tab1.get(), tab2.get()}) {
+    auto frame = tab->ReadMessage();
+    ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+    ASSERT_TRUE(std::holds_alternative<v1::Frame>(*frame));
+    EXPECT_EQ(std::get<v1::Frame>(*frame).tick, 6u);
+    ExpectTransferToT(*tab, since);
+  }
+  auto frame = bob->ReadUntil<v1::Frame>();
+  ASSERT_TRUE(frame.ok());
+  EXPECT_EQ(frame->tick, 6u);
+  frame = bob->ReadUntil<v1::Frame>();
+  ASSERT_TRUE(frame.ok()) << "bob stays";
+  EXPECT_EQ(frame->tick, 7u);
+  EXPECT_TRUE(WaitFor([&] { return gateway_.Removed() == 2; }))
+      << "the transferred connections leave the shard";
+}
+
+// The ticket's claims go to the shard with the subscriber (for the moves
+// the module starts).
+TEST_F(GatewayTest, AddSubscriberGetsTheTicketsClaims) {
+  Start(ServerOptions());
+  auto alice = Connect("g");
+  ASSERT_NE(alice, nullptr);
+  auto welcome =
+      alice->Join(TicketFor("g", "alice", nullptr, R"({"party":"blue"})"));
+  ASSERT_TRUE(welcome.ok()) << welcome.status().ToString();
+  ASSERT_NE(Join("g", "bob"), nullptr);
+  EXPECT_THAT(gateway_.Claims(),
+              ::testing::ElementsAre(R"({"party":"blue"})", "{}"));
+}
+
+// While the player moves the shard refuses its inputs on arrival: a REJECT
+// with the shard's text, no strike (the connection stays, later inputs
+// go through).
+TEST_F(GatewayTest, InputsRefusedWhileMovingAreRejectedWithoutAStrike) {
+  ServerOptions options;
+  options.max_strikes = 1;
+  Start(options);
+  auto alice = Join("g", "alice");
+  ASSERT_NE(alice, nullptr);
+  gateway_.RefuseInputs("moving to shard t");
+  for (uint64_t seq = 1; seq <= 3; ++seq) {
+    ASSERT_TRUE(alice->SendInput(seq, "a").ok());
+    auto rejected = alice->ReadUntil<v1::Reject>();
+    ASSERT_TRUE(rejected.ok()) << rejected.status().ToString();
+    EXPECT_EQ(rejected->seq, seq);
+    EXPECT_EQ(rejected->error, "moving to shard t");
+  }
+  gateway_.RefuseInputs("");
+  ASSERT_TRUE(alice->SendInput(4, "b").ok());
+  ASSERT_TRUE(WaitFor([&] { return gateway_.Inputs().size() == 1; }));
+  EXPECT_EQ(gateway_.Inputs()[0].bytes, "b");
 }
 
 }  // namespace

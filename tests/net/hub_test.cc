@@ -10,7 +10,9 @@
 #include <boost/asio/io_context.hpp>
 #include <mutex>
 
+#include "net/protocol_v1.h"
 #include "net/shard_fanout.h"
+#include "net/ticket.h"
 
 namespace tessera::net {
 namespace {
@@ -51,12 +53,25 @@ class FakeSession final : public ShardReceiver {
     }
     frames.push_back(std::move(f));
   }
+  void PostTransfer(std::shared_ptr<const std::string> transfer, std::string to,
+                    int64_t moved_unix_ms) override {
+    std::lock_guard<std::mutex> lock(mu);
+    transfers.push_back(
+        {std::move(transfer), std::move(to), moved_unix_ms, frames.size()});
+  }
   void PostClose(int code, std::string reason) override {
     std::lock_guard<std::mutex> lock(mu);
     closes.emplace_back(code, std::move(reason));
   }
+  struct Transfer {
+    std::shared_ptr<const std::string> message;
+    std::string to;
+    int64_t moved_unix_ms;
+    size_t frames_before;  // frames posted to this session before it
+  };
   std::mutex mu;
   std::vector<Frame> frames;
+  std::vector<Transfer> transfers;
   std::vector<std::pair<int, std::string>> closes;
 };
 
@@ -76,7 +91,8 @@ class HubTest : public ::testing::Test {
   }
   boost::asio::io_context ioc_;
   Hub topics_{ioc_};
-  ShardFanout hub_{topics_};
+  FakeWallClock wall_{1'700'000'000'000'000};
+  ShardFanout hub_{topics_, "hub-secret", wall_};
 };
 
 TEST_F(HubTest, FanOutSharesOneSnapshotAndRoutesResultsBySubscriber) {
@@ -173,6 +189,49 @@ TEST_F(HubTest, FramesKeepTheirOrder) {
   Run();
   ASSERT_EQ(a->frames.size(), 100u);
   for (uint64_t t = 1; t <= 100; ++t) EXPECT_EQ(a->frames[t - 1].tick, t);
+}
+
+// A move reaches only the connections of the player that left, after the
+// ticks published before it, as one TRANSFER buffer with a ticket for the
+// target (same subscriber, the move's claims, 600 s, issued now).
+TEST_F(HubTest, ATransferGoesToThePlayersConnectionsAfterTheirFrames) {
+  auto a1 = std::make_shared<FakeSession>();
+  auto a2 = std::make_shared<FakeSession>();
+  auto b = std::make_shared<FakeSession>();
+  ASSERT_TRUE(hub_.Add("s", "alice", a1));
+  ASSERT_TRUE(hub_.Add("s", "alice", a2));
+  ASSERT_TRUE(hub_.Add("s", "bob", b));
+  shard::MovedTo moved;
+  moved.subscriber = "alice";
+  moved.to = "t";
+  moved.claims_json = R"({"party":"red"})";
+  moved.moved_unix_ms = 1'699'999'999'000;
+  hub_.OnFrame("s", 1, "x", {});
+  hub_.OnTransfer("s", moved);
+  hub_.OnTransfer("other", moved);  // a shard nobody is connected to
+  Run();
+  ASSERT_EQ(a1->transfers.size(), 1u);
+  ASSERT_EQ(a2->transfers.size(), 1u);
+  EXPECT_TRUE(b->transfers.empty());
+  EXPECT_EQ(b->frames.size(), 1u);
+  EXPECT_EQ(a1->transfers[0].frames_before, 1u);
+  EXPECT_EQ(a1->transfers[0].to, "t");
+  EXPECT_EQ(a1->transfers[0].moved_unix_ms, 1'699'999'999'000);
+  EXPECT_EQ(a1->transfers[0].message.get(), a2->transfers[0].message.get());
+
+  const std::string& bytes = *a1->transfers[0].message;
+  auto decoded = v1::DecodeServerMessage(std::span<const uint8_t>(
+      reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  const v1::Transfer& transfer = std::get<v1::Transfer>(*decoded);
+  EXPECT_EQ(transfer.shard_id, "t");
+  TicketCheck check =
+      VerifyTicket("hub-secret", transfer.ticket, "t", wall_.UnixNowSecs());
+  ASSERT_EQ(check.error, TicketError::kNone) << check.message;
+  EXPECT_EQ(check.ticket.subscriber_id, "alice");
+  EXPECT_EQ(check.ticket.claims_json, R"({"party":"red"})");
+  EXPECT_EQ(check.ticket.expires_unix, wall_.UnixNowSecs() + 600);
+  EXPECT_EQ(check.ticket.issued_unix_ms, wall_.UnixNowMs());
 }
 
 TEST_F(HubTest, RemoveAndCloses) {
