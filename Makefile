@@ -110,6 +110,8 @@ bench: build
 	$(BUILD)/bench/replication/replication_bench
 	$(BUILD)/bench/replication/history_bench
 	$(BUILD)/bench/net/net_bench
+	$(BUILD)/bench/talk/messages_bench
+	$(BUILD)/bench/talk/transfer_bench
 
 # Side by side with Colyseus (bench/compare/README.md): the arena on tessera
 # and as a Colyseus room under the same bots, N = 100, 500 and 1000, one

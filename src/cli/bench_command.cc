@@ -267,6 +267,14 @@ void RegisterShard(CLI::App& bench, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--ramp", o.ramp_secs, "Seconds over which the bots connect")
       ->capture_default_str();
+  cmd->add_option("--inputs-per-bot", o.inputs_per_bot,
+                  "Each bot sends this many inputs, then the run ends once "
+                  "they are answered (0: send till --duration)")
+      ->capture_default_str();
+  cmd->add_option("--together", o.together_secs,
+                  "Every bot sends its first input SECS after the start, "
+                  "all at once (default: at a random point of the first "
+                  "interval)");
   cmd->add_option("--threads", o.threads, "IO threads")->capture_default_str();
   cmd->add_option("--input", o.inputs,
                   "Input template (JSON; repeatable, sent in turn)");

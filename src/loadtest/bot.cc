@@ -1,5 +1,7 @@
 #include "loadtest/bot.h"
 
+#include <algorithm>
+
 #include "net/client/http_async.h"
 
 namespace tessera::loadtest {
@@ -22,6 +24,11 @@ Bot::Bot(asio::io_context& ioc, const BotPlan& plan, int64_t number,
 }
 
 namespace {
+uint64_t MicrosOf(Bot::Clock::duration d) {
+  return static_cast<uint64_t>(std::max<int64_t>(
+      0, std::chrono::duration_cast<std::chrono::microseconds>(d).count()));
+}
+
 double NowMs() {
   return std::chrono::duration<double, std::milli>(
              Bot::Clock::now().time_since_epoch())
@@ -38,17 +45,13 @@ void Bot::OnFrame(const net::v1::Frame& frame) {
   clock_->Observe(frame.tick, NowMs());
 }
 
-void Bot::Start(Clock::time_point inputs_until) {
+void Bot::Start(Clock::time_point inputs_until,
+                std::optional<Clock::time_point> first_input_at) {
   inputs_until_ = inputs_until;
+  first_input_at_ = first_input_at;
   // The bot counts as failed if it has not joined in time, whatever the
   // step it is stuck in.
-  timer_.expires_after(plan_.connect_timeout);
-  timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
-    if (ec || self->joined_) return;
-    self->Fail("no WELCOME within " +
-               std::to_string(self->plan_.connect_timeout.count() / 1000) +
-               " s");
-  });
+  ArmConnectTimer();
   if (!plan_.join_by_request) {
     subscriber_id_ = BotSubscriberId(number_);
     const std::string shard = BotShardId(plan_.join, number_);
@@ -74,16 +77,68 @@ void Bot::Start(Clock::time_point inputs_until) {
       });
 }
 
+void Bot::ArmConnectTimer() {
+  timer_.expires_after(plan_.connect_timeout);
+  timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (ec || self->ended_) return;
+    if (self->joined_ && !self->transfers_.moving()) return;
+    self->Fail("no WELCOME" +
+               std::string(self->joined_ ? " from " + self->shard_id_ : "") +
+               " within " +
+               std::to_string(self->plan_.connect_timeout.count() / 1000) +
+               " s");
+  });
+}
+
+void Bot::OnReceived(bool frame, size_t bytes) {
+  if (ended_) return;
+  stats_->Received(frame, bytes);
+  if (!frame) return;
+  const Clock::time_point now = Clock::now();
+  if (std::optional<TransferTracker::Move> move = transfers_.Frame(now)) {
+    connecting_since_.reset();  // a bot sent on at once is no baseline
+    stats_->Transferred(MicrosOf(move->total), MicrosOf(move->reconnect));
+  } else if (connecting_since_) {
+    stats_->FirstFrame(MicrosOf(now - *connecting_since_));
+    connecting_since_.reset();
+  }
+}
+
+void Bot::OnTransfer(const std::string& shard_id, const std::string& ticket) {
+  if (ended_) return;
+  if (!transfers_.Transfer(Clock::now())) {
+    return Fail("transfer loop: " +
+                std::to_string(TransferTracker::kMaxUnframedTransfers) +
+                " TRANSFERs without a FRAME, the last to " + shard_id);
+  }
+  // The source's inputs still unanswered are lost with its connection
+  // (the server closes it with 4011 right after the TRANSFER).
+  stats_->Unanswered(client_->AbandonPending(), /*at_end=*/false);
+  client_->Abort();
+  if (plan_.aim) {
+    // The target's ticks and entities are its own: draw from its baseline.
+    picture_.emplace();
+    clock_.emplace(1000.0 / plan_.tick_rate);
+    aimed_seqs_.clear();
+  }
+  ArmConnectTimer();
+  ConnectShard(shard_id, ticket);
+}
+
 void Bot::ConnectShard(const std::string& shard_id, const std::string& ticket) {
   client::V1Client::Events events;
   auto self = shared_from_this();
   events.welcome = [self](const net::v1::Welcome& w) { self->OnWelcome(w); };
   events.received = [self](bool frame, size_t bytes) {
-    if (!self->ended_) self->stats_->Received(frame, bytes);
+    self->OnReceived(frame, bytes);
+  };
+  events.transfer = [self](const net::v1::Transfer& transfer) {
+    self->OnTransfer(transfer.shard_id, transfer.ticket);
   };
   events.answered = [self](uint64_t seq, Clock::duration rtt,
                            const net::v1::Reject* reject) {
     if (self->ended_) return;
+    self->transfers_.Answered(Clock::now());
     if (self->aimed_seqs_.erase(seq) > 0) {
       self->stats_->AimedAnswered(reject != nullptr,
                                   reject != nullptr ? reject->error : "");
@@ -94,13 +149,14 @@ void Bot::ConnectShard(const std::string& shard_id, const std::string& ticket) {
         reject != nullptr, reject != nullptr ? reject->error : "");
   };
   events.input_sent = [self](uint64_t seq) {
+    ++self->inputs_sent_;
     self->stats_->InputSent();
     if (self->next_aimed_) {
       self->next_aimed_ = false;
       self->aimed_seqs_.insert(seq);
       self->stats_->AimedSent();
     }
-    if (static_cast<int64_t>(seq) == self->plan_.inputs_per_bot) {
+    if (self->inputs_sent_ == self->plan_.inputs_per_bot) {
       self->DoneSending();
     }
   };
@@ -113,6 +169,8 @@ void Bot::ConnectShard(const std::string& shard_id, const std::string& ticket) {
   events.closed = [self](int code, const std::string& reason) {
     self->OnClosed(code, reason);
   };
+  shard_id_ = shard_id;
+  if (!joined_ && !transfers_.moving()) connecting_since_ = Clock::now();
   client_ = client::V1Client::Create(ioc_, plan_.shard_tls, std::move(events));
   client::WsTarget target;
   target.endpoint = plan_.shard_endpoint;
@@ -131,7 +189,13 @@ void Bot::Fail(const std::string& reason) {
   ended_ = true;
   timer_.cancel();
   if (client_) client_->Abort();
-  stats_->ConnectFailed(reason);
+  if (joined_) {
+    // A joined bot fails only while it follows a move.
+    stats_->TransferFailed(reason);
+    stats_->Ended(ConnectedSecs(), "");
+  } else {
+    stats_->ConnectFailed(reason);
+  }
   DoneSending();
 }
 
@@ -147,9 +211,12 @@ double Bot::ConnectedSecs() const {
 
 void Bot::OnClosed(int code, const std::string& reason) {
   if (ended_) return;
-  if (!joined_) {
-    return Fail("closed before WELCOME: " + std::to_string(code) +
-                (reason.empty() ? "" : " " + reason));
+  if (!joined_ || transfers_.moving()) {
+    return Fail("closed before " +
+                std::string(joined_ && client_->welcomed() ? "the first FRAME"
+                                                           : "WELCOME") +
+                (joined_ ? " from " + shard_id_ : "") + ": " +
+                std::to_string(code) + (reason.empty() ? "" : " " + reason));
   }
   ended_ = true;
   timer_.cancel();
@@ -166,27 +233,51 @@ void Bot::Close() {
   stats_->Unanswered(client_->AbandonPending(), /*at_end=*/true);
   stats_->Ended(ConnectedSecs(), "");
   DoneSending();
-  client_->Close();
+  // A connection to a move's target may not be open yet.
+  if (client_->welcomed()) {
+    client_->Close();
+  } else {
+    client_->Abort();
+  }
 }
 
 void Bot::OnWelcome(const net::v1::Welcome& welcome) {
   if (ended_) return;
+  json_codec_ = welcome.codec == "json";
+  if (!welcome.subscriber_id.empty()) subscriber_id_ = welcome.subscriber_id;
+  if (joined_) {
+    // At a move's target: the inputs go on from where they were.
+    timer_.cancel();
+    return StartInputs(Clock::duration::zero());
+  }
   joined_ = true;
   joined_at_ = Clock::now();
   timer_.cancel();
-  if (!welcome.subscriber_id.empty()) subscriber_id_ = welcome.subscriber_id;
-  json_codec_ = welcome.codec == "json";
   stats_->Joined();
   if (plan_.rate <= 0 || plan_.inputs.empty()) return DoneSending();
+  if (first_input_at_) {
+    return StartInputs(std::max<Clock::duration>(
+        Clock::duration::zero(), *first_input_at_ - Clock::now()));
+  }
   // The first input at a random point of the first interval, so that bots
   // joined together do not send together.
   const auto interval = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(1.0 / plan_.rate));
   std::uniform_int_distribution<int64_t> offset(0, interval.count());
+  StartInputs(Clock::duration(offset(rng_)));
+}
+
+void Bot::StartInputs(Clock::duration first_after) {
+  if (done_sending_ || plan_.rate <= 0 || plan_.inputs.empty()) return;
+  int64_t left = 0;  // no limit
+  if (plan_.inputs_per_bot > 0) {
+    left = plan_.inputs_per_bot - inputs_sent_;
+    if (left <= 0) return;
+  }
   client_->SendInputsAtRate(
-      plan_.rate, inputs_until_, Clock::duration(offset(rng_)),
+      plan_.rate, inputs_until_, first_after,
       [self = shared_from_this()] { return self->NextInput(); },
-      static_cast<uint64_t>(std::max<int64_t>(0, plan_.inputs_per_bot)));
+      static_cast<uint64_t>(left));
 }
 
 std::optional<net::client::V1Client::Outgoing> Bot::NextInput() {

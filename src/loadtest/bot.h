@@ -12,6 +12,13 @@
 // $aim tokens become where the entity is drawn, and an aimed input is not
 // sent while it is not drawn.
 //
+// Moves: a TRANSFER (the player moved to another shard) is followed at
+// once: the bot drops the source's connection, connects to the target with
+// the TRANSFER's ticket and goes on sending its inputs there (seqs restart
+// with the connection); the move's times are counted (transfer_tracker.h).
+// A bot's first connection times its first FRAME (the fresh-connect
+// baseline of the transfer bench).
+//
 // Threading: every method must be called on the bot's io_context thread
 // (post to it). Ownership: a Bot keeps itself alive (shared_from_this)
 // while operations are pending; the BotPlan and StatsShard must outlive it.
@@ -34,6 +41,7 @@
 #include "loadtest/join.h"
 #include "loadtest/picture.h"
 #include "loadtest/run_stats.h"
+#include "loadtest/transfer_tracker.h"
 #include "net/client/url.h"
 #include "net/client/v1_client.h"
 
@@ -74,7 +82,11 @@ class Bot : public std::enable_shared_from_this<Bot> {
       StatsShard* stats);
 
   // Joins, then sends inputs until `inputs_until`.
-  void Start(Clock::time_point inputs_until);
+  // `first_input_at` set (--together): the first input is sent then (or
+  // at the WELCOME, if later) instead of at a random point of the first
+  // interval, so that the bots send their inputs at the same moments.
+  void Start(Clock::time_point inputs_until,
+             std::optional<Clock::time_point> first_input_at = std::nullopt);
   // Ends the bot: inputs still unanswered count as in flight at the end,
   // then the close handshake (1000). A bot still joining counts as a
   // connect failure.
@@ -86,6 +98,14 @@ class Bot : public std::enable_shared_from_this<Bot> {
  private:
   void ConnectShard(const std::string& shard_id, const std::string& ticket);
   void Fail(const std::string& reason);
+  // A TRANSFER: the player moved to `shard_id`, where `ticket` admits it.
+  void OnTransfer(const std::string& shard_id, const std::string& ticket);
+  void OnReceived(bool frame, size_t bytes);
+  // The WELCOME deadline of the connection being made.
+  void ArmConnectTimer();
+  // Sends the inputs left from now on (at the first WELCOME and after
+  // every move).
+  void StartInputs(Clock::duration first_after);
   void OnWelcome(const net::v1::Welcome& welcome);
   void OnClosed(int code, const std::string& reason);
   // Reports once that this bot sends no more inputs.
@@ -110,6 +130,12 @@ class Bot : public std::enable_shared_from_this<Bot> {
   Clock::time_point joined_at_;
   Clock::time_point inputs_until_;
   size_t next_template_ = 0;
+  int64_t inputs_sent_ = 0;  // over every connection of the bot
+  std::optional<Clock::time_point> first_input_at_;
+  // The first connection's start, till its first FRAME.
+  std::optional<Clock::time_point> connecting_since_;
+  TransferTracker transfers_;
+  std::string shard_id_;  // the shard connected to
   // --aim.
   std::optional<Picture> picture_;
   std::optional<TickClock> clock_;

@@ -59,6 +59,9 @@ Status CheckOptions(const LoadTestOptions& o) {
         "--net-delay must be >= 0 and --net-jitter between 0 and "
         "--net-delay");
   }
+  if (o.together_secs > o.duration_secs) {
+    return InvalidArgument("--together must be at most --duration");
+  }
   if (o.shards < 1) return InvalidArgument("--shards must be at least 1");
   if (o.inputs_per_bot < 0) {
     return InvalidArgument("the inputs per bot must be >= 0");
@@ -238,6 +241,10 @@ Result<Report> RunLoadTest(const LoadTestOptions& o,
   const double client_cpu0 = SelfCpuSeconds();
   const Clock::time_point start = Clock::now();
   const Clock::time_point inputs_until = start + Secs(o.duration_secs);
+  const std::optional<Clock::time_point> first_input_at =
+      o.together_secs >= 0
+          ? std::optional<Clock::time_point>(start + Secs(o.together_secs))
+          : std::nullopt;
 
   std::vector<std::shared_ptr<Bot>> bots;
   bots.reserve(static_cast<size_t>(o.bots));
@@ -249,10 +256,11 @@ Result<Report> RunLoadTest(const LoadTestOptions& o,
         start + Secs(o.ramp_secs * static_cast<double>(i) /
                      static_cast<double>(o.bots));
     asio::post(io.ioc(t), [bot = bots.back(), ioc = &io.ioc(t), at,
-                           inputs_until] {
+                           inputs_until, first_input_at] {
       auto timer = std::make_shared<asio::steady_timer>(*ioc, at);
-      timer->async_wait([bot, timer, inputs_until](boost::system::error_code) {
-        bot->Start(inputs_until);
+      timer->async_wait([bot, timer, inputs_until,
+                         first_input_at](boost::system::error_code) {
+        bot->Start(inputs_until, first_input_at);
       });
     });
   }

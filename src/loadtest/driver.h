@@ -43,6 +43,10 @@ struct LoadTestOptions {
   // only bounds the run), and the run ends once they are all answered.
   int64_t inputs_per_bot = 0;
   double ramp_secs = 0;
+  // >= 0 (--together): every bot sends its first input this many seconds
+  // after the run starts (a bot joined later at its WELCOME), all at once,
+  // then one every 1/rate; < 0: at a random point of its first interval.
+  double together_secs = -1;
   int threads = 2;
   std::vector<std::string> inputs;  // input templates (input_template.h)
   double net_delay_ms = 0;

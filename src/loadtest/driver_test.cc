@@ -147,6 +147,39 @@ TEST(DriverTest, RefusedJoinsAndServerClosesAreCounted) {
       4u);
 }
 
+TEST(DriverTest, BotsFollowTransfersAndTimeThem) {
+  // After each connection's 3rd input the player "moves": TRANSFER to
+  // shard "t" with a ticket for it, then close 4011.
+  FakeServerOptions server_options;
+  server_options.close_after_inputs = 3;
+  server_options.transfer_to = "t";
+  FakeShardServer server(server_options);
+  LoadTestOptions o = Options(server);
+  o.bots = 4;
+  o.inputs_per_bot = 5;  // 3 on "s", 2 on "t": one move each
+  Result<Report> r = RunLoadTest(o, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const Counts& c = r->counts;
+  EXPECT_EQ(c.bots_connected, 4u) << "a move is not a new bot";
+  EXPECT_TRUE(c.disconnects.empty()) << FormatSummary(*r);
+  EXPECT_EQ(c.transfers.followed, 4u) << FormatSummary(*r);
+  EXPECT_EQ(c.transfers.failed, 0u) << FormatSummary(*r);
+  EXPECT_EQ(c.transfers.time_us.count(), 4u);
+  EXPECT_EQ(c.transfers.notice_us.count(), 4u);
+  EXPECT_EQ(c.transfers.reconnect_us.count(), 4u);
+  EXPECT_GE(c.transfers.time_us.max(), c.transfers.reconnect_us.min());
+  // The inputs go on at the target: every one sent and answered.
+  EXPECT_EQ(c.inputs_sent, 20u);
+  EXPECT_EQ(server.inputs(), 20u);
+  EXPECT_EQ(c.inputs_acked, 20u);
+  EXPECT_EQ(c.inputs_lost, 0u);
+  EXPECT_EQ(c.first_frame_us.count(), 4u) << "the first connections only";
+  ExpectCountsAddUp(c);
+  EXPECT_NE(FormatSummary(*r).find("transfers:  4 followed, 0 failed"),
+            std::string::npos)
+      << FormatSummary(*r);
+}
+
 TEST(DriverTest, TlsWithTrustedUntrustedAndUncheckedCertificates) {
   FakeServerOptions server_options;
   server_options.tls = true;

@@ -31,6 +31,21 @@ struct AimCounts {
   void Add(const AimCounts& other);
 };
 
+// Moves between shards the bots followed (TRANSFER, then a connection to
+// the target with its ticket; loadtest/transfer_tracker.h).
+struct TransferCounts {
+  uint64_t followed = 0;  // reached the target's first FRAME
+  uint64_t failed = 0;    // the target's connection failed, or a loop
+  CountMap failures;      // reason -> moves
+  // The answer of the last input before the TRANSFER (the moving input)
+  // -> the first FRAME from the target, in microseconds.
+  Histogram time_us;
+  Histogram notice_us;     // that answer -> the TRANSFER (the server's part)
+  Histogram reconnect_us;  // TRANSFER -> the first FRAME from the target
+
+  void Add(const TransferCounts& other);
+};
+
 // What the bots saw: every field adds up over bots, threads and machines.
 struct Counts {
   uint64_t bots_connected = 0;  // bots that got a WELCOME
@@ -50,6 +65,10 @@ struct Counts {
   double bot_seconds = 0;         // time connected, summed over bots
   uint64_t errors = 0;            // undecodable messages, stray answers
   AimCounts aimed;
+  TransferCounts transfers;
+  // A bot's first connection: the WebSocket connect -> its first FRAME
+  // (connect, HELLO, WELCOME, the first tick's FRAME), in microseconds.
+  Histogram first_frame_us;
 
   void Add(const Counts& other);
 };

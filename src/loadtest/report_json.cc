@@ -179,6 +179,18 @@ json ReportToJson(const Report& r) {
         {"refused", c.aimed.refused},
         {"not_drawn", c.aimed.not_drawn},
         {"refusals", CountsObject(c.aimed.refusals)}}},
+      {"transfers",
+       {{"followed", c.transfers.followed},
+        {"failed", c.transfers.failed},
+        {"failures", CountsObject(c.transfers.failures)},
+        {"time_ms", RttSummary(c.transfers.time_us)},
+        {"time_histogram_us", c.transfers.time_us.ToJson()},
+        {"notice_ms", RttSummary(c.transfers.notice_us)},
+        {"notice_histogram_us", c.transfers.notice_us.ToJson()},
+        {"reconnect_ms", RttSummary(c.transfers.reconnect_us)},
+        {"reconnect_histogram_us", c.transfers.reconnect_us.ToJson()}}},
+      {"first_frame_ms", RttSummary(c.first_frame_us)},
+      {"first_frame_histogram_us", c.first_frame_us.ToJson()},
       {"rtt_ms", RttSummary(c.rtt_us)},
       {"rtt_histogram_us", c.rtt_us.ToJson()},
       {"received",
@@ -257,6 +269,18 @@ Result<Report> ReportFromJson(const json& value) {
     aim.Number("refused", &c.aimed.refused);
     aim.Number("not_drawn", &c.aimed.not_drawn);
     aim.Counts("refusals", &c.aimed.refusals);
+  }
+  if (const json* transfers = top.Optional("transfers")) {  // newer reports
+    Reader moves(*transfers, "transfers", &status);
+    moves.Number("followed", &c.transfers.followed);
+    moves.Number("failed", &c.transfers.failed);
+    moves.Counts("failures", &c.transfers.failures);
+    moves.Hist("time_histogram_us", &c.transfers.time_us);
+    moves.Hist("notice_histogram_us", &c.transfers.notice_us);
+    moves.Hist("reconnect_histogram_us", &c.transfers.reconnect_us);
+  }
+  if (top.Optional("first_frame_histogram_us") != nullptr) {
+    top.Hist("first_frame_histogram_us", &c.first_frame_us);
   }
   top.Hist("rtt_histogram_us", &c.rtt_us);
   Reader received(top.Object("received"), "received", &status);

@@ -20,8 +20,19 @@ void AimCounts::Add(const AimCounts& o) {
   not_drawn += o.not_drawn;
 }
 
+void TransferCounts::Add(const TransferCounts& o) {
+  followed += o.followed;
+  failed += o.failed;
+  AddCounts(failures, o.failures);
+  time_us.Merge(o.time_us);
+  notice_us.Merge(o.notice_us);
+  reconnect_us.Merge(o.reconnect_us);
+}
+
 void Counts::Add(const Counts& o) {
   aimed.Add(o.aimed);
+  transfers.Add(o.transfers);
+  first_frame_us.Merge(o.first_frame_us);
   bots_connected += o.bots_connected;
   connect_failures += o.connect_failures;
   AddCounts(connect_failure_reasons, o.connect_failure_reasons);

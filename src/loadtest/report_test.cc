@@ -53,6 +53,17 @@ Report MakeReport(int64_t bots, double median_us, uint64_t seed,
   c.aimed.refused = 2;
   c.aimed.refusals["miss"] = 2;
   c.aimed.not_drawn = 5;
+  c.transfers.followed = 4;
+  c.transfers.failed = 1;
+  c.transfers.failures["connect: Connection refused"] = 1;
+  for (uint64_t ms : {60, 70, 80, 150}) {
+    c.transfers.time_us.Record(ms * 1000);
+    c.transfers.notice_us.Record(40000);
+    c.transfers.reconnect_us.Record(ms * 1000 - 40000);
+  }
+  for (int64_t i = 0; i < bots; ++i) {
+    c.first_frame_us.Record(static_cast<uint64_t>(20000 + 1000 * i));
+  }
   c.frames = 60;
   c.bytes = 3000;
   c.bot_seconds = 3.0 * static_cast<double>(bots);
@@ -81,6 +92,13 @@ TEST(ReportTest, JsonRoundTripKeepsEveryFigure) {
   EXPECT_EQ(j["server"]["peak_rss_kib"], 40000);
   EXPECT_EQ(j["aimed"]["refusals"]["miss"], 2);
   EXPECT_EQ(j["aimed"]["not_drawn"], 5);
+  EXPECT_EQ(j["transfers"]["followed"], 4);
+  EXPECT_EQ(j["transfers"]["failed"], 1);
+  EXPECT_EQ(j["transfers"]["failures"]["connect: Connection refused"], 1);
+  EXPECT_NEAR(j["transfers"]["time_ms"]["p50"].get<double>(), 70, 0.6);
+  EXPECT_NEAR(j["transfers"]["reconnect_ms"]["max"].get<double>(), 110, 0.6);
+  EXPECT_NEAR(j["transfers"]["notice_ms"]["p99"].get<double>(), 40, 0.3);
+  EXPECT_EQ(j["first_frame_ms"]["count"], 5);
   r.settings.aim = "1";
   r.settings.interp_delay_ms = 100;
   r.settings.tick_rate = 20;
@@ -101,6 +119,17 @@ TEST(ReportTest, JsonRoundTripKeepsEveryFigure) {
   old["settings"].erase("interp_delay_ms");
   old["settings"].erase("tick_rate");
   ASSERT_TRUE(ReportFromJson(old).ok());
+  // And those written before transfers were counted.
+  old.erase("transfers");
+  old.erase("first_frame_ms");
+  old.erase("first_frame_histogram_us");
+  Result<Report> older = ReportFromJson(old);
+  ASSERT_TRUE(older.ok()) << older.status().ToString();
+  EXPECT_EQ(older->counts.transfers.followed, 0u);
+  EXPECT_EQ(older->counts.first_frame_us.count(), 0u);
+  nlohmann::json bad = j;
+  bad["transfers"]["followed"] = "four";
+  EXPECT_FALSE(ReportFromJson(bad).ok());
 
   Result<Report> back = ReportFromJson(nlohmann::json::parse(j.dump()));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
@@ -148,6 +177,13 @@ TEST(ReportTest, MergeAddsCountsAndMergesDistributions) {
   EXPECT_EQ(c.aimed.acked, 74u);
   EXPECT_EQ(c.aimed.refusals.at("miss"), 4u);
   EXPECT_EQ(c.aimed.not_drawn, 10u);
+  EXPECT_EQ(c.transfers.followed, 8u);
+  EXPECT_EQ(c.transfers.failed, 2u);
+  EXPECT_EQ(c.transfers.failures.at("connect: Connection refused"), 2u);
+  EXPECT_EQ(c.transfers.time_us.count(), 8u);
+  EXPECT_EQ(c.transfers.reconnect_us.count(), 8u);
+  EXPECT_EQ(c.transfers.notice_us.count(), 8u);
+  EXPECT_EQ(c.first_frame_us.count(), 12u);
   EXPECT_DOUBLE_EQ(c.bot_seconds, 36.0);
   EXPECT_DOUBLE_EQ(merged->server->cpu_seconds, 0.8);  // the same server
   EXPECT_DOUBLE_EQ(merged->client_cpu_seconds, 0.5);
@@ -185,6 +221,15 @@ TEST(ReportTest, SummaryNamesTheFigures) {
   EXPECT_NE(text.find("4006 shard_stopped"), std::string::npos) << text;
   EXPECT_NE(text.find("outside the arena"), std::string::npos);
   EXPECT_NE(text.find("peak RSS"), std::string::npos);
+  EXPECT_NE(text.find("transfers:  4 followed, 1 failed; p50 69.9 ms, p99 "
+                      "150.0 ms"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("of which to the TRANSFER p50 40.0 ms"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("first FRAME: p50 22."), std::string::npos) << text;
+  EXPECT_EQ(CloseCodeName("4011"), "4011 transferred");
 }
 
 }  // namespace

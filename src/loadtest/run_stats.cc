@@ -85,6 +85,27 @@ void StatsShard::Error() {
   ++second_.errors;
 }
 
+void StatsShard::Transferred(uint64_t total_us, uint64_t reconnect_us) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++totals_.transfers.followed;
+  totals_.transfers.time_us.Record(total_us);
+  totals_.transfers.notice_us.Record(
+      total_us > reconnect_us ? total_us - reconnect_us : 0);
+  totals_.transfers.reconnect_us.Record(reconnect_us);
+}
+
+void StatsShard::TransferFailed(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++totals_.transfers.failed;
+  ++totals_.transfers.failures[reason];
+  ++second_.errors;
+}
+
+void StatsShard::FirstFrame(uint64_t us) {
+  std::lock_guard<std::mutex> lock(mu_);
+  totals_.first_frame_us.Record(us);
+}
+
 SeriesPoint StatsShard::TakeSecond() {
   std::lock_guard<std::mutex> lock(mu_);
   SeriesPoint out = std::move(second_);

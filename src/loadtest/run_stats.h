@@ -39,6 +39,12 @@ class StatsShard {
   void AimedAnswered(bool refused, std::string_view refusal);
   void AimNotDrawn();
   void Error();
+  // A move followed to the target's first FRAME, with its times
+  // (TransferTracker::Move), or one that failed.
+  void Transferred(uint64_t total_us, uint64_t reconnect_us);
+  void TransferFailed(const std::string& reason);
+  // A bot's first connection got its first FRAME `us` after the connect.
+  void FirstFrame(uint64_t us);
   // A bot will send no more inputs (it sent its last, or it ended).
   void DoneSending();
 

@@ -55,6 +55,7 @@ std::string CloseCodeName(const std::string& code) {
       {"4008", "hello_timeout"},
       {"4009", "unsupported_version"},
       {"4010", "hello_expected"},
+      {"4011", "transferred"},
   };
   for (const auto& [key, name] : kNames) {
     if (code == key) return code + " " + name;
@@ -108,6 +109,30 @@ std::string FormatSummary(const Report& r) {
   } else {
     out += "  round trip: no answer received\n";
   }
+  const Histogram& f = c.first_frame_us;
+  if (f.count() > 0) {
+    out += Format(
+        "  first FRAME: p50 %.1f ms, p99 %.1f ms, max %.1f ms (connect + "
+        "HELLO to the first FRAME, %" PRIu64 " bots)\n",
+        Ms(f.Percentile(50)), Ms(f.Percentile(99)), Ms(f.max()), f.count());
+  }
+  const TransferCounts& t = c.transfers;
+  if (t.followed + t.failed > 0) {
+    out += Format("  transfers:  %" PRIu64 " followed, %" PRIu64 " failed",
+                  t.followed, t.failed);
+    if (t.time_us.count() > 0) {
+      out += Format(
+          "; p50 %.1f ms, p99 %.1f ms, max %.1f ms (the moving input's "
+          "answer to the target's first FRAME)\n              of which "
+          "to the TRANSFER p50 %.1f ms, p99 %.1f ms; the reconnect p50 %.1f "
+          "ms, p99 %.1f ms",
+          Ms(t.time_us.Percentile(50)), Ms(t.time_us.Percentile(99)),
+          Ms(t.time_us.max()), Ms(t.notice_us.Percentile(50)),
+          Ms(t.notice_us.Percentile(99)), Ms(t.reconnect_us.Percentile(50)),
+          Ms(t.reconnect_us.Percentile(99)));
+    }
+    out += "\n";
+  }
   if (c.bot_seconds > 0) {
     out += Format(
         "  received:   %.1f frames and %s per bot per second (%s "
@@ -135,6 +160,7 @@ std::string FormatSummary(const Report& r) {
   AddCountLines(out, "disconnects by close code", c.disconnects, true);
   AddCountLines(out, "refusals", c.refusals, false);
   AddCountLines(out, "aimed shots refused", c.aimed.refusals, false);
+  AddCountLines(out, "transfers failed", c.transfers.failures, false);
   return out;
 }
 
