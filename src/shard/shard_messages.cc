@@ -51,6 +51,9 @@ void ShardHost::AfterTick(HostedShard& shard, int64_t now_us) {
   if (requests.ok() && !requests->empty()) {
     std::vector<std::shared_ptr<Move>> moves;
     std::vector<std::shared_ptr<Move>> over;
+    // The outcome comes back to this record (before shard.mu: lock order).
+    std::shared_ptr<HostedShard> self = Find(shard.id);
+    if (self.get() != &shard) self = nullptr;
     {
       std::lock_guard<std::mutex> lock(shard.mu);
       for (TransferRequestOut& request : *requests) {
@@ -62,6 +65,7 @@ void ShardHost::AfterTick(HostedShard& shard, int64_t now_us) {
         if (claims != shard.claims.end()) {
           move->record.claims_json = claims->second;
         }
+        move->source = self;
         move->requested_us = now_us;
         (moves.size() < abi::kMaxTransferRequestsPerTick ? moves : over)
             .push_back(std::move(move));

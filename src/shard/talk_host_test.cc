@@ -62,10 +62,35 @@ TEST_F(TalkHostTest, ModuleStartedMoveEndToEnd) {
   ASSERT_EQ(finished_.size(), 1u);
   EXPECT_TRUE(finished_[0].ok());
   EXPECT_EQ(host_->talk_counters().transfers[0], 1u);
-  // The player's inputs go to the target now; the source says "not here".
+  // The player's inputs go to the target now; the source takes them again
+  // once the move has ended (a new join there), instead of "moving to".
   ASSERT_TRUE(Input("t", "p", {{"step", json::object()}}).ok());
+  EXPECT_TRUE(Input("s", "p", {{"join", json::object()}}).ok());
   Step();
   EXPECT_EQ(Players("t")["p"]["n"], 2);
+  EXPECT_TRUE(Players("s").contains("p"));
+}
+
+TEST_F(TalkHostTest, ModuleStartedMoveRefusedReturnsThePlayer) {
+  StartHost();
+  Talk("s");
+  Talk("t", {{"refuse", "zone full"}});
+  ASSERT_TRUE(host_->AddSubscriber("s", "p").ok());
+  Join("s", "p");
+  Step();
+  ASSERT_TRUE(Input("s", "p", {{"step", json::object()}}).ok());
+  ASSERT_TRUE(Input("s", "p", {{"go", {{"to", "t"}}}}).ok());
+  Step();
+  Pass(4);
+  Step();
+  ASSERT_TRUE(Players("s").contains("p"));
+  EXPECT_EQ(Players("s")["p"]["n"], 1);
+  EXPECT_FALSE(Players("t").contains("p"));
+  EXPECT_THAT(Rows(), IsEmpty());
+  EXPECT_FALSE(Logged("the player is dropped"));
+  EXPECT_TRUE(Input("s", "p", {{"step", json::object()}}).ok());
+  Step();
+  EXPECT_EQ(Players("s")["p"]["n"], 2);
 }
 
 TEST_F(TalkHostTest, AdminMoveJournalRowsAtEachStep) {

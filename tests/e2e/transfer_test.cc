@@ -164,9 +164,8 @@ TEST_F(TransferTest, APlayerMovedByTheAdminApiFollowsToTheTarget) {
 }
 
 // A move the module asks for (transfer_requests after its tick) carries the
-// claims of the player's ticket to the target, which requires one. (A
-// module-started move the target refuses is not covered here: on the
-// host merged, 272547c, its outcome finds no source and drops the player.)
+// claims of the player's ticket to the target, which requires one; a
+// player without the claim is refused there and stays in the source.
 TEST_F(TransferTest, AMoveTheModuleStartsCarriesTheTicketsClaims) {
   CreateShard("a", json::object());
   CreateShard("party", {{"require_claim", "party"}});
@@ -184,8 +183,20 @@ TEST_F(TransferTest, AMoveTheModuleStartsCarriesTheTicketsClaims) {
   ASSERT_NE(there, nullptr);
   ASSERT_TRUE(WaitForPlayer(*there, "alice").has_value());
 
-  // Bob stays where he is.
-  ASSERT_TRUE(Input(*bob, 2, {{"step", json::object()}}));
+  // Bob has no party claim: the target refuses him, he stays where he is,
+  // still connected, and his inputs are taken again.
+  ASSERT_TRUE(Input(*bob, 2, {{"go", {{"to", "party"}}}}));
+  // Until the refusal is back, the source refuses his inputs as moving.
+  bool taken = false;
+  for (uint64_t seq = 3; seq < 200 && !taken; ++seq) {
+    std::string rejected;
+    taken = Input(*bob, seq, {{"step", json::object()}}, &rejected);
+    if (!taken) {
+      ASSERT_NE(rejected.find("moving to shard party"), std::string::npos)
+          << rejected;
+    }
+  }
+  ASSERT_TRUE(taken);
   std::optional<json> snapshot = WaitForPlayer(*bob, "bob");
   ASSERT_TRUE(snapshot.has_value());
   EXPECT_EQ((*snapshot)["players"]["bob"]["n"], 1);
