@@ -57,7 +57,12 @@ Status GuestShard::Instantiate(
   }
   sandbox_ = std::move(sandbox).value();
   ResolveExports();
-  return Status::Ok();
+  Status talk = CheckTalkExports();
+  if (!talk.ok()) {
+    outcome_ = TickOutcome{StopReason::kFailed, talk.message()};
+    sandbox_.reset();
+  }
+  return talk;
 }
 
 // The loader has checked every export's signature against ShardAbiSpec();
@@ -77,6 +82,12 @@ void GuestShard::ResolveExports() {
   fn_.tick = find(abi::kExportTick);
   fn_.snapshot = find(abi::kExportSnapshot);
   fn_.save = find(abi::kExportSave);
+  fn_.transfer_out = find(abi::kExportTransferOut);
+  fn_.transfer_in = find(abi::kExportTransferIn);
+  fn_.transfer_requests = find(abi::kExportTransferRequests);
+  fn_.groups = find(abi::kExportGroups);
+  fn_.outbox = find(abi::kExportOutbox);
+  fn_.on_messages = find(abi::kExportOnMessages);
   const char* hooks[kHookCount] = {
       abi::kExportInterestConfig,  abi::kExportEntities,
       abi::kExportInterestAreas,   abi::kExportFilter,
@@ -306,7 +317,8 @@ Result<std::optional<std::string>> GuestShard::Save() {
 }
 
 StepResult GuestShard::Step(std::span<const PendingInput> inputs, int64_t dt_us,
-                            const std::function<void()>& after, bool snapshot) {
+                            const std::function<void()>& after, bool snapshot,
+                            const std::function<void()>& before) {
   StepResult step;
   if (!outcome_.running()) {
     step.outcome = outcome_;
@@ -314,9 +326,11 @@ StepResult GuestShard::Step(std::span<const PendingInput> inputs, int64_t dt_us,
   }
   const Clock* cpu = env_.cpu_clock ? env_.cpu_clock : ThreadCpuClock::Get();
   const int64_t cpu_start = cpu->NowUs();
-  // One fuel budget for the whole tick: inputs, tick, snapshot, hooks.
+  // One fuel budget for the whole tick: messages, inputs, tick, snapshot,
+  // hooks.
   sandbox_->StartBudget(TickFuel(), "the tick");
   in_step_ = true;
+  if (before) before();
   step.inputs.reserve(inputs.size());
   for (const PendingInput& in : inputs) {
     if (!outcome_.running()) break;

@@ -47,6 +47,8 @@
 #include "common/status.h"
 #include "guest/sandbox.h"
 #include "shard/shard_types.h"
+#include "shard/talk_abi.h"
+#include "shard/talk_types.h"
 
 namespace tessera::wasm {
 class CompiledModule;
@@ -171,9 +173,65 @@ class GuestShard {
   // of it checked against tick_budget_ms (over budget fails the shard:
   // "tick budget: tick used 130 ms of CPU, budget 100 ms"). Stops early
   // when a call fails the shard.
+  // `before` runs first, inside the same budget (the host delivers the
+  // shard's messages there, through DeliverMessages).
   StepResult Step(std::span<const PendingInput> inputs, int64_t dt_us,
                   const std::function<void()>& after = nullptr,
-                  bool snapshot = true);
+                  bool snapshot = true,
+                  const std::function<void()>& before = nullptr);
+
+  // ---- Transfers and messages (docs/guest-abi.md "Transfers and
+  // messages"; guest_talk.cc). Each is one guest call, drawing on the
+  // Step's fuel budget when made inside Step (from `before` or `after`),
+  // else on a budget of its own. Output is bounds-checked: a layout the
+  // host cannot read fails the shard ("abi: tessera_outbox output: ..."),
+  // as does an unknown return code. Once the shard has stopped each
+  // returns the failure line (kFailedPrecondition) without a call.
+
+  // tessera_transfer_out and tessera_transfer_in both exported (Create and
+  // Restore refuse a module with only one of them).
+  bool has_transfers() const {
+    return fn_.transfer_out >= 0 && fn_.transfer_in >= 0;
+  }
+  bool has_transfer_requests() const { return fn_.transfer_requests >= 0; }
+  bool has_groups() const { return fn_.groups >= 0; }
+  bool has_outbox() const { return fn_.outbox >= 0; }
+  // tessera_on_messages exported.
+  bool has_messages() const { return fn_.on_messages >= 0; }
+
+  using TransferRequestOut = shard::TransferRequestOut;
+  using OutgoingMessage = shard::OutgoingMessage;
+
+  // Takes `subscriber`'s entity out: kOk -> its state (over
+  // abi::kMaxTransferStateBytes fails the shard, "limit: ..."); kNoState ->
+  // nullopt (no entity for it here); kError -> kRefused with the module's
+  // text (the shard keeps running). Errors: kFailedPrecondition when the
+  // module has no transfer hooks; the failure line when the call failed
+  // the shard.
+  Result<std::optional<std::string>> TransferOut(std::string_view subscriber);
+  // Gives `subscriber`'s state to the module: kOk -> Ok; kError -> kRefused
+  // with the module's text. `peer_shard` is where it comes from (when
+  // `returning`, the shard that refused it). Errors as TransferOut.
+  Status TransferIn(std::string_view subscriber, std::string_view state,
+                    std::string_view claims_json, bool returning,
+                    std::string_view peer_shard);
+  // The moves the module asks for (taken: the module forgets them). Empty
+  // when it does not export tessera_transfer_requests or has none.
+  Result<std::vector<TransferRequestOut>> TakeTransferRequests();
+  // The module's current groups, as returned (the host applies the limits).
+  // Empty when it does not export tessera_groups or has none.
+  Result<std::vector<std::string>> Groups();
+  // The messages the module queued (taken). Empty when it does not export
+  // tessera_outbox or has none.
+  Result<std::vector<OutgoingMessage>> TakeOutbox();
+  // One batch of messages to tessera_on_messages, in order (the host keeps
+  // it to abi::kMaxMessagesAppliedPerTick). An empty batch makes no call. A
+  // kError return is a warning line to the env's forward_log (level
+  // abi::kLogWarn, "tessera_on_messages refused: <text>"); the shard keeps
+  // running and Ok is returned. Errors: kFailedPrecondition when the module
+  // does not export tessera_on_messages; the failure line.
+  Status DeliverMessages(
+      std::span<const std::shared_ptr<const ShardMessage>> batch);
 
   // Whether the module exports `hook` (with the right signature).
   bool has_hook(Hook hook) const {
@@ -218,6 +276,8 @@ class GuestShard {
   struct Exports {
     int init = -1, restore = -1, apply_input = -1, apply_input_at = -1,
         tick = -1, snapshot = -1, save = -1;
+    int transfer_out = -1, transfer_in = -1, transfer_requests = -1,
+        groups = -1, outbox = -1, on_messages = -1;
     int hooks[kHookCount] = {-1, -1, -1, -1, -1, -1, -1, -1};
   };
 
@@ -227,6 +287,13 @@ class GuestShard {
   Status Instantiate(std::shared_ptr<const wasm::CompiledModule> module,
                      const char* what);
   void ResolveExports();
+  // Refuses (kRefused) an incomplete set of transfer exports.
+  Status CheckTalkExports() const;
+  // Calls a () -> i32 talk export; nullopt for kNoState, else the output.
+  // kError fails the shard ("error: <name> failed: <text>").
+  Result<std::optional<std::string>> CallListExport(int func, const char* name);
+  // Checks that the shard still runs and `func` is exported.
+  Status CheckTalkCall(int func, const char* name) const;
 
   // Opens a fuel budget of fuel_per_tick for `what` unless inside Step(),
   // whose one budget covers every call of the tick.

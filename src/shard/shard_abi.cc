@@ -47,6 +47,12 @@ wasm::AbiSpec MakeSpec() {
       {abi::kExportReplicated, I32Result(0), false},
       {abi::kExportLagCompensation, I32Result(0), false},
       {abi::kExportApplyInputAt, I32Result(6), false},
+      {abi::kExportTransferOut, I32Result(2), false},
+      {abi::kExportTransferIn, I32Result(2), false},
+      {abi::kExportTransferRequests, I32Result(0), false},
+      {abi::kExportGroups, I32Result(0), false},
+      {abi::kExportOutbox, I32Result(0), false},
+      {abi::kExportOnMessages, I32Result(2), false},
   };
   return spec;
 }

@@ -14,8 +14,9 @@ namespace tessera::shard {
 
 // Imports: tessera_v1.log only. Exports: the marker tessera_abi_v1, memory,
 // alloc / init / apply_input / tick / snapshot / output_ptr / output_len,
-// optional _initialize, restore, save and the interest and replication
-// hooks. Process-wide, never destroyed.
+// optional _initialize, restore, save, the interest and replication hooks,
+// lag compensation's and the transfer and message exports. Process-wide, never
+// destroyed.
 const wasm::AbiSpec& ShardAbiSpec();
 const guest::HostFunctionTable& ShardHostFunctions();
 

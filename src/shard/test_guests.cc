@@ -45,6 +45,9 @@ const char* GuestPath(std::string_view name) {
 #ifdef TESSERA_GUEST_LAGCOMP_RAW
       {"lagcomp_raw", TESSERA_GUEST_LAGCOMP_RAW},
 #endif
+#ifdef TESSERA_GUEST_TALK
+      {"talk", TESSERA_GUEST_TALK},
+#endif
   };
   auto it = kPaths.find(name);
   return it == kPaths.end() ? nullptr : it->second;

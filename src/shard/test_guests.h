@@ -16,9 +16,9 @@
 namespace tessera::shard::testing {
 
 // Path of the built guest `name` (counter, spin, membomb, recurse,
-// panicker, badrestore, initfail, logger, zone_mini, lagcomp, lagcomp_raw; see
-// tests/guests/README.md), or nullptr when this test binary does not depend
-// on that guest (its CMakeLists.txt defines TESSERA_GUEST_<NAME>).
+// panicker, badrestore, initfail, logger, zone_mini, lagcomp, lagcomp_raw,
+// talk; see tests/guests/README.md), or nullptr when this test binary does
+// not depend on that guest (its CMakeLists.txt defines TESSERA_GUEST_<NAME>).
 const char* GuestPath(std::string_view name);
 
 // Loads guest `name` with the shard policy, fuel instrumentation and a

@@ -2,7 +2,9 @@
 // (docs/guest-abi.md) for a shard class as described in tessera/shard.h,
 // and the optional interest and replication exports for the hooks it has
 // (tessera/interest.h, tessera/replicated.h, tessera/interest_export.h),
-// and lag compensation's two exports (tessera/rewind.h).
+// lag compensation's two exports (tessera/rewind.h), and the transfer and
+// message exports (tessera/transfer.h, tessera/messages.h,
+// tessera/detail/talk_export.h).
 // Use it once per module, at global namespace scope, after the class.
 //
 // Threading: a guest is single-threaded; the host makes one call at a time.
@@ -28,6 +30,7 @@
 #include "tessera/codec.h"
 #include "tessera/detail/binary_io.h"
 #include "tessera/detail/runtime.h"
+#include "tessera/detail/talk_export.h"
 #include "tessera/finish.h"
 #include "tessera/interest_export.h"
 #include "tessera/log.h"
@@ -294,6 +297,7 @@ struct LagCompensationExports<S> {
   template struct ::tessera::detail::SaveExport<Type>;                        \
   template struct ::tessera::detail::RestoreExport<Type>;                     \
   template struct ::tessera::detail::LagCompensationExports<Type>;            \
+  TESSERA_DETAIL_TALK_EXPORTS(Type);                                          \
   TESSERA_DETAIL_INTEREST_EXPORTS(Type)
 
 // Used by TESSERA_SHARD: lag_compensation() and apply_input_at() with the

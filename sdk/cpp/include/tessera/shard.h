@@ -24,6 +24,35 @@
 //     tessera::Status apply_input_at(std::string_view subscriber_id,
 //                                    Input input,
 //                                    const tessera::Rewind& rewind);
+//
+//     // Optional, but both or neither: moving players between shards
+//     // (tessera/transfer.h). transfer_out takes the subscriber's entity
+//     // out and returns its state, nullopt when it has none here; it may
+//     // also return std::optional<State>, and an error refuses the move.
+//     // transfer_in adds it (auth: the subscriber, its ticket's claims for
+//     // this shard and where it comes from); an error refuses the player.
+//     // `returning` is true when a move failed and this shard takes its own
+//     // player back (auth.from_shard() is the shard that refused it):
+//     // always accept a returning player, or it is lost.
+//     tessera::Result<std::optional<State>> transfer_out(
+//         std::string_view subscriber_id);
+//     tessera::Status transfer_in(std::string_view subscriber_id,
+//                                 State state, const tessera::Auth& auth,
+//                                 bool returning);
+//     // Optional (needs both of the above): moves this shard asks for,
+//     // taken after every tick.
+//     std::vector<tessera::TransferRequest> transfer_requests();
+//
+//     // Optional, each on its own: messages between shards
+//     // (tessera/messages.h). groups(): this shard's groups, read after
+//     // init/restore and after every tick. outbox(): messages to send,
+//     // taken after every tick. on_message(): each message for this shard,
+//     // in order per sender, before the next tick's inputs (`from` is ""
+//     // for a message the server published).
+//     std::vector<std::string> groups() const;
+//     std::vector<tessera::Outgoing> outbox();
+//     void on_message(std::string_view from, std::string_view topic,
+//                     std::string_view data);
 //   };
 //
 // Params, Input and State are deduced from these signatures, so init,
@@ -35,7 +64,9 @@
 // host). When T is std::string or std::vector<std::uint8_t>, its bytes are
 // saved as they are and restore() should take std::string_view (or the same
 // type); any other T is encoded as MessagePack whatever the shard's codec, and
-// restore() takes T.
+// restore() takes T. A transfer State follows the same rule: raw bytes as
+// they are (transfer_in may take std::string_view), any other type as
+// MessagePack; transfer_out and transfer_in agree on which.
 #ifndef TESSERA_SHARD_H_
 #define TESSERA_SHARD_H_
 
@@ -49,8 +80,10 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/messages.h"
 #include "tessera/result.h"
 #include "tessera/rewind.h"
+#include "tessera/transfer.h"
 
 namespace tessera {
 namespace detail {
@@ -100,6 +133,32 @@ struct RestoreSignature<Result<S> (*)(std::string_view, P, T)> {
 template <class S, class P, class T>
 struct RestoreSignature<Result<S> (*)(std::string_view, P, T) noexcept>
     : RestoreSignature<Result<S> (*)(std::string_view, P, T)> {};
+
+template <class F>
+struct TransferInSignature {};
+template <class S, class T>
+struct TransferInSignature<Status (S::*)(std::string_view, T, const Auth&,
+                                         bool)> {
+  using State = std::remove_cvref_t<T>;
+};
+template <class S, class T>
+struct TransferInSignature<Status (S::*)(std::string_view, T, const Auth&,
+                                         bool) noexcept>
+    : TransferInSignature<Status (S::*)(std::string_view, T, const Auth&,
+                                        bool)> {};
+
+// The State of transfer_out's Result<std::optional<State>> or
+// std::optional<State>; no Type for anything else.
+template <class T>
+struct TransferOutState {};
+template <class T>
+struct TransferOutState<std::optional<T>> {
+  using Type = T;
+};
+template <class T>
+struct TransferOutState<Result<std::optional<T>>> {
+  using Type = T;
+};
 
 template <class T>
 inline constexpr bool kIsResult = false;
@@ -180,6 +239,60 @@ concept HasApplyInputAt = requires {
   typename detail::ApplyInputAtSignature<decltype(&S::apply_input_at)>::Input;
 };
 
+// Transfers and messages: a class declaring a member, and one declaring it
+// with a signature TESSERA_SHARD exports.
+template <class S>
+concept DeclaresTransferOut = requires {
+  &S::transfer_out;
+};
+template <class S>
+concept HasTransferOut = requires(S& s, std::string_view sid) {
+  typename detail::TransferOutState<
+      std::remove_cvref_t<decltype(s.transfer_out(sid))>>::Type;
+};
+template <class S>
+concept DeclaresTransferIn = requires {
+  &S::transfer_in;
+};
+template <class S>
+concept HasTransferIn = requires {
+  typename detail::TransferInSignature<decltype(&S::transfer_in)>::State;
+};
+template <class S>
+concept DeclaresTransferRequests = requires {
+  &S::transfer_requests;
+};
+template <class S>
+concept HasTransferRequests = requires(S& s) {
+  {
+    s.transfer_requests()
+    } -> std::convertible_to<std::vector<TransferRequest>>;
+};
+template <class S>
+concept DeclaresGroups = requires {
+  &S::groups;
+};
+template <class S>
+concept HasGroups = requires(S& s) {
+  { s.groups() } -> std::convertible_to<std::vector<std::string>>;
+};
+template <class S>
+concept DeclaresOutbox = requires {
+  &S::outbox;
+};
+template <class S>
+concept HasOutbox = requires(S& s) {
+  { s.outbox() } -> std::convertible_to<std::vector<Outgoing>>;
+};
+template <class S>
+concept DeclaresOnMessage = requires {
+  &S::on_message;
+};
+template <class S>
+concept HasOnMessage = requires(S& s, std::string_view v) {
+  s.on_message(v, v, v);
+};
+
 template <HasInit S>
 using ParamsOf = typename detail::InitSignature<decltype(&S::init)>::Params;
 template <HasApplyInput S>
@@ -196,6 +309,27 @@ using SavedOf = typename detail::SavedType<
 template <HasRestore S>
 using RestoreStateOf =
     typename detail::RestoreSignature<decltype(&S::restore)>::State;
+
+template <HasTransferOut S>
+using TransferOutStateOf =
+    typename detail::TransferOutState<std::remove_cvref_t<
+        decltype(std::declval<S&>().transfer_out(std::string_view()))>>::Type;
+template <HasTransferIn S>
+using TransferInStateOf =
+    typename detail::TransferInSignature<decltype(&S::transfer_in)>::State;
+
+// transfer_out() and transfer_in() both or neither, agreeing on raw bytes
+// versus an encoded value; transfer_requests() only with both.
+template <class S>
+concept TransferComplete = HasTransferOut<S>
+== HasTransferIn<S>;
+template <class S>
+concept TransferStatesMatch = !HasTransferOut<S> || !HasTransferIn<S> ||
+                              detail::kIsRawBytes<TransferOutStateOf<S>> ==
+                                  detail::kIsRawBytes<TransferInStateOf<S>>;
+template <class S>
+concept TransferRequestsNeedTransfers =
+    !HasTransferRequests<S> || (HasTransferOut<S> && HasTransferIn<S>);
 
 // save() and restore() agree on raw bytes versus an encoded value.
 template <class S>

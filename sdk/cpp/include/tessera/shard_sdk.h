@@ -16,10 +16,12 @@
 #include "tessera/interest_export.h"
 #include "tessera/json.h"
 #include "tessera/log.h"
+#include "tessera/messages.h"
 #include "tessera/msgpack.h"
 #include "tessera/replicated.h"
 #include "tessera/result.h"
 #include "tessera/rewind.h"
 #include "tessera/shard.h"
+#include "tessera/transfer.h"
 
 #endif  // TESSERA_SHARD_SDK_H_
