@@ -1,5 +1,7 @@
 // Test doubles for the server tests: an in-memory store::Store with fault
-// injection and a Connections that records what it was asked to close.
+// injection (saved states and the transfer journal are a
+// shard::MemoryStateStore's) and a Connections that records what it was
+// asked to close.
 // Thread-safe like the real ones.
 #ifndef TESSERA_SERVER_TEST_FAKES_H_
 #define TESSERA_SERVER_TEST_FAKES_H_
@@ -8,11 +10,13 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "net/connections.h"
+#include "shard/state_store.h"
 #include "store/store.h"
 
 namespace tessera::server::testing {
@@ -40,8 +44,7 @@ class MemoryStore final : public store::Store {
     std::lock_guard<std::mutex> lock(mu_);
     if (fail_writes_) return IoError("disk full (injected)");
     records_.erase(std::string(id));
-    states_.erase(std::string(id));
-    return Status::Ok();
+    return states_.Forget(id);
   }
   Result<std::vector<store::ShardRecord>> ListShards() override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -53,20 +56,30 @@ class MemoryStore final : public store::Store {
     return out;
   }
   Status Save(std::string_view id, std::string_view bytes) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    states_[std::string(id)] = std::string(bytes);
-    return Status::Ok();
+    return states_.Save(id, bytes);
   }
   Result<std::optional<std::string>> Load(std::string_view id) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = states_.find(std::string(id));
-    if (it == states_.end()) return std::optional<std::string>();
-    return std::optional<std::string>(it->second);
+    return states_.Load(id);
   }
-  Status Forget(std::string_view id) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    states_.erase(std::string(id));
-    return Status::Ok();
+  Status Forget(std::string_view id) override { return states_.Forget(id); }
+  Status BeginTransfers(std::span<const shard::TransferRecord> records,
+                        std::string_view source_shard,
+                        std::optional<std::string_view> source_state) override {
+    if (fail_writes()) return IoError("disk full (injected)");
+    return states_.BeginTransfers(records, source_shard, source_state);
+  }
+  Status AdvanceTransfers(std::span<const shard::TransferAdvance> steps,
+                          std::string_view shard_id,
+                          std::optional<std::string_view> state) override {
+    if (fail_writes()) return IoError("disk full (injected)");
+    return states_.AdvanceTransfers(steps, shard_id, state);
+  }
+  Result<std::vector<shard::TransferRecord>> ListTransfers() override {
+    return states_.ListTransfers();
+  }
+  Status DeleteTransfers(std::span<const std::string> ids) override {
+    if (fail_writes()) return IoError("disk full (injected)");
+    return states_.DeleteTransfers(ids);
   }
 
   std::optional<store::ShardRecord> Record(const std::string& id) {
@@ -76,8 +89,8 @@ class MemoryStore final : public store::Store {
     return it->second;
   }
   bool HasState(const std::string& id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return states_.contains(id);
+    Result<std::optional<std::string>> state = states_.Load(id);
+    return state.ok() && state->has_value();
   }
   void set_fail_writes(bool fail) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -85,9 +98,14 @@ class MemoryStore final : public store::Store {
   }
 
  private:
+  bool fail_writes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return fail_writes_;
+  }
+
   std::mutex mu_;
   std::map<std::string, store::ShardRecord> records_;
-  std::map<std::string, std::string> states_;
+  shard::MemoryStateStore states_;
   int64_t clock_ = 0;
   bool fail_writes_ = false;
 };

@@ -38,8 +38,10 @@ class TransferJournal {
   // In one transaction: compare-and-set of each row's step from
   // `advance.from` to `advance.to` (updated time = now) and, when `state` is
   // set, replaces the saved state of `shard_id`. All or nothing.
+  // The steps apply in order (an id may appear twice).
   // Errors: kNotFound (a row is missing), kFailedPrecondition (a row is not
-  // at `from`; nothing is written), kIo.
+  // at `from`; nothing is written), kInvalidArgument (a step that is not a
+  // TransferStep, or a `to` of kOut: a row never goes back to kOut), kIo.
   virtual Status AdvanceTransfers(std::span<const TransferAdvance> steps,
                                   std::string_view shard_id,
                                   std::optional<std::string_view> state) = 0;

@@ -26,6 +26,20 @@ constexpr Migration kMigrations[] = {
         state BLOB NOT NULL,
         saved_ms INTEGER NOT NULL);
     )sql"},
+    {2, R"sql(
+      CREATE TABLE transfers(
+        id TEXT PRIMARY KEY NOT NULL,
+        from_shard TEXT NOT NULL,
+        to_shard TEXT NOT NULL,
+        subscriber TEXT NOT NULL,
+        claims TEXT NOT NULL,
+        state BLOB NOT NULL,
+        step INTEGER NOT NULL,
+        created_ms INTEGER NOT NULL,
+        updated_ms INTEGER NOT NULL);
+      CREATE INDEX transfers_by_source
+        ON transfers(from_shard, subscriber, step);
+    )sql"},
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");

@@ -4,6 +4,11 @@
 // one row per applied migration; the schema's version is the largest.
 //   1: shards(id, kind, params, status, error, created_ms, updated_ms) and
 //      saves(shard_id, state, saved_ms).
+//   2: transfers(id, from_shard, to_shard, subscriber, claims, state, step,
+//      created_ms, updated_ms), the transfer journal (shard/
+//      transfer_journal.h; `step` is TransferStep's value), with the index
+//      transfers_by_source(from_shard, subscriber, step) for the
+//      one-kOut-row check and a restoring source's lookup.
 //
 // `saves` has no foreign key to `shards`: a state may be saved for a shard
 // that has no directory record (`tessera run`, tests, a server racing a
@@ -21,7 +26,7 @@
 namespace tessera::store {
 
 // The schema version this build writes.
-inline constexpr int64_t kSchemaVersion = 1;
+inline constexpr int64_t kSchemaVersion = 2;
 
 // Brings the database to kSchemaVersion inside one write transaction, so two
 // processes opening the same new file cannot both migrate it.

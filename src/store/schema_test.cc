@@ -81,6 +81,65 @@ TEST(SchemaTest, ForeignDatabaseIsRefusedAndLeftAlone) {
       "1");
 }
 
+// A file as the schema-1 release wrote it (its migration, byte for byte,
+// with a directory record and a save) gains the transfer journal and keeps
+// its data.
+TEST(SchemaTest, Version1StoreMigratesToTheJournal) {
+  ScratchDir dir;
+  std::string path = dir.File("v1.db");
+  RawSql(path,
+         "PRAGMA journal_mode = WAL;"
+         "BEGIN IMMEDIATE;"
+         "CREATE TABLE schema_version(version INTEGER PRIMARY KEY NOT NULL, "
+         "applied_ms INTEGER NOT NULL);"
+         "CREATE TABLE shards(id TEXT PRIMARY KEY NOT NULL, kind TEXT NOT "
+         "NULL, params BLOB NOT NULL, status TEXT NOT NULL, error TEXT NOT "
+         "NULL, created_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL);"
+         "CREATE TABLE saves(shard_id TEXT PRIMARY KEY NOT NULL, state BLOB "
+         "NOT NULL, saved_ms INTEGER NOT NULL);"
+         "INSERT INTO schema_version VALUES(1, 1000);"
+         "INSERT INTO shards VALUES('a', 'arena', x'81a16e01', 'running', '', "
+         "10, 20);"
+         "INSERT INTO saves VALUES('a', x'00ff00', 30);"
+         "COMMIT;");
+  ASSERT_EQ(RawSql(path, "SELECT max(version) FROM schema_version"), "1");
+
+  {
+    Result<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    Result<std::vector<ShardRecord>> list = (*store)->ListShards();
+    ASSERT_TRUE(list.ok());
+    ASSERT_EQ(list->size(), 1u);
+    EXPECT_EQ((*list)[0].kind, "arena");
+    EXPECT_EQ((*list)[0].params, std::string("\x81\xa1n\x01", 4));
+    Result<std::optional<std::string>> state = (*store)->Load("a");
+    ASSERT_TRUE(state.ok());
+    EXPECT_EQ(*state, std::optional<std::string>(std::string("\0\xff\0", 3)));
+
+    shard::TransferRecord r;
+    r.id = "m1";
+    r.from_shard = "a";
+    r.to_shard = "b";
+    r.subscriber = "p";
+    std::vector<shard::TransferRecord> records = {r};
+    ASSERT_TRUE((*store)->BeginTransfers(records, "a", "a without p").ok());
+    Result<std::vector<shard::TransferRecord>> rows = (*store)->ListTransfers();
+    ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+    ASSERT_EQ(rows->size(), 1u);
+    EXPECT_EQ((*rows)[0].step, shard::TransferStep::kOut);
+  }
+  EXPECT_EQ(RawSql(path, "SELECT group_concat(version) FROM schema_version"),
+            "1,2");
+  EXPECT_EQ(RawSql(path,
+                   "SELECT count(*) FROM sqlite_master WHERE type = 'index' "
+                   "AND name = 'transfers_by_source' AND sql LIKE "
+                   "'%(from_shard, subscriber, step)%'"),
+            "1");
+  EXPECT_EQ(RawSql(path, "SELECT count(*) FROM transfers"), "1");
+  EXPECT_EQ(RawSql(path, "SELECT state FROM saves WHERE shard_id = 'a'"),
+            "a without p");
+}
+
 TEST(SchemaTest, EmptyExistingFileIsInitialised) {
   ScratchDir dir;
   std::string path = dir.File("empty.db");

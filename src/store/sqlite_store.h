@@ -1,5 +1,10 @@
 // The embedded Store: one SQLite database file in WAL mode.
 //
+// Transfer journal: the table `transfers` (schema.h, migration 2). Each
+// journal method is one BEGIN IMMEDIATE ... COMMIT holding its row writes
+// and the `saves` write of the shard that changed, so a crash leaves either
+// both or neither; any error rolls the whole transaction back.
+//
 // Durability: synchronous=FULL, so every write (Save, PutShard, ...) that
 // returned OK has had its write-ahead log record fsynced and survives
 // kill -9 and power loss; a write interrupted by a crash is rolled back as a
@@ -15,9 +20,11 @@
 #define TESSERA_STORE_SQLITE_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,6 +77,17 @@ class SqliteStore final : public Store {
   // Ordered by creation time, then id.
   Result<std::vector<ShardRecord>> ListShards() override;
 
+  // shard::TransferJournal. ListTransfers: by creation time, then insertion
+  // order; a row whose step is not a TransferStep fails it with kIo.
+  Status BeginTransfers(std::span<const shard::TransferRecord> records,
+                        std::string_view source_shard,
+                        std::optional<std::string_view> source_state) override;
+  Status AdvanceTransfers(std::span<const shard::TransferAdvance> steps,
+                          std::string_view shard_id,
+                          std::optional<std::string_view> state) override;
+  Result<std::vector<shard::TransferRecord>> ListTransfers() override;
+  Status DeleteTransfers(std::span<const std::string> ids) override;
+
   const std::string& path() const { return path_; }
 
  private:
@@ -78,7 +96,18 @@ class SqliteStore final : public Store {
   SqliteStore(std::unique_ptr<SqliteDb> db,
               std::unique_ptr<Statements> statements, Options options);
   int64_t NowUnixMs() const;
+  // Runs `body` inside BEGIN IMMEDIATE ... COMMIT; rolls back when `body`
+  // or the commit fails. `what` names the operation in error messages.
+  Status InTransaction(std::string_view what,
+                       const std::function<Status()>& body)
+      EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Status SaveLocked(std::string_view shard_id, std::string_view bytes,
+                    int64_t now_ms) EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Status DeleteShardLocked(std::string_view id) EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Status BeginTransferLocked(const shard::TransferRecord& record,
+                             int64_t now_ms) EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Status AdvanceTransferLocked(const shard::TransferAdvance& advance,
+                               int64_t now_ms) EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
   const std::string path_;

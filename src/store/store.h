@@ -1,5 +1,6 @@
-// Durable storage of the shard directory and saved states. SQLite (WAL) is
-// the embedded default; PostgreSQL comes with the cluster issue.
+// Durable storage of the shard directory, saved states and the transfer
+// journal. SQLite (WAL) is the embedded default; PostgreSQL comes with the
+// cluster issue.
 //
 // Thread-safety: every method may be called from any thread, concurrently.
 #ifndef TESSERA_STORE_STORE_H_
@@ -13,6 +14,7 @@
 
 #include "common/status.h"
 #include "shard/state_store.h"
+#include "shard/transfer_journal.h"
 
 namespace tessera::store {
 
@@ -28,8 +30,10 @@ struct ShardRecord {
 };
 
 // The shard directory plus, through shard::StateStore, saved states. Save,
-// Load and Forget work for any id, whether or not it has a record.
-class Store : public shard::StateStore {
+// Load and Forget work for any id, whether or not it has a record. Through
+// shard::TransferJournal, the journal of moves between shards, whose
+// transactions replace saved states in the same commit.
+class Store : public shard::StateStore, public shard::TransferJournal {
  public:
   // Inserts or replaces the record with this id. Zero timestamps are
   // filled in with the current time. Errors: kIo.
