@@ -25,8 +25,9 @@
 //   POST /api/shards/<id>/inputs        {input} -> 202 {seq}: a server-side
 //                                       input (empty subscriber id)
 //   Dev mode only, no token:
-//   POST /api/dev/join                  {shard, kind?, params?, subscriber?}
-//                                       -> {shardId, subscriberId, ticket}
+//   POST /api/dev/join                  {shard, kind?, params?, subscriber?,
+//                                       claims?} -> {shardId, subscriberId,
+//                                       ticket}
 //   GET  /<anything else>               the app's web/ folder and mounts
 //
 // JSON values (params, inputs) are converted to the kind's codec. Every
