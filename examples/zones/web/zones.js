@@ -38,6 +38,7 @@ const TICK_MS = 50; // tessera.json tickRate 20
 const W = 900;
 const H = 450;
 const MAX_FRAMES = 20000;
+const MARGIN = 14; // canvas pixels around the world (a dot on its edge stays whole)
 
 const canvas = document.getElementById("world");
 const ctx = canvas.getContext("2d");
@@ -234,31 +235,33 @@ function worldSize() {
 
 function draw(now) {
   const world = worldSize();
-  const scale = Math.min(W / world.width, H / world.height);
-  const sx = (x) => x * scale;
-  const sy = (y) => y * scale;
+  const scale = Math.min((W - 2 * MARGIN) / world.width, (H - 2 * MARGIN) / world.height);
+  const ox = (W - world.width * scale) / 2;
+  const oy = (H - world.height * scale) / 2;
+  const sx = (x) => ox + x * scale;
+  const sy = (y) => oy + y * scale;
   ctx.save();
-  ctx.fillStyle = "#0d1420";
+  ctx.fillStyle = "#090e16";
   ctx.fillRect(0, 0, W, H);
 
   // The zones: the current one lit, the lines between them dashed.
   for (let i = 0; i < world.zones; i++) {
     const x0 = sx(i * world.zoneWidth);
     const here = snap && snap.zone.index === i;
-    ctx.fillStyle = here ? "rgba(122, 162, 255, 0.10)" : "rgba(122, 162, 255, 0.03)";
-    ctx.fillRect(x0, 0, sx(world.zoneWidth), sy(world.height));
+    ctx.fillStyle = here ? "rgba(122, 162, 255, 0.12)" : "rgba(122, 162, 255, 0.04)";
+    ctx.fillRect(x0, sy(0), world.zoneWidth * scale, world.height * scale);
     ctx.fillStyle = here ? "#c7d2fe" : "#5b6679";
     ctx.font = "600 13px system-ui, sans-serif";
     ctx.textAlign = "left";
     const zone = ZONES[i];
     const label = `${zone ? zone.id : `zone ${i}`}${zone?.params.require_claim ? " · party only" : ""}`;
-    ctx.fillText(label, x0 + 10, 20);
+    ctx.fillText(label, x0 + 10, sy(0) + 20);
   }
   ctx.strokeStyle = "rgba(251, 191, 36, 0.45)";
   ctx.setLineDash([8, 8]);
   for (let i = 1; i < world.zones; i++) {
     ctx.beginPath();
-    ctx.moveTo(Math.round(sx(i * world.zoneWidth)) + 0.5, 0);
+    ctx.moveTo(Math.round(sx(i * world.zoneWidth)) + 0.5, sy(0));
     ctx.lineTo(Math.round(sx(i * world.zoneWidth)) + 0.5, sy(world.height));
     ctx.stroke();
   }
@@ -310,7 +313,7 @@ function dot(x, y, color, label) {
   ctx.fillStyle = "#8b97ad";
   ctx.font = "11px system-ui, sans-serif";
   ctx.textAlign = "center";
-  ctx.fillText(String(label), x, y + 22);
+  ctx.fillText(String(label), x, y + 22 > H - 4 ? y - 14 : y + 22);
 }
 
 function record(now, mine) {
