@@ -7,7 +7,10 @@
 //     (through the pool's locks), then its worker (or, once Shutdown has
 //     removed it from the pool, the thread calling Shutdown). No lock.
 //   - the mailbox under `mu`: inputs, subscribers, the stop request and the
-//     published ShardInfo, shared with API threads.
+//     published ShardInfo, shared with API threads; and, for shards that
+//     talk, the moves queued for it (admin requests, arrivals, outcomes of
+//     its own moves) and its moving players, shared with other shards'
+//     workers. Its message inbox has a lock of its own.
 // Lock order: ShardHost::mu_, then HostedShard::mu, then the pool's locks;
 // no lock is held while calling into the guest or the sink.
 #ifndef TESSERA_SHARD_HOSTED_SHARD_H_
@@ -26,9 +29,11 @@
 #include "guest/worker_pool.h"
 #include "shard/guest_shard.h"
 #include "shard/kind_registry.h"
+#include "shard/message_router.h"
 #include "shard/shard_host.h"
 #include "shard/subscriber_frames.h"
 #include "shard/tick_schedule.h"
+#include "shard/transfers.h"
 
 namespace tessera::shard {
 
@@ -65,6 +70,23 @@ class HostedShard final : public guest::WorkerPool::Task {
   int64_t idle_since_us GUARDED_BY(mu) = 0;
   bool stop_requested GUARDED_BY(mu) = false;
   ShardInfo info GUARDED_BY(mu);
+
+  // Talk. The hooks the module exports (set when it starts running).
+  bool has_transfers GUARDED_BY(mu) = false;
+  bool has_messages GUARDED_BY(mu) = false;
+  // Admin moves from this shard, not started yet.
+  std::vector<std::shared_ptr<Move>> move_requests GUARDED_BY(mu);
+  // Players coming in, for transfer_in at the next run.
+  std::vector<std::shared_ptr<Move>> arrivals GUARDED_BY(mu);
+  // This shard's moves, answered by their target.
+  std::vector<std::shared_ptr<Move>> outcomes GUARDED_BY(mu);
+  // Players out of this shard on their way: subscriber -> target.
+  std::map<std::string, std::string, std::less<>> moving GUARDED_BY(mu);
+  // The latest connection's ticket claims, per subscriber.
+  std::map<std::string, std::string, std::less<>> claims GUARDED_BY(mu);
+  bool removed GUARDED_BY(mu) = false;  // forgotten: nothing runs it again
+  // Set before the shard runs (then read by any thread).
+  std::shared_ptr<Inbox> inbox;
 };
 
 }  // namespace tessera::shard

@@ -1,11 +1,14 @@
 #include "shard/shard_host.h"
 
 #include <algorithm>
+#include <random>
 #include <set>
 #include <utility>
 
 #include "shard/hosted_shard.h"
+#include "shard/message_router.h"
 #include "shard/subscriber_frames.h"
+#include "shard/transfers.h"
 
 namespace tessera::shard {
 namespace {
@@ -17,6 +20,23 @@ std::unique_ptr<guest::WorkerPool> OwnPool(const HostOptions& options,
   pool.threads = options.workers;
   pool.clock = clock;
   return std::make_unique<guest::WorkerPool>(pool);
+}
+
+// The host's own journal when neither `journal` nor `store` is one.
+std::unique_ptr<TransferJournal> OwnJournal(const HostOptions& options,
+                                            StateStore* store) {
+  if (options.journal != nullptr ||
+      dynamic_cast<TransferJournal*>(store) != nullptr) {
+    return nullptr;
+  }
+  return std::make_unique<MemoryStateStore>(options.wall_clock);
+}
+
+TransferJournal* PickJournal(const HostOptions& options, StateStore* store,
+                             TransferJournal* owned) {
+  if (options.journal != nullptr) return options.journal;
+  if (auto* journal = dynamic_cast<TransferJournal*>(store)) return journal;
+  return owned;
 }
 
 }  // namespace
@@ -35,7 +55,16 @@ ShardHost::ShardHost(const KindRegistry* kinds, ShardSink* sink,
       watchdog_(options_.watchdog_clock ? options_.watchdog_clock
                                         : RealClock::Get()),
       owned_pool_(OwnPool(options_, clock_)),
-      pool_(owned_pool_ ? owned_pool_.get() : options_.pool) {
+      pool_(owned_pool_ ? owned_pool_.get() : options_.pool),
+      wall_clock_(options_.wall_clock ? options_.wall_clock
+                                      : RealWallClock::Get()),
+      owned_journal_(OwnJournal(options_, store)),
+      journal_(PickJournal(options_, store, owned_journal_.get())),
+      router_(std::make_unique<MessageRouter>()),
+      moved_(std::make_unique<MovedRecords>()),
+      log_limiter_(std::make_unique<LineLimiter>()),
+      move_id_seed_(std::random_device{}() ^
+                    (static_cast<uint64_t>(std::random_device{}()) << 32)) {
   watchdog_.Start();
 }
 
@@ -94,7 +123,11 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
   }
   // The stopped record waited only for its retention: off the pool (outside
   // mu_, which its run may be waiting for).
-  if (replaced != nullptr) pool_->Remove(*replaced);
+  if (replaced != nullptr) {
+    pool_->Remove(*replaced);
+    DrainTalk(*replaced, clock_->NowUs(),
+              "shard \"" + replaced->id + "\" is gone");
+  }
 
   GuestEnv env;
   env.watchdog = &watchdog_;
@@ -109,6 +142,14 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
       restore ? GuestShard::Restore(kind->module, kind->config, id, params,
                                     *state, env)
               : GuestShard::Create(kind->module, kind->config, id, params, env);
+  // A restored shard first takes back the players of its unfinished moves
+  // (no input can reach it yet).
+  if (guest.ok() && restore) {
+    if (Status recovered = RecoverOwnMoves(**guest, clock_->NowUs());
+        !recovered.ok()) {
+      guest = recovered;
+    }
+  }
   // Interest and replication configs are read once, right after start.
   std::unique_ptr<SubscriberFrames> views;
   if (guest.ok()) {
@@ -118,6 +159,17 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
       views = std::move(made).value();
     } else {
       guest = made.status();
+    }
+  }
+  // Its groups, read after init/restore and after every tick.
+  GroupList groups;
+  if (guest.ok()) {
+    Result<std::vector<std::string>> listed = (*guest)->Groups();
+    if (listed.ok()) {
+      groups = CheckGroups(std::move(listed).value());
+      if (!groups.dropped.empty()) HostLog(id, DroppedGroupsLine(id, groups));
+    } else {
+      guest = listed.status();
     }
   }
   const int64_t now = clock_->NowUs();
@@ -152,13 +204,19 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
     shard->views = std::move(views);
     shard->schedule.emplace(now, kind->config.tick_rate);
     shard->last_save_us = now;
+    shard->inbox = std::make_shared<Inbox>(options_.max_inbox_messages);
+    router_->Add(shard->id, shard->inbox, shard->guest->has_messages());
+    router_->SetGroups(shard->id, groups.groups);
     std::lock_guard<std::mutex> shard_lock(shard->mu);
     shard->info.status = ShardStatus::kRunning;
     shard->info.fuel_used = shard->guest->fuel_used();
     shard->idle_since_us = now;
+    shard->has_transfers = shard->guest->has_transfers();
+    shard->has_messages = shard->guest->has_messages();
   }
   if (!still_ours) {
     // Replaced while starting (only possible once stopped); drop ours.
+    if (shard->inbox != nullptr) router_->Remove(shard->id, shard->inbox.get());
     return Status(StatusCode::kAlreadyExists,
                   "shard \"" + std::string(id) + "\" was replaced");
   }
@@ -166,6 +224,7 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
   // Hand over to the least-loaded worker (a given pool may have shut down).
   if (Status added = pool_->Add(shard); !added.ok()) {
     shards_.erase(it);
+    if (shard->inbox != nullptr) router_->Remove(shard->id, shard->inbox.get());
     return added;
   }
   return result;
@@ -238,6 +297,11 @@ Status ShardHost::SubmitInput(std::string_view id, std::string_view subscriber,
     return Status(StatusCode::kFailedPrecondition,
                   "shard \"" + shard->id + "\" has stopped");
   }
+  if (auto moving = shard->moving.find(subscriber);
+      moving != shard->moving.end()) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "moving to shard " + moving->second);
+  }
   const size_t limit = std::max(
       options_.max_queued_inputs,
       options_.max_queued_inputs_per_subscriber * shard->subscribers.size());
@@ -253,7 +317,8 @@ Status ShardHost::SubmitInput(std::string_view id, std::string_view subscriber,
 }
 
 Status ShardHost::AddSubscriber(std::string_view id,
-                                std::string_view subscriber) {
+                                std::string_view subscriber,
+                                std::string_view claims_json) {
   std::shared_ptr<HostedShard> shard = Find(id);
   if (shard == nullptr) {
     return NotFound("no shard \"" + std::string(id) + "\"");
@@ -265,6 +330,8 @@ Status ShardHost::AddSubscriber(std::string_view id,
   } else {
     ++it->second;
   }
+  shard->claims.insert_or_assign(std::string(subscriber),
+                                 std::string(claims_json));
   // A new connection starts from a baseline (replication).
   shard->restart.emplace(subscriber);
   return Status::Ok();
@@ -295,6 +362,9 @@ Status ShardHost::RemoveSubscriber(std::string_view id,
   }
   if (--it->second == 0) {
     shard->subscribers.erase(it);
+    if (auto c = shard->claims.find(subscriber); c != shard->claims.end()) {
+      shard->claims.erase(c);
+    }
     if (shard->subscribers.empty()) shard->idle_since_us = clock_->NowUs();
   }
   return Status::Ok();
@@ -309,11 +379,19 @@ std::optional<int64_t> ShardHost::RunShard(HostedShard& shard, int64_t now_us) {
 }
 
 bool ShardHost::Process(HostedShard& shard, int64_t now_us) {
+  MaybeExpireMoves(now_us);
   if (shard.done) {
+    // Answers to its moves still come (the player is gone with it).
+    TakeOutcomes(shard, now_us);
     if (now_us - shard.stopped_at_us >= RetentionUs(shard)) {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = shards_.find(shard.id);
-      if (it != shards_.end() && it->second.get() == &shard) shards_.erase(it);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = shards_.find(shard.id);
+        if (it != shards_.end() && it->second.get() == &shard) {
+          shards_.erase(it);
+        }
+      }
+      DrainTalk(shard, now_us, "shard \"" + shard.id + "\" is gone");
       return false;
     }
     return true;
@@ -334,9 +412,13 @@ bool ShardHost::Process(HostedShard& shard, int64_t now_us) {
            "no subscribers for " + std::to_string(config.idle_shutdown_secs) +
                " s",
            now_us);
-  } else if (shard.schedule->Due(now_us)) {
-    RunTick(shard, now_us);
-    if (!shard.done) MaybeSave(shard, now_us);
+  } else {
+    ProcessTalk(shard, now_us);
+    if (!shard.done && shard.schedule->Due(now_us)) {
+      RunTick(shard, now_us);
+      if (!shard.done) AfterTick(shard, now_us);
+      if (!shard.done) MaybeSave(shard, now_us);
+    }
   }
   return true;
 }
@@ -376,9 +458,14 @@ void ShardHost::RunTick(HostedShard& shard, int64_t now_us) {
                                  shard.guest->ticks(), *frame);
     };
   }
+  // Messages queued for the shard go to on_messages inside the tick.
+  std::function<void()> before;
+  if (shard.inbox != nullptr && shard.inbox->size() > 0) {
+    before = [this, &shard] { DeliverInbox(shard); };
+  }
   StepResult step = shard.guest->Step(
       inputs, shard.schedule->period_us(), views,
-      shard.views == nullptr || shard.views->wants_snapshot());
+      shard.views == nullptr || shard.views->wants_snapshot(), before);
   const int64_t wall_us = clock_->NowUs() - wall_start_us;
   int64_t fuel_used = 0;
   {
@@ -457,6 +544,7 @@ void ShardHost::Finish(HostedShard& shard, StopReason reason,
     shard.info.fuel_used = fuel;
     shard.inputs.clear();
   }
+  StopTalk(shard, now_us);
   if (store_ != nullptr) store_->Forget(shard.id);
   if (sink_ != nullptr) sink_->OnStopped(shard.id, reason, message);
 }
@@ -476,6 +564,15 @@ void ShardHost::Shutdown() {
   // Off the pool (waiting for a run in progress): no worker touches these
   // shards again, this thread now owns every one.
   for (const auto& shard : shards) pool_->Remove(*shard);
+  // Moves on their way end here (their journal rows finish them at the next
+  // boot: Restore and RecoverTransfers).
+  const int64_t now = clock_->NowUs();
+  for (const auto& shard : shards) {
+    if (shard->inbox != nullptr) {
+      router_->Remove(shard->id, shard->inbox.get());
+    }
+    DrainTalk(*shard, now, "the host shut down");
+  }
   for (const auto& shard : shards) {
     if (shard->done || shard->guest == nullptr) continue;
     if (store_ != nullptr && shard->guest->has_save()) {

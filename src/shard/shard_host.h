@@ -29,9 +29,17 @@
 // StepForTest(now) does a worker's pass on the calling thread: with a
 // FakeClock as `clock` tests drive it deterministically without sleeping.
 // The watchdog always runs on `watchdog_clock` (real time by default).
+//
+// Shards that talk (docs/shards-that-talk.md): a player moves from one
+// shard to another through its module's transfer hooks, step by step in a
+// TransferJournal (transfers.cc: Transfer, the moves a module requests,
+// Restore's and RecoverTransfers' recovery); shards send each other
+// messages through bounded inboxes (shard_messages.cc, message_router.h).
 #ifndef TESSERA_SHARD_SHARD_HOST_H_
 #define TESSERA_SHARD_SHARD_HOST_H_
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -51,10 +59,19 @@
 #include "shard/shard_sink.h"
 #include "shard/shard_types.h"
 #include "shard/state_store.h"
+#include "shard/talk_types.h"
+#include "shard/transfer_journal.h"
+#include "tessera/abi.h"
 
 namespace tessera::shard {
 
+class GuestShard;
 class HostedShard;
+class MessageRouter;
+class MovedRecords;
+class LineLimiter;
+struct Move;
+struct ShardMessage;
 
 // What List/Get report about one shard (a copy).
 struct ShardInfo {
@@ -110,6 +127,24 @@ struct HostOptions {
   // the fuel the shard used since the previous tick (this tick's calls and
   // any save in between); for metrics. Must be quick and thread-safe.
   std::function<void(std::string_view shard_id, const TickEvent& tick)> on_tick;
+
+  // Shards that talk.
+  // Where moves are journaled. Null: `store` if it is a TransferJournal,
+  // else an in-memory journal of the host's own. Not owned.
+  TransferJournal* journal = nullptr;
+  const WallClock* wall_clock = nullptr;  // null: RealWallClock; moved_unix_ms
+  // Host events as readable lines (refused messages, failed moves,
+  // recovery); any thread, must be quick and thread-safe.
+  std::function<void(std::string_view shard_id, std::string_view line)>
+      host_log;
+  // One finished move: its outcome and the time from the request to the
+  // target's commit (or to the refusal). Any worker thread.
+  std::function<void(const TransferResult& result, int64_t duration_us)>
+      on_transfer;
+  // Message limits per shard (benches raise these).
+  size_t max_inbox_messages = abi::kMaxInboxMessages;
+  size_t max_messages_sent_per_tick = abi::kMaxMessagesSentPerTick;
+  size_t max_messages_applied_per_tick = abi::kMaxMessagesAppliedPerTick;
 };
 
 class ShardHost {
@@ -161,13 +196,62 @@ class ShardHost {
 
   // Subscriber bookkeeping for idle shutdown; the same subscriber may be
   // added more than once (several connections) and counts until removed as
-  // often. Errors: kNotFound. Any thread.
-  Status AddSubscriber(std::string_view id, std::string_view subscriber);
+  // often. `claims_json` (a JSON object: the ticket's claims) is kept per
+  // subscriber (the latest connection wins) until its last connection goes,
+  // and given as the auth claims of moves its module starts. Errors:
+  // kNotFound. Any thread.
+  Status AddSubscriber(std::string_view id, std::string_view subscriber,
+                       std::string_view claims_json = "{}");
   Status RemoveSubscriber(std::string_view id, std::string_view subscriber);
   // With replication: the subscriber's next payload is a BASELINE (a
   // connection that fell behind and dropped deltas starts again). Errors:
   // kNotFound. Any thread.
   Status RequestBaseline(std::string_view id, std::string_view subscriber);
+
+  // ---- Shards that talk -------------------------------------------------
+
+  struct TransferSpec {
+    std::string from, subscriber, to, claims_json = "{}";
+  };
+  // Moves `subscriber` from shard `from` to shard `to` (queued in the
+  // source's mailbox, the source poked; see transfers.cc for the flow).
+  // `done` runs exactly once: on a worker thread, or on the calling thread
+  // for errors found at once (kInvalid: same shard, empty ids, claims not a
+  // JSON object; kNotFound: the source is not running or the host has shut
+  // down). Any thread.
+  void Transfer(TransferSpec spec, std::function<void(TransferResult)> done);
+
+  // A message from the server (from = "") to a target, queued like a
+  // shard's. Errors: kInvalidArgument (topic or data over the limits; also
+  // counted and logged as a refusal), kFailedPrecondition after Shutdown.
+  struct PublishResult {
+    size_t delivered = 0;  // inboxes it was queued in
+    size_t refused = 0;    // targets that refused it (counted and logged)
+  };
+  Result<PublishResult> Publish(const MessageTarget& to, std::string topic,
+                                std::string data);
+
+  // The player that left `from` within kMovedRecordSecs, or nullopt. Any
+  // thread.
+  std::optional<MovedTo> FindMove(std::string_view from,
+                                  std::string_view subscriber) const;
+
+  // Boot, once, after the shards have been restored: journal rows kIn
+  // younger than kMovedRecordSecs become FindMove records (older ones are
+  // deleted); kBack rows are deleted; kOut rows whose source is not running
+  // are deleted with a log line (their source was not restored). (Restore
+  // itself takes back the players of its own kOut rows.) Errors: the
+  // journal's kIo.
+  Status RecoverTransfers();
+
+  // Monotonic totals, for metrics.
+  struct TalkCounters {
+    uint64_t messages_sent = 0;         // taken from outboxes, or published
+    uint64_t messages_delivered = 0;    // given to a target's on_messages
+    uint64_t messages_refused[7] = {};  // by MessageRefusal, per target
+    uint64_t transfers[8] = {};         // by TransferError; kNone = moved
+  };
+  TalkCounters talk_counters() const;
 
   // With a thread-less pool (workers = 0): runs everything due at `now_us`
   // (ticks, stop requests, idle stops, saves, removals) on the calling
@@ -203,6 +287,47 @@ class ShardHost {
   void Finish(HostedShard& shard, StopReason reason, std::string message,
               int64_t now_us);
 
+  // ---- Talk (transfers.cc, shard_messages.cc) ----
+  // Restore: takes back the players of the shard's kOut journal rows
+  // (before it is added to the pool). Errors: the journal's.
+  Status RecoverOwnMoves(GuestShard& guest, int64_t now_us);
+  // The state to write with a journal step: the module's save when it has
+  // one and the host has a store, else nullopt. Errors: Save's.
+  Result<std::optional<std::string>> JournalState(GuestShard& guest);
+  std::string NewMoveId();
+  // The talk side of one run of a running shard, before its tick: outcomes
+  // of its moves, arrivals, admin moves.
+  void ProcessTalk(HostedShard& shard, int64_t now_us);
+  // After a tick: the module's transfer requests, outbox and groups.
+  void AfterTick(HostedShard& shard, int64_t now_us);
+  void StartMoves(HostedShard& source, std::vector<std::shared_ptr<Move>> moves,
+                  int64_t now_us);
+  void TakeArrivals(HostedShard& target, int64_t now_us);
+  void TakeOutcomes(HostedShard& source, int64_t now_us);
+  // The source takes back its players (returning) for moves that failed.
+  void ReturnMoves(HostedShard& source,
+                   std::vector<std::shared_ptr<Move>> moves, int64_t now_us);
+  // Hands a move's outcome back to its source (or ends it here when the
+  // source is gone).
+  void PostOutcome(std::shared_ptr<Move> move, int64_t now_us);
+  void EndMove(Move& move, int64_t now_us);
+  // A shard that stopped (Finish): its inbox, arrivals and queued moves.
+  void StopTalk(HostedShard& shard, int64_t now_us);
+  // A shard forgotten (retention over, or Shutdown): ends what is left.
+  void DrainTalk(HostedShard& shard, int64_t now_us, std::string why);
+  void MaybeExpireMoves(int64_t now_us);
+  // Messages.
+  void DeliverInbox(HostedShard& shard);
+  void RouteOutgoing(std::string_view sender, const MessageTarget& to,
+                     std::shared_ptr<const ShardMessage> message,
+                     size_t* delivered, size_t* refused);
+  void RefuseMessage(std::string_view sender, std::string_view target,
+                     std::string_view topic, MessageRefusal reason,
+                     uint64_t count = 1);
+  void SendOutbox(HostedShard& shard);
+  void UpdateGroups(HostedShard& shard);
+  void HostLog(std::string_view shard_id, std::string_view line) const;
+
   const KindRegistry* const kinds_;
   ShardSink* const sink_;
   StateStore* const store_;
@@ -213,6 +338,18 @@ class ShardHost {
   // their instances) go before it.
   std::unique_ptr<guest::WorkerPool> owned_pool_;  // null: options_.pool
   guest::WorkerPool* const pool_;
+  const WallClock* const wall_clock_;
+  std::unique_ptr<TransferJournal> owned_journal_;  // null: not ours
+  TransferJournal* const journal_;
+  std::unique_ptr<MessageRouter> router_;
+  std::unique_ptr<MovedRecords> moved_;
+  std::unique_ptr<LineLimiter> log_limiter_;
+  std::atomic<uint64_t> move_counter_{0};
+  uint64_t move_id_seed_ = 0;
+  std::atomic<int64_t> next_expiry_us_{0};
+  std::atomic<uint64_t> messages_sent_{0}, messages_delivered_{0};
+  std::array<std::atomic<uint64_t>, 7> messages_refused_{};
+  std::array<std::atomic<uint64_t>, 8> transfers_{};
 
   mutable std::mutex mu_;  // before any HostedShard::mu
   std::map<std::string, std::shared_ptr<HostedShard>, std::less<>> shards_

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "shard/shard_types.h"
+#include "shard/talk_types.h"
 
 namespace tessera::shard {
 
@@ -72,6 +73,13 @@ class ShardSink {
   // module's reason (kFinished, may be empty) or a short description.
   virtual void OnStopped(std::string_view shard_id, StopReason reason,
                          std::string_view message) = 0;
+  // A player left shard `from` for `moved.to` (the target has committed;
+  // the network tells the player's connections to `from` and closes them).
+  // On the target's worker.
+  virtual void OnTransfer(std::string_view from, const MovedTo& moved) {
+    (void)from;
+    (void)moved;
+  }
 };
 
 // The observer list a host publishes to: a ShardSink passing every event
@@ -107,6 +115,9 @@ class ShardObservers final : public ShardSink {
   void OnStopped(std::string_view shard_id, StopReason reason,
                  std::string_view message) override {
     for (ShardSink* o : observers_) o->OnStopped(shard_id, reason, message);
+  }
+  void OnTransfer(std::string_view from, const MovedTo& moved) override {
+    for (ShardSink* o : observers_) o->OnTransfer(from, moved);
   }
 
  private:
