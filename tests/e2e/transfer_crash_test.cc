@@ -26,6 +26,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <ostream>
 #include <span>
 #include <string>
 #include <thread>
@@ -148,6 +149,10 @@ struct Case {
   const char* fault_point;  // "" for none
   Expect expect;
 };
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << (*c.fault_point == '\0' ? "no fault point" : c.fault_point);
+}
 
 class TransferCrashTest : public ::testing::TestWithParam<Case> {
  protected:
