@@ -11,7 +11,7 @@ ASAN_TARGETS ?= common_test wasm_test guest_test shard_test store_test net_proto
                 app_test server_test sdk_codec_test sdk_interest_test \
                 interest_test replication_test replication_fixtures \
                 loadtest_test net_client_test net_session_test sdk_rewind_test \
-                rust_guest_test sdk_talk_test
+                rust_guest_test sdk_talk_test zones_test
 # The fuzz run: FUZZ_SECS in total, shared equally by the targets.
 FUZZ_SECS  ?= 75
 FUZZ_TARGETS := module_loader frame ticket replication_changes \
@@ -42,7 +42,7 @@ unit-test: build
 # clients/ts/dist (ES modules, .d.ts, and the browser bundle
 # dist/tessera-client.js that the dev server serves at /sdk/). ts-test runs
 # the unit tests, the Node client against the real server binary, and the
-# arena, zone and range pages in headless Chromium (screenshots in
+# arena, zone, range and zones pages in headless Chromium (screenshots in
 # $(BUILD)/artifacts/).
 TS_DIR := clients/ts
 
@@ -90,11 +90,13 @@ spec: build
 
 # Builds tessera and the TypeScript SDK, and serves the example arena on
 # http://127.0.0.1:4321 (WebSocket, admin API, metrics, its demo page at /)
-# with the zone and range examples beside it (pages at /zone/ and /range/)
+# with the zone, range and zones examples beside it (pages at /zone/,
+# /range/ and /zones/)
 # and the SDK bundle at /sdk/; state in examples/arena/.tessera/ (SQLite).
 # Stop with Ctrl-C: shards are saved.
 dev: build ts-build
-	$(TESSERA) dev examples/arena examples/zone examples/range --mount /sdk=$(TS_DIR)/dist
+	$(TESSERA) dev examples/arena examples/zone examples/range examples/zones \
+	  --mount /sdk=$(TS_DIR)/dist
 
 # Runs the arena for 3 s of game time from the command line, printing each
 # tick's snapshot (no server).

@@ -47,8 +47,9 @@
 //                                       any JSON (compact text),
 //                                       `data_base64` binary
 //   Dev mode only, no token:
-//   POST /api/dev/join                  {shard, kind?, params?, subscriber?}
-//                                       -> {shardId, subscriberId, ticket}
+//   POST /api/dev/join                  {shard, kind?, params?, subscriber?,
+//                                       claims?} -> {shardId, subscriberId,
+//                                       ticket}
 //   GET  /<anything else>               the app's web/ folder and mounts
 //
 // JSON values (params, inputs) are converted to the kind's codec. Every

@@ -80,6 +80,17 @@ TEST_F(ApiHandlerTest, DevJoinCreatesOnceAndMintsGuestTickets) {
            R"({"shard":"arena-1","subscriber":"carol"})", nullptr);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(Body(r)["subscriberId"], "carol");
+  // Claims go into the ticket (a zone that needs a party checks them).
+  r = Call("POST", "/api/dev/join",
+           R"({"shard":"arena-1","claims":{"party":"red"}})", nullptr);
+  ASSERT_EQ(r.status, 200) << r.body;
+  check = net::VerifyTicket(kSecret, Body(r)["ticket"].get<std::string>(),
+                            "arena-1", kNowUnix);
+  ASSERT_EQ(check.error, net::TicketError::kNone) << check.message;
+  EXPECT_EQ(json::parse(check.ticket.claims_json), json({{"party", "red"}}));
+  ExpectError(Call("POST", "/api/dev/join",
+                   R"({"shard":"arena-1","claims":"red"})", nullptr),
+              400, "invalid_argument");
 
   ExpectError(Call("POST", "/api/dev/join",
                    R"({"shard":"arena-1","kind":"counter-json"})", nullptr),

@@ -378,6 +378,11 @@ HttpResponse ApiHandler::DevJoin(const json& body) {
   if (!kind) return error;
   std::optional<std::string> subscriber = SubscriberField(body, false, &error);
   if (!subscriber) return error;
+  std::string claims = "{}";
+  if (auto it = body.find("claims"); it != body.end() && !it->is_null()) {
+    if (!it->is_object()) return BadField("\"claims\" must be a JSON object");
+    claims = it->dump(-1, ' ', false, json::error_handler_t::replace);
+  }
 
   shard::ShardHost* host = directory_->host();
   std::optional<shard::ShardInfo> info = host->Get(*id);
@@ -415,6 +420,7 @@ HttpResponse ApiHandler::DevJoin(const json& body) {
   ticket.resource_id = *id;
   ticket.subscriber_id = *subscriber;
   ticket.expires_unix = UnixNow() + net::kDefaultTicketLifetimeSecs;
+  ticket.claims_json = std::move(claims);
   return JsonResponse(
       200, json{{"shardId", *id},
                 {"subscriberId", *subscriber},
