@@ -9,8 +9,7 @@
 #include <iostream>
 
 #include "common/subprocess.h"
-
-extern char** environ;
+#include "tests/e2e/app_template.h"
 
 namespace tessera::e2e {
 namespace {
@@ -28,69 +27,24 @@ int MsLeft(Clock::time_point deadline) {
                               .count());
 }
 
-// The arena app, built once per test binary: a copy of examples/arena (or
-// of the app $TESSERA_E2E_ARENA names, relative to the source tree:
-// ctest e2e_play_rust runs the play tests on examples/arena-rust, which
-// must behave the same) whose module is built and compiled (into
-// .tessera/cache), so that tests
-// start servers without compiling. The build records the app's path (a
-// different path means a rebuild), so it is built at app_path(), kept
-// at the template path, and each test copies it back to app_path().
-class ArenaTemplate : public ::testing::Environment {
- public:
-  static ArenaTemplate* instance;
+// The arena app, built once per test binary (see AppTemplate): a copy of
+// examples/arena or of the app $TESSERA_E2E_ARENA names, relative to the
+// source tree (ctest e2e_play_rust runs the play tests on
+// examples/arena-rust, which must behave the same).
+AppTemplate* MakeArenaTemplate() {
+  const char* example = std::getenv("TESSERA_E2E_ARENA");
+  AppTemplateOptions options;
+  options.tessera_bin = TESSERA_BIN;
+  options.source =
+      fs::path(TESSERA_SOURCE_DIR) /
+      (example != nullptr && *example != '\0' ? example : "examples/arena");
+  options.kind = "arena";
+  options.scratch = "e2e";
+  return static_cast<AppTemplate*>(
+      ::testing::AddGlobalTestEnvironment(new AppTemplate(std::move(options))));
+}
 
-  void SetUp() override {
-    const char* example = std::getenv("TESSERA_E2E_ARENA");
-    const std::string source =
-        std::string(TESSERA_SOURCE_DIR) + "/" +
-        (example != nullptr && *example != '\0' ? example : "examples/arena");
-    // `tessera ticket` must read the dev secret, not an inherited
-    // TESSERA_SHARD_TICKET_SECRET (servers get a clean environment anyway).
-    std::vector<std::string> inherited;
-    for (char** e = environ; *e != nullptr; ++e) {
-      const std::string var = *e;
-      if (var.rfind("TESSERA_", 0) == 0) {
-        inherited.push_back(var.substr(0, var.find('=')));
-      }
-    }
-    for (const std::string& name : inherited) unsetenv(name.c_str());
-    root_ =
-        fs::temp_directory_path() / ("tessera-e2e-" + std::to_string(getpid()));
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-    const fs::path app = app_path();
-    // -L: examples/arena-rust's web/ is a link to the C++ arena's page.
-    Run({"cp", "-a", "-L", source, app.string()});
-    fs::remove_all(app / ".tessera");
-    Run({TESSERA_BIN, "shards", "build", app.string()});
-    // `tessera run` compiles the module into the app's cache.
-    Run({TESSERA_BIN, "run", app.string(), "--kind", "arena", "--ticks", "1"});
-    if (::testing::Test::HasFatalFailure()) return;
-    // mv keeps modification times: the build stays up to date.
-    Run({"mv", app.string(), (root_ / "template").string()});
-    if (!::testing::Test::HasFatalFailure()) path_ = root_ / "template";
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
-  // Where tests' copies of the app go (one test at a time).
-  fs::path app_path() const { return root_ / "arena"; }
-  // Empty if the build failed.
-  const fs::path& path() const { return path_; }
-
- private:
-  static void Run(const std::vector<std::string>& argv) {
-    Result<ProcessResult> r = RunProcess(argv);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    ASSERT_EQ(r->exit_code, 0) << JoinCommand(argv) << "\n" << r->output;
-  }
-
-  fs::path root_;
-  fs::path path_;
-};
-
-ArenaTemplate* ArenaTemplate::instance = static_cast<ArenaTemplate*>(
-    ::testing::AddGlobalTestEnvironment(new ArenaTemplate));
+AppTemplate* const kArenaTemplate = MakeArenaTemplate();
 
 }  // namespace
 
@@ -132,17 +86,12 @@ void E2eTest::TearDown() {
 }
 
 fs::path E2eTest::CopyArena() {
-  const fs::path& tpl = ArenaTemplate::instance->path();
-  const fs::path app = ArenaTemplate::instance->app_path();
-  if (tpl.empty()) {
+  const fs::path app = kArenaTemplate->app_path();
+  if (kArenaTemplate->path().empty()) {
     ADD_FAILURE() << "the arena template did not build";
     return app;
   }
-  fs::remove_all(app);
-  // cp -a keeps modification times, so the build stays up to date.
-  Result<ProcessResult> r =
-      RunProcess({"cp", "-a", tpl.string(), app.string()});
-  EXPECT_TRUE(r.ok() && r->exit_code == 0);
+  EXPECT_TRUE(kArenaTemplate->CopyToAppPath());
   app_copy_ = app;
   return app;
 }

@@ -58,7 +58,7 @@ class E2eTest : public ::testing::Test {
   void TearDown() override;
 
   // A fresh copy of the prebuilt arena app (one per test; its path is the
-  // same in every test, see ArenaTemplate in e2e_fixture.cc).
+  // same in every test: AppTemplate in app_template.h).
   fs::path CopyArena();
   fs::path dir() const { return dir_; }
 

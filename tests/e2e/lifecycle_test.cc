@@ -3,12 +3,11 @@
 // hears about it; `tessera serve` refuses to start without secrets.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sqlite3.h>
 
 #include <chrono>
 #include <fstream>
-#include <thread>
 
+#include "tests/e2e/app_template.h"
 #include "tests/e2e/e2e_fixture.h"
 #include "tests/e2e/http_receiver.h"
 
@@ -22,46 +21,6 @@ const std::vector<std::pair<std::string, std::string>> kServeEnv = {
     {"TESSERA_ADMIN_TOKEN", "e2e-admin-token"},
     {"TESSERA_SHARD_SAVE_SECS", "1"},
 };
-
-// The saved state of `shard` in the app's SQLite store ("" if none yet).
-// Opens the database read-only next to the running server (WAL mode).
-std::string SavedState(const fs::path& app, const std::string& shard) {
-  sqlite3* db = nullptr;
-  const fs::path path = app / ".tessera/tessera.db";
-  std::string state;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) ==
-      SQLITE_OK) {
-    sqlite3_busy_timeout(db, 1000);
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db, "SELECT state FROM saves WHERE shard_id = ?", -1,
-                           &stmt, nullptr) == SQLITE_OK) {
-      sqlite3_bind_text(stmt, 1, shard.c_str(), -1, SQLITE_TRANSIENT);
-      if (sqlite3_step(stmt) == SQLITE_ROW) {
-        const void* blob = sqlite3_column_blob(stmt, 0);
-        const int size = sqlite3_column_bytes(stmt, 0);
-        if (blob != nullptr) {
-          state.assign(static_cast<const char*>(blob),
-                       static_cast<size_t>(size));
-        }
-      }
-    }
-    sqlite3_finalize(stmt);
-  }
-  sqlite3_close(db);
-  return state;
-}
-
-// Waits (polling the store: the server announces saves nowhere else) until
-// the saved state of `shard` mentions `text`.
-bool WaitForSaveMentioning(const fs::path& app, const std::string& shard,
-                           const std::string& text, int timeout_ms) {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (Clock::now() < deadline) {
-    if (SavedState(app, shard).find(text) != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
 
 class LifecycleTest : public E2eTest {
  protected:
@@ -89,7 +48,8 @@ TEST_F(LifecycleTest, KillNineAfterASaveThenRestartRestoresTheState) {
       Join("arena-k", AdminTicket("arena-k", "alice"));
   ASSERT_NE(alice, nullptr);
   MoveAndExpectAck(*alice, 1, "alice", 123.5, 45.25);
-  ASSERT_TRUE(WaitForSaveMentioning(app, "arena-k", "alice", 10000))
+  ASSERT_TRUE(WaitForSaveMentioning(app / ".tessera/tessera.db", "arena-k",
+                                    "alice", 10000))
       << "no save within 10 s with TESSERA_SHARD_SAVE_SECS=1";
 
   ASSERT_TRUE(server()->Signal(SIGKILL).ok());

@@ -16,9 +16,6 @@
 // that sends no input is no player).
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sqlite3.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -29,16 +26,13 @@
 #include <ostream>
 #include <span>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
-#include "common/subprocess.h"
 #include "net/protocol_v1.h"
+#include "tests/e2e/app_template.h"
 #include "tests/e2e/server_process.h"
 #include "tests/net/test_client.h"
-
-extern char** environ;
 
 namespace tessera::e2e {
 namespace {
@@ -91,56 +85,20 @@ std::optional<Moved> ReadUntilTransfer(TestClient& client, int timeout_ms) {
   return std::nullopt;
 }
 
-// The zones app, built once per test binary (as the e2e fixture's arena):
-// `tessera shards build` and one `tessera run` compile the module into the
-// app's cache, so that servers start without compiling.
-class ZonesTemplate : public ::testing::Environment {
- public:
-  static ZonesTemplate* instance;
+// The zones app, built once per test binary (as the e2e fixture's arena;
+// see AppTemplate).
+AppTemplate* MakeZonesTemplate() {
+  AppTemplateOptions options;
+  options.tessera_bin = TESSERA_BIN;
+  options.source = fs::path(TESSERA_SOURCE_DIR) / "examples/zones";
+  options.kind = "zones";
+  options.shard_id = "zones-0";
+  options.scratch = "crash";
+  return static_cast<AppTemplate*>(
+      ::testing::AddGlobalTestEnvironment(new AppTemplate(std::move(options))));
+}
 
-  void SetUp() override {
-    std::vector<std::string> inherited;
-    for (char** e = environ; *e != nullptr; ++e) {
-      const std::string var = *e;
-      if (var.rfind("TESSERA_", 0) == 0) {
-        inherited.push_back(var.substr(0, var.find('=')));
-      }
-    }
-    for (const std::string& name : inherited) unsetenv(name.c_str());
-    root_ = fs::temp_directory_path() /
-            ("tessera-crash-" + std::to_string(getpid()));
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-    const fs::path app = app_path();
-    Run({"cp", "-a", std::string(TESSERA_SOURCE_DIR) + "/examples/zones",
-         app.string()});
-    fs::remove_all(app / ".tessera");
-    Run({TESSERA_BIN, "shards", "build", app.string()});
-    Run({TESSERA_BIN, "run", app.string(), "--kind", "zones", "--shard-id",
-         "zones-0", "--ticks", "1"});
-    if (::testing::Test::HasFatalFailure()) return;
-    Run({"mv", app.string(), (root_ / "template").string()});
-    if (!::testing::Test::HasFatalFailure()) path_ = root_ / "template";
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
-  // Where each test's copy goes (the build recorded this path).
-  fs::path app_path() const { return root_ / "zones"; }
-  const fs::path& path() const { return path_; }
-
- private:
-  static void Run(const std::vector<std::string>& argv) {
-    Result<ProcessResult> r = RunProcess(argv);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    ASSERT_EQ(r->exit_code, 0) << JoinCommand(argv) << "\n" << r->output;
-  }
-
-  fs::path root_;
-  fs::path path_;
-};
-
-ZonesTemplate* ZonesTemplate::instance = static_cast<ZonesTemplate*>(
-    ::testing::AddGlobalTestEnvironment(new ZonesTemplate));
+AppTemplate* const kZonesTemplate = MakeZonesTemplate();
 
 // Where the player is after the restart.
 enum class Expect { kInSource, kInTarget };
@@ -157,13 +115,10 @@ void PrintTo(const Case& c, std::ostream* os) {
 class TransferCrashTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(ZonesTemplate::instance->path().empty())
+    ASSERT_FALSE(kZonesTemplate->path().empty())
         << "the zones app did not build";
-    app_ = ZonesTemplate::instance->app_path();
-    fs::remove_all(app_);
-    Result<ProcessResult> r = RunProcess(
-        {"cp", "-a", ZonesTemplate::instance->path().string(), app_.string()});
-    ASSERT_TRUE(r.ok() && r->exit_code == 0);
+    app_ = kZonesTemplate->app_path();
+    ASSERT_TRUE(kZonesTemplate->CopyToAppPath());
   }
   void TearDown() override {
     if (HasFailure() && server_ != nullptr) {
@@ -274,44 +229,6 @@ class TransferCrashTest : public ::testing::TestWithParam<Case> {
     return out;
   }
 
-  // Waits until the saved state of `shard` mentions `text` (the server
-  // announces saves nowhere else; the store is opened read-only beside it).
-  bool WaitForSaveMentioning(const std::string& shard, const std::string& text,
-                             int timeout_ms) {
-    const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-    while (Clock::now() < deadline) {
-      if (SavedState(shard).find(text) != std::string::npos) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
-  }
-
-  std::string SavedState(const std::string& shard) {
-    sqlite3* db = nullptr;
-    const fs::path path = app_ / ".tessera/tessera.db";
-    std::string state;
-    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) ==
-        SQLITE_OK) {
-      sqlite3_busy_timeout(db, 1000);
-      sqlite3_stmt* stmt = nullptr;
-      if (sqlite3_prepare_v2(db, "SELECT state FROM saves WHERE shard_id = ?",
-                             -1, &stmt, nullptr) == SQLITE_OK) {
-        sqlite3_bind_text(stmt, 1, shard.c_str(), -1, SQLITE_TRANSIENT);
-        if (sqlite3_step(stmt) == SQLITE_ROW) {
-          const void* blob = sqlite3_column_blob(stmt, 0);
-          const int size = sqlite3_column_bytes(stmt, 0);
-          if (blob != nullptr) {
-            state.assign(static_cast<const char*>(blob),
-                         static_cast<size_t>(size));
-          }
-        }
-      }
-      sqlite3_finalize(stmt);
-    }
-    sqlite3_close(db);
-    return state;
-  }
-
   fs::path app_;
   std::unique_ptr<ServerProcess> server_;
   int spawned_ = 0;
@@ -328,7 +245,8 @@ TEST_P(TransferCrashTest, ThePlayerEndsInExactlyOneZone) {
   std::unique_ptr<TestClient> alice = Join(kSource, ticket);
   ASSERT_NE(alice, nullptr);
   ASSERT_TRUE(alice->SendInput(1, Msgpack({{"join", json::object()}})).ok());
-  ASSERT_TRUE(WaitForSaveMentioning(kSource, kPlayer, 15000))
+  ASSERT_TRUE(WaitForSaveMentioning(app_ / ".tessera/tessera.db", kSource,
+                                    kPlayer, 15000))
       << "no save of zones-0 with alice within 15 s "
          "(TESSERA_SHARD_SAVE_SECS=1)";
 
