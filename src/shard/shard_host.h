@@ -291,9 +291,12 @@ class ShardHost {
   // Restore: takes back the players of the shard's kOut journal rows
   // (before it is added to the pool). Errors: the journal's.
   Status RecoverOwnMoves(GuestShard& guest, int64_t now_us);
-  // The state to write with a journal step: the module's save when it has
-  // one and the host has a store, else nullopt. Errors: Save's.
-  Result<std::optional<std::string>> JournalState(GuestShard& guest);
+  // Runs one journal step, `write`, with the state to write with it: the
+  // module's save when it has one and the host has a store, else nullopt.
+  // Errors: Save's (`write` is not run), or `write`'s.
+  Status WithJournalState(
+      GuestShard& guest,
+      const std::function<Status(std::optional<std::string_view>)>& write);
   std::string NewMoveId();
   // The talk side of one run of a running shard, before its tick: outcomes
   // of its moves, arrivals, admin moves.

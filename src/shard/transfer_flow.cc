@@ -115,13 +115,10 @@ void ShardHost::StartMoves(HostedShard& source,
   std::vector<TransferRecord> records;
   records.reserve(out.size());
   for (const auto& move : out) records.push_back(move->record);
-  Result<std::optional<std::string>> saved = JournalState(guest);
-  Status begun = saved.status();
-  if (saved.ok()) {
-    std::optional<std::string_view> state;
-    if (saved->has_value()) state = **saved;
-    begun = journal_->BeginTransfers(records, source.id, state);
-  }
+  Status begun =
+      WithJournalState(guest, [&](std::optional<std::string_view> state) {
+        return journal_->BeginTransfers(records, source.id, state);
+      });
   if (!begun.ok()) {
     // Nothing was written: the players go back into the module.
     for (const auto& move : out) {
@@ -197,13 +194,10 @@ void ShardHost::TakeArrivals(HostedShard& target, int64_t now_us) {
     steps.push_back(TransferAdvance{move->record.id, TransferStep::kOut,
                                     TransferStep::kIn});
   }
-  Result<std::optional<std::string>> saved = JournalState(guest);
-  Status advanced = saved.status();
-  if (saved.ok()) {
-    std::optional<std::string_view> state;
-    if (saved->has_value()) state = **saved;
-    advanced = journal_->AdvanceTransfers(steps, target.id, state);
-  }
+  Status advanced =
+      WithJournalState(guest, [&](std::optional<std::string_view> state) {
+        return journal_->AdvanceTransfers(steps, target.id, state);
+      });
   if (!advanced.ok()) {
     // The journal still says kOut: the target lets the players go again
     // and their source takes them back.
@@ -308,13 +302,10 @@ void ShardHost::ReturnMoves(HostedShard& source,
     }
   }
   if (alive) {
-    Result<std::optional<std::string>> saved = JournalState(*guest);
-    Status advanced = saved.status();
-    if (saved.ok()) {
-      std::optional<std::string_view> state;
-      if (saved->has_value()) state = **saved;
-      advanced = journal_->AdvanceTransfers(steps, source.id, state);
-    }
+    Status advanced =
+        WithJournalState(*guest, [&](std::optional<std::string_view> state) {
+          return journal_->AdvanceTransfers(steps, source.id, state);
+        });
     if (!advanced.ok()) {
       // The rows stay kOut: a restart takes the players back again.
       HostLog(source.id, "error: journal: " + advanced.message());
@@ -359,6 +350,8 @@ void ShardHost::StopTalk(HostedShard& shard, int64_t now_us) {
       RefuseMessage("", shard.id, "", MessageRefusal::kStopped, dropped);
     }
   }
+  // Its refusal lines are over: the limiter keeps only live shards' slots.
+  log_limiter_->Forget(shard.id);
   std::vector<std::shared_ptr<Move>> arrivals, requests;
   {
     std::lock_guard<std::mutex> lock(shard.mu);

@@ -183,11 +183,16 @@ ShardHost::TalkCounters ShardHost::talk_counters() const {
 
 // ---- Recovery ---------------------------------------------------------------
 
-Result<std::optional<std::string>> ShardHost::JournalState(GuestShard& guest) {
+Status ShardHost::WithJournalState(
+    GuestShard& guest,
+    const std::function<Status(std::optional<std::string_view>)>& write) {
   if (store_ == nullptr || !guest.has_save() || guest.failed()) {
-    return std::optional<std::string>();
+    return write(std::nullopt);
   }
-  return guest.Save();
+  Result<std::optional<std::string>> saved = guest.Save();
+  if (!saved.ok()) return saved.status();
+  if (!saved->has_value()) return write(std::nullopt);
+  return write(**saved);
 }
 
 Status ShardHost::RecoverOwnMoves(GuestShard& guest, int64_t now_us) {
@@ -220,13 +225,10 @@ Status ShardHost::RecoverOwnMoves(GuestShard& guest, int64_t now_us) {
     ids.push_back(row.id);
   }
   if (steps.empty()) return Status::Ok();
-  Result<std::optional<std::string>> saved = JournalState(guest);
-  if (!saved.ok()) return saved.status();
-  std::optional<std::string_view> state;
-  if (saved->has_value()) state = **saved;
-  if (Status st = journal_->AdvanceTransfers(steps, id, state); !st.ok()) {
-    return st;
-  }
+  TESSERA_RETURN_IF_ERROR(
+      WithJournalState(guest, [&](std::optional<std::string_view> state) {
+        return journal_->AdvanceTransfers(steps, id, state);
+      }));
   return journal_->DeleteTransfers(ids);
 }
 
