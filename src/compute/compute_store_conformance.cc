@@ -314,6 +314,9 @@ TEST_P(ComputeStoreConformanceTest, ListVersionsNewestFirstWithLimit) {
   Result<std::vector<VersionRecord>> none = store_->ListVersions(m.id, 0, true);
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
+  none = store_->ListVersions(m.id, -1, true);  // not "no limit"
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
   Result<std::vector<VersionRecord>> unknown =
       store_->ListVersions(other.id + m.id + 10, 10, true);
   ASSERT_TRUE(unknown.ok());
