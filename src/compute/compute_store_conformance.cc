@@ -12,6 +12,10 @@ std::string ComputeStoreBackendName(
   return info.param.name;
 }
 
+void PrintTo(const ComputeStoreBackend& backend, std::ostream* os) {
+  *os << backend.name;
+}
+
 void ComputeStoreConformanceTest::SetUp() {
   store_ = GetParam().make(&clock_);
   ASSERT_NE(store_, nullptr);
