@@ -67,7 +67,9 @@ std::string Short(std::string_view s) {
   return std::string(Utf8Prefix(s, kMaxNameBytes));
 }
 
-std::string Quote(std::string_view s) { return json(Short(s)).dump(); }
+std::string Quote(std::string_view s) {
+  return json(Short(s)).dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 std::string Join(const std::vector<std::string>& lines) {
   std::string out;
