@@ -254,6 +254,11 @@ TEST(ComputeInstanceTest, AFailedInvokeKeepsTheInstance) {
   EXPECT_TRUE(fail.output.empty());
   EXPECT_FALSE(inst->dead());
   EXPECT_TRUE(inst->Invoke(InvokeInput("echo"), calls, kLimits).ok);
+  // Input the SDK cannot parse fails in the SDK, before the module's code.
+  CallOutcome garbled = inst->Invoke("{\"export\": 7}", calls, kLimits);
+  EXPECT_FALSE(garbled.ok);
+  EXPECT_FALSE(garbled.instance_dead);
+  EXPECT_THAT(garbled.error, StartsWith("invoke input: "));
   // Error text is cut to kMaxErrorBytes as valid UTF-8.
   std::string reason;
   for (int k = 0; k < 3000; ++k) reason += "\xC3\xA9";  // 6000 bytes of é
