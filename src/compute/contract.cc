@@ -24,6 +24,8 @@ constexpr size_t kMaxNameBytes = 128;
 constexpr size_t kMaxDescriptionBytes = 2048;
 // How deep all_of / any_of may nest.
 constexpr int kMaxPolicyDepth = 16;
+// How deep a param_equals value may nest (JSON comparison recurses).
+constexpr int kMaxValueDepth = 32;
 
 constexpr std::array<const char*, 6> kTypes = {"int",  "float",  "string",
                                                "bool", "object", "array"};
@@ -67,7 +69,9 @@ std::string Short(std::string_view s) {
   return std::string(Utf8Prefix(s, kMaxNameBytes));
 }
 
-std::string Quote(std::string_view s) { return json(Short(s)).dump(); }
+std::string Quote(std::string_view s) {
+  return json(Short(s)).dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 std::string Join(const std::vector<std::string>& lines) {
   std::string out;
@@ -179,6 +183,17 @@ bool IsContainerLeaf(const std::string& type) {
   return false;
 }
 
+// Whether `v`'s arrays and objects nest at most `depth` deep; the
+// recursion stops at the limit.
+bool DepthAtMost(const json& v, int depth) {
+  if (!v.is_structured()) return true;
+  if (depth == 0) return false;
+  for (const json& child : v) {
+    if (!DepthAtMost(child, depth - 1)) return false;
+  }
+  return true;
+}
+
 // Checks that `node` has only the fields in `allowed` besides "type".
 Status OnlyFields(const json& node, const std::string& path,
                   std::initializer_list<const char*> allowed) {
@@ -244,8 +259,10 @@ Status CheckNode(const json& node, const std::string& path, int depth) {
   if (type == "param_equals") {
     TESSERA_RETURN_IF_ERROR(OnlyFields(node, path, {"param", "value"}));
     TESSERA_RETURN_IF_ERROR(RequireString(node, path, "param"));
-    if (!node.contains("value")) {
-      return InvalidArgument(path + "value: required");
+    auto value = node.find("value");
+    if (value == node.end()) return InvalidArgument(path + "value: required");
+    if (!DepthAtMost(*value, kMaxValueDepth)) {
+      return InvalidArgument(path + "value: nested deeper than 32");
     }
     return Status::Ok();
   }

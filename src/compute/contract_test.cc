@@ -335,6 +335,23 @@ TEST(InvokePolicyTest, AMalformedBranchDeniesEvenBesideAnyone) {
   EXPECT_FALSE(InvokeAllowed(p, "u1", "{}"));
 }
 
+TEST(InvokePolicyTest, ParamEqualsValueDepthIsBounded) {
+  auto policy = [](int depth) {
+    return R"({"type": "param_equals", "param": "p", "value": )" +
+           std::string(depth, '[') + std::string(depth, ']') + "}";
+  };
+  EXPECT_TRUE(CheckInvokePolicy(policy(32)).ok());
+  const std::string params =
+      R"({"p": )" + std::string(32, '[') + std::string(32, ']') + "}";
+  EXPECT_TRUE(InvokeAllowed(policy(32), "u", params));
+  EXPECT_EQ(PolicyError(policy(33)), "value: nested deeper than 32");
+  EXPECT_FALSE(InvokeAllowed(policy(33), "u", params));
+  // Deep params are just unequal.
+  EXPECT_FALSE(InvokeAllowed(
+      policy(32), "u",
+      R"({"p": )" + std::string(5000, '[') + std::string(5000, ']') + "}"));
+}
+
 TEST(InvokePolicyTest, NestingDepthIsBounded) {
   auto nested = [](int depth) {
     std::string p;

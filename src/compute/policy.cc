@@ -190,14 +190,13 @@ Result<Policy> Apply(const Policy& base, std::string_view text,
 
 }  // namespace
 
-// The server-wide maxima. Each is far above the seed's default (so a fresh
-// app's policy always fits) and low enough that one app cannot take the
-// machine: 1,000 modules, 60 Hz (the shards' top rate), 2e9 fuel per tick
-// (~100 ms of CPU at the bench's calibration), 1e10 per invoke, 1 GiB of
-// guest memory, a 10 s watchdog, 1,000 data ops per call, 60,000 messages
-// and 100 MB of egress per module per minute, at most 1,000 consecutive
-// failures before the circuit opens, and a day for the cooldown and the
-// idle unload.
+// The server-wide maxima: emergency guardrails, each far above the seed's
+// default so a fresh app's policy always fits (docs/compute-policies.md):
+// 1,000 modules, 60 Hz (the shards' top rate), 2e9 fuel per tick
+// and 1e10 per invoke (ten times the defaults), 1 GiB of guest memory, a 10 s
+// watchdog, 1,000 data ops per call, 60,000 messages and 100 MB of egress per
+// module per minute, at most 1,000 consecutive failures before the circuit
+// opens, and a day for the cooldown and the idle unload.
 Policy DefaultCeilings() {
   Policy c;
   c.enabled = true;

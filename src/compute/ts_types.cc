@@ -43,8 +43,11 @@ bool IsIdentifier(std::string_view name) {
   return true;
 }
 
+// A JSON string is a TypeScript string literal; invalid UTF-8 in a name
+// becomes U+FFFD rather than an exception.
 std::string StringLiteral(const std::string& s) {
-  return nlohmann::json(s).dump();
+  return nlohmann::json(s).dump(-1, ' ', false,
+                                nlohmann::json::error_handler_t::replace);
 }
 
 std::string TsType(const std::string& type) {
