@@ -6,18 +6,26 @@
 // published at <work_dir>/artifacts/<hash>.wasm (the builders link or copy
 // to a temporary file and rename it).
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <system_error>
 
 #include "app/builder.h"
 #include "app/crate_builder.h"
 #include "app/manifest.h"
+#include "compute/module_instance.h"
 #include "compute/source_compiler.h"
+#include "tessera/compute_abi.h"
+#include "wasm/loader.h"
 
 namespace tessera::compute {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The memory cap of the structural check after a compile; the policy's
+// maxMemoryMb applies when the module loads.
+constexpr uint32_t kCheckMemoryMb = 4096;
 
 bool IsHexHash(const std::string& s) {
   if (s.size() != 64) return false;
@@ -143,6 +151,21 @@ CompileResult ToolchainCompiler::Compile(const VersionRecord& version) {
   if (ec) {
     result.log += "error: the module " + spec.output.filename().string() +
                   " was not written: " + ec.message() + "\n";
+    return result;
+  }
+  // A module that compiles but is not a compute module (an export missing,
+  // a foreign import) fails here, with the loader's reason, rather than at
+  // enable.
+  std::ifstream in(spec.output, std::ios::binary);
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                   std::istreambuf_iterator<char>());
+  Result<wasm::ModuleInfo> checked =
+      wasm::CheckModule(bytes, ComputeCheckOptions(kCheckMemoryMb));
+  if (!checked.ok()) {
+    result.log += "error: the compiled module is not a " +
+                  std::string(compute_abi::kImportModule) +
+                  " module: " + checked.status().message() + "\n";
+    fs::remove(spec.output, ec);
     return result;
   }
   result.ok = true;
