@@ -76,8 +76,8 @@ fn panic_text(info: &std::panic::PanicInfo<'_>) -> String {
         "panic".to_string()
     };
     match info.location() {
-        Some(at) => format!("panicked: {} (at {}:{}:{})", message, at.file(), at.line(), at.column()),
-        None => format!("panicked: {}", message),
+        Some(at) => format!("{} (at {}:{}:{})", message, at.file(), at.line(), at.column()),
+        None => message,
     }
 }
 

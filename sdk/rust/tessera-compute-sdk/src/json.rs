@@ -85,6 +85,13 @@ impl EventInput {
     pub fn parse(input: &[u8]) -> Result<Self, String> {
         serde_json::from_slice(input).map_err(|e| format!("invalid event input: {}", e))
     }
+
+    /// The JSON payload read as `T`. `Err` names the event and what does
+    /// not fit (a non-JSON payload is `null` here).
+    pub fn payload_as<T: DeserializeOwned>(&self) -> Result<T, String> {
+        serde_json::from_value(self.payload.clone())
+            .map_err(|e| format!("{}: invalid payload: {}", self.name, e))
+    }
 }
 
 /// The state blob read as JSON into `T`: `Ok(None)` when never set, `Err`

@@ -82,6 +82,10 @@ fn json_helpers_read_inputs_and_keep_state() {
     .unwrap();
     assert_eq!((e.depth, e.coalesced), (2, Some(4)));
     assert_eq!(e.payload["season"], "summer");
+    let p: std::collections::BTreeMap<String, String> = e.payload_as().unwrap();
+    assert_eq!(p["season"], "summer");
+    assert!(e.payload_as::<Vec<u8>>().unwrap_err().starts_with("season-changed: invalid payload"));
+    assert_eq!(i.params_as::<std::collections::BTreeMap<String, u32>>().unwrap()["amount"], 3);
     assert!(InvokeInput::<json::Value>::parse(b"[1]").unwrap_err().starts_with("invalid invoke input"));
     assert_eq!(json::state_get_json::<Vec<u32>>().unwrap(), None);
     json::state_set_json(&vec![1u32, 2]).unwrap();
