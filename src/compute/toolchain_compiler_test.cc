@@ -94,5 +94,35 @@ TEST_F(ToolchainCompilerTest, RefusesSourcesThatBreakTheRules) {
   EXPECT_FALSE(fs::exists(root_ / "work" / "src" / v.source_hash));
 }
 
+TEST_F(ToolchainCompilerTest, CompilesARustModule) {
+  VersionRecord v = Version(Language::kRust, testing::RustModule());
+  ASSERT_TRUE(
+      CheckSources(v.language, v.files, v.sdk_version, v.abi_version).ok());
+  CompileResult r = compiler_->Compile(v);
+  ASSERT_TRUE(r.ok) << r.log;
+  EXPECT_EQ(r.wasm, root_ / "work" / "artifacts" / (v.source_hash + ".wasm"));
+  EXPECT_EQ(r.size_bytes, static_cast<int64_t>(fs::file_size(r.wasm)));
+  EXPECT_EQ(app::testing::ReadFile(r.wasm).substr(0, 4),
+            std::string("\0asm", 4));
+  EXPECT_NE(r.log.find("Compiling my-module v0.1.0"), std::string::npos)
+      << r.log;
+  // cargo's Cargo.lock is not left among the sources.
+  EXPECT_FALSE(
+      fs::exists(root_ / "work" / "src" / v.source_hash / "Cargo.lock"));
+}
+
+TEST_F(ToolchainCompilerTest, ARustFailureCarriesRustcsErrorVerbatim) {
+  SourceFiles files = testing::RustModule();
+  files["src/lib.rs"] += "\nfn broken() -> u32 {\n    undefined_thing\n}\n";
+  CompileResult r = compiler_->Compile(Version(Language::kRust, files));
+  ASSERT_FALSE(r.ok);
+  EXPECT_NE(r.log.find("error[E0425]: cannot find value `undefined_thing` in "
+                       "this scope"),
+            std::string::npos)
+      << r.log;
+  EXPECT_NE(r.log.find("src/lib.rs:20:5"), std::string::npos) << r.log;
+  EXPECT_EQ(r.log.find(root_.string()), std::string::npos) << r.log;
+}
+
 }  // namespace
 }  // namespace tessera::compute
