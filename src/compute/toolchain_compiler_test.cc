@@ -86,6 +86,20 @@ TEST_F(ToolchainCompilerTest, AFailedCompileCarriesTheCompilerErrorVerbatim) {
       fs::exists(root_ / "work" / "artifacts" / (v.source_hash + ".wasm")));
 }
 
+TEST_F(ToolchainCompilerTest, AModuleWithoutTheComputeAbiFails) {
+  // Compiles and links, but registers no entry points.
+  VersionRecord v = Version(
+      Language::kCpp, {{"main.cc",
+                        "extern \"C\" __attribute__((export_name(\"f\"))) int "
+                        "f() { return 1; }\n"}});
+  CompileResult r = compiler_->Compile(v);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.log.find("is not a tessera_compute_v1 module"), std::string::npos)
+      << r.log;
+  EXPECT_FALSE(
+      fs::exists(root_ / "work" / "artifacts" / (v.source_hash + ".wasm")));
+}
+
 TEST_F(ToolchainCompilerTest, RefusesSourcesThatBreakTheRules) {
   VersionRecord v =
       Version(Language::kCpp, {{"main.cc", "#include <unistd.h>\n"}});
