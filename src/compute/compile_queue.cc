@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <system_error>
 #include <thread>
@@ -34,7 +35,8 @@ struct CompileQueue::Impl {
     if (queued.insert(key).second) queue.push_back(key);
   }
   void Loop();
-  void Process(int64_t module_id, int64_t version_no);
+  // The finished version, or nullopt when there was nothing to do.
+  std::optional<VersionRecord> Process(int64_t module_id, int64_t version_no);
   // From an earlier succeeded version of the same source whose module file
   // still exists; false when there is none.
   bool FromCache(VersionRecord* version);
@@ -50,9 +52,14 @@ void CompileQueue::Impl::Loop() {
     queued.erase(key);
     compiling = true;
     lock.unlock();
-    Process(key.first, key.second);
+    std::optional<VersionRecord> finished = Process(key.first, key.second);
     lock.lock();
-    compiling = false;
+    compiling = false;  // before Done: pending() no longer counts it
+    if (finished.has_value() && done) {
+      lock.unlock();
+      done(*finished);
+      lock.lock();
+    }
   }
 }
 
@@ -78,20 +85,21 @@ bool CompileQueue::Impl::FromCache(VersionRecord* version) {
   return true;
 }
 
-void CompileQueue::Impl::Process(int64_t module_id, int64_t version_no) {
+std::optional<VersionRecord> CompileQueue::Impl::Process(int64_t module_id,
+                                                         int64_t version_no) {
   Result<VersionRecord> got = store->GetVersion(module_id, version_no);
   // Gone (its module was deleted) or unreadable: nothing to do now; an
   // unfinished version resumes at the next Start.
-  if (!got.ok()) return;
+  if (!got.ok()) return std::nullopt;
   VersionRecord version = std::move(*got);
   if (version.status == CompileStatus::kSucceeded ||
       version.status == CompileStatus::kFailed) {
-    return;
+    return std::nullopt;
   }
   if (!FromCache(&version)) {
     version.status = CompileStatus::kCompiling;
     version.cache_hit = false;
-    if (!store->UpdateVersionCompile(version).ok()) return;
+    if (!store->UpdateVersionCompile(version).ok()) return std::nullopt;
     CompileResult result = compiler->Compile(version);
     version.status =
         result.ok ? CompileStatus::kSucceeded : CompileStatus::kFailed;
@@ -100,8 +108,8 @@ void CompileQueue::Impl::Process(int64_t module_id, int64_t version_no) {
     version.artifact_path = result.ok ? result.wasm.string() : "";
   }
   version.compiled_ms = wall->UnixNowMs();
-  if (!store->UpdateVersionCompile(version).ok()) return;
-  if (done) done(version);
+  if (!store->UpdateVersionCompile(version).ok()) return std::nullopt;
+  return version;
 }
 
 CompileQueue::CompileQueue(ComputeStore* store, SourceCompiler* compiler,

@@ -264,11 +264,15 @@ Status CheckCppSource(std::string_view path, std::string_view content,
       continue;
     }
     const std::string resolved = ResolveQuoted(path, name);
-    if (resolved.empty() || files.count(resolved) == 0) {
+    const bool uploaded = !resolved.empty() && files.count(resolved) != 0;
+    // "tessera/..." not uploaded: the SDK, found on the include path.
+    const bool sdk = name.rfind("tessera/", 0) == 0 && name.size() > 8 &&
+                     name.find("..") == std::string::npos;
+    if (!uploaded && !sdk) {
       return At(path, l.line,
                 "#include \"" + name +
-                    "\" does not name an uploaded file (use <tessera/...> "
-                    "for the SDK)");
+                    "\" does not name an uploaded file (or the SDK, "
+                    "\"tessera/...\")");
     }
   }
   return Status::Ok();

@@ -17,10 +17,10 @@ namespace tessera::compute {
 // Every preprocessing directive of `content` (the file `path` of `files`):
 // `#include <tessera/...>`, `#include <standard header>` (a fixed list of
 // the C and C++ standard library headers) and `#include "uploaded file"`
-// (resolved against the including file's directory, like the compiler)
-// only; no computed includes, #include_next, #import or #embed; no inline
-// assembly (`asm`, `__asm__`: `.incbin` reads files). Errors:
-// kInvalidArgument "<path>:<line>: ...".
+// (resolved against the including file's directory, like the compiler) or
+// `#include "tessera/..."` only; no computed includes, #include_next, #import
+// or #embed; no inline assembly (`asm`, `__asm__`: `.incbin` reads files).
+// Errors: kInvalidArgument "<path>:<line>: ...".
 Status CheckCppSource(std::string_view path, std::string_view content,
                       const std::map<std::string, std::string>& files);
 
