@@ -15,7 +15,7 @@ ASAN_TARGETS ?= common_test wasm_test guest_test shard_test store_test net_proto
 # The fuzz run: FUZZ_SECS in total, shared equally by the targets.
 FUZZ_SECS  ?= 75
 FUZZ_TARGETS := module_loader frame ticket replication_changes \
-                entities_payload view_abi talk_abi
+                entities_payload view_abi talk_abi compute_sources
 
 .PHONY: all deps build test unit-test asan-test fuzz-test dev run-arena bench spec clean format \
         ts-deps ts-build ts-test compare
