@@ -173,15 +173,18 @@ std::unique_ptr<ComputeInstance> NewInstance(
   return instance.ok() ? std::move(*instance) : nullptr;
 }
 
-std::unique_ptr<ComputeInstance> Counter() {
+// A bundled template, loaded as computeDeployTemplate does, built.
+std::unique_ptr<ComputeInstance> Template(const std::string& name) {
   Result<fs::path> dir = FindTemplatesDir();
   EXPECT_TRUE(dir.ok()) << dir.status().ToString();
   if (!dir.ok()) return nullptr;
-  Result<SourceFiles> files = LoadTemplate(*dir, "counter");
+  Result<SourceFiles> files = LoadTemplate(*dir, name);
   EXPECT_TRUE(files.ok()) << files.status().ToString();
   if (!files.ok()) return nullptr;
-  return NewInstance(Build("counter", *files));
+  return NewInstance(Build(name, *files));
 }
+
+std::unique_ptr<ComputeInstance> Counter() { return Template("counter"); }
 
 std::unique_ptr<ComputeInstance> Probe() {
   return NewInstance(Build(
@@ -323,6 +326,51 @@ TEST(RustProbeModuleTest, APanicFailsTheRunWithItsTextAndKillsTheInstance) {
   CallOutcome tick = other->Tick(666, calls, kLimits);
   EXPECT_TRUE(tick.instance_dead);
   EXPECT_THAT(tick.error, HasSubstr("tick panicked at dt 666"));
+}
+
+// The crop-weather template: crops grow per tick, the weather turns after
+// 30 s of simulated time, raising weather-changed and a notice on "all".
+TEST(RustCropWeatherTemplateTest, WeatherTurnsRaiseAnEventAndANotice) {
+  auto sim = Template("crop-weather");
+  ASSERT_NE(sim, nullptr);
+  FakeCalls calls;
+  ASSERT_TRUE(sim->Init(calls, kLimits).ok);
+  EXPECT_EQ(calls.logs.back(), "1 crop-weather init: 3 crops, weather Sunny");
+  for (int i = 0; i < 59; ++i) {
+    CallOutcome tick = sim->Tick(500, calls, kLimits);
+    ASSERT_TRUE(tick.ok) << tick.error;
+  }
+  EXPECT_TRUE(calls.emits.empty());
+  json state = json::parse(*calls.state);
+  EXPECT_EQ(state["weather"], "sunny");
+  EXPECT_EQ(state["elapsedMs"], 29'500);
+  EXPECT_DOUBLE_EQ(state["crops"][0]["growth"].get<double>(), 29.5);
+
+  ASSERT_TRUE(sim->Tick(500, calls, kLimits).ok);
+  state = json::parse(*calls.state);
+  ASSERT_EQ(calls.emits.size(), 2u);
+  EXPECT_EQ(calls.emits[0].kind, "event");
+  EXPECT_EQ(calls.emits[0].target, "weather-changed");
+  const json change = json::parse(calls.emits[0].payload);
+  EXPECT_EQ(change["from"], "sunny");
+  EXPECT_EQ(change["to"], state["weather"]);
+  EXPECT_EQ(change["durationMs"], state["weatherMsLeft"]);
+  EXPECT_EQ(calls.emits[1].kind, "channel");
+  EXPECT_EQ(calls.emits[1].target, "all");
+  EXPECT_EQ(json::parse(calls.emits[1].payload)["weather"], state["weather"]);
+
+  CallOutcome planted =
+      sim->Invoke(InvokeInput("plant", {{"crop", "beans"}}), calls, kLimits);
+  ASSERT_TRUE(planted.ok) << planted.error;
+  EXPECT_EQ(json::parse(planted.output)["crops"].size(), 4u);
+  EXPECT_EQ(json::parse(*calls.state)["crops"][3]["name"], "beans");
+  CallOutcome bad =
+      sim->Invoke(InvokeInput("plant", {{"crop", 3}}), calls, kLimits);
+  EXPECT_FALSE(bad.ok);
+  EXPECT_THAT(bad.error, StartsWith("plant: invalid params: "));
+  CallOutcome status = sim->Invoke(InvokeInput("status"), calls, kLimits);
+  ASSERT_TRUE(status.ok) << status.error;
+  EXPECT_EQ(json::parse(status.output), json::parse(*calls.state));
 }
 
 // The example's cascade: a season ends on a tick, the module raises
