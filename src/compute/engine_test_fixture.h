@@ -129,6 +129,7 @@ class EngineTest : public ::testing::Test {
     options.wall_clock = &wall_;
     options.cache_dir = TESSERA_COMPUTE_TEST_CACHE;
     options.ceilings = ceilings_;
+    options.templates_dir = templates_dir_;
     options.forward_log = [this](std::string_view, int, std::string_view text) {
       if (on_log) on_log(text);
     };
@@ -259,7 +260,15 @@ class EngineTest : public ::testing::Test {
     return total;
   }
 
-  Policy ceilings_;
+  // High fuel ceilings so a test can let the watchdog stop a call first.
+  static Policy TestCeilings() {
+    Policy p;
+    p.fuel_per_tick = 1'000'000'000'000;
+    p.fuel_per_invoke = 1'000'000'000'000;
+    return p;
+  }
+  Policy ceilings_ = TestCeilings();
+  std::filesystem::path templates_dir_;
   FakeClock clock_{1'000'000};
   FakeWallClock wall_{kStartUnixUs};
   MemoryComputeStore store_{&wall_};
