@@ -177,7 +177,6 @@ void Core::Apply(const VersionRecord& version) {
       slot->record.last_error.clear();
     }
     slot->record.active_version = version.version_no;
-    slot->reload = true;
   }
   (void)Persist(*slot);
   Poke(*slot);
@@ -494,7 +493,6 @@ Result<ModuleRecord> ComputeEngine::SetEnabled(std::string_view module,
     std::lock_guard<std::mutex> lock(slot->mu);
     slot->record.enabled = enabled;
     if (enabled) {
-      if (slot->record.active_version != active) slot->reload = true;
       slot->record.active_version = active;
       slot->circuit.Reset();
       slot->record.circuit = CircuitState::kClosed;

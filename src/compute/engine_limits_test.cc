@@ -327,5 +327,34 @@ TEST_F(EngineTest, DeployTemplateCreatesTheModuleAndDeploysItsFiles) {
             StatusCode::kNotFound);
 }
 
+// Real threads: ticks on a worker while the test thread invokes the same
+// module; the module's calls are serialised, none fails.
+TEST_F(EngineTest, TicksOnWorkerThreadsAndConcurrentInvokesDoNotOverlap) {
+  engine_->Shutdown();
+  engine_.reset();
+  guest::WorkerPool workers(guest::WorkerPoolOptions{});
+  EngineOptions options = Options();
+  options.workers = &workers;
+  options.clock = nullptr;  // real time
+  options.wall_clock = nullptr;
+  engine_ = std::make_unique<ComputeEngine>(options);
+  ASSERT_TRUE(engine_->Start().ok());
+  Ready("emit", "emit", {Tick(10), Invoke("now")});
+  int invokes = 0;
+  for (int i = 0; i < 200; ++i) {
+    Result<InvokeResult> r = Call("emit", "now");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ++invokes;
+  }
+  notify_.WaitSent(3);  // three ticks emitted on "all"
+  engine_->Shutdown();
+  ComputeEngine::Counters c = engine_->counters();
+  EXPECT_EQ(c.failures, 0);
+  EXPECT_GE(c.ticks, 3);
+  EXPECT_EQ(c.runs, c.ticks + invokes + 1);  // + the init
+  engine_.reset();
+  workers.Shutdown();
+}
+
 }  // namespace
 }  // namespace tessera::compute::testing

@@ -265,6 +265,7 @@ bool Core::Load(ModuleSlot& slot, InstanceState& inst, bool lease_holder,
   }
   inst.instance.reset();
   inst.version_no = version_no;
+  inst.memory_mb = policy.max_memory_mb;
   inst.lease_holder = lease_holder;
   inst.loaded_at_us = clock->NowUs();
   inst.known_revision = 0;

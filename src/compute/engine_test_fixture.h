@@ -80,6 +80,7 @@ class FakeNotify final : public NotifySink {
     std::lock_guard<std::mutex> lock(mu);
     sent.push_back({std::string(note.module), std::string(note.channel),
                     std::string(note.payload), std::string(note.flow_id), ""});
+    cv.notify_all();
     return HostCallResult::Ok(reached);
   }
   HostCallResult NotifySpatial(std::string_view shard, float, float, float,
@@ -91,8 +92,14 @@ class FakeNotify final : public NotifySink {
     return HostCallResult::Ok(reached);
   }
   size_t SessionCount() const override { return sessions.load(); }
+  // Blocks until `n` notifications were sent in all.
+  void WaitSent(size_t n) {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return sent.size() >= n; });
+  }
 
   std::mutex mu;
+  std::condition_variable cv;
   std::vector<SentNote> sent;
   int32_t reached = 1;
   std::atomic<size_t> sessions{0};
