@@ -327,6 +327,23 @@ TEST_F(EngineTest, DeployTemplateCreatesTheModuleAndDeploysItsFiles) {
             StatusCode::kNotFound);
 }
 
+TEST_F(EngineTest, OldRunsAndLogsArePrunedUsageStaysLonger) {
+  Ready("counter", "counter", {Invoke("get")});
+  Pass();
+  ASSERT_TRUE(Call("counter", "get").ok());
+  ASSERT_EQ(RunsOf("counter").size(), 2u);
+  ASSERT_FALSE(LogsOf("counter").empty());
+  Advance(8LL * 24 * 3600 * 1'000'000);  // the hourly prune runs
+  EXPECT_TRUE(RunsOf("counter").empty());
+  EXPECT_TRUE(LogsOf("counter").empty());
+  EXPECT_EQ(UsageTotal("counter").runs, 2);  // kept 30 days
+  Result<StatsView> stats = engine_->Stats(60);
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->total_runs, 0);  // outside the window
+  Advance(23LL * 24 * 3600 * 1'000'000);
+  EXPECT_EQ(UsageTotal("counter").runs, 0);
+}
+
 // Real threads: ticks on a worker while the test thread invokes the same
 // module; the module's calls are serialised, none fails.
 TEST_F(EngineTest, TicksOnWorkerThreadsAndConcurrentInvokesDoNotOverlap) {
