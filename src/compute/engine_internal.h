@@ -195,9 +195,6 @@ struct RunRequest {
   int depth = 0;        // the event depth of the run (0: not an event)
   uint32_t dt_ms = 0;
   std::string input;  // invoke / event input
-  // Skip the circuit (the init of a short-lived instance whose call was
-  // admitted already).
-  bool admitted = false;
 };
 
 struct RunResult {
@@ -274,7 +271,7 @@ struct Core {
   // Caller holds run_mu. False: refused or failed (recorded).
   bool Load(ModuleSlot& slot, InstanceState& inst, bool lease_holder,
             const std::string& flow_id, int depth, const Policy& policy,
-            bool admitted, RunResult* failed);
+            RunResult* failed);
   void Unload(ModuleSlot& slot);
   Result<std::shared_ptr<const wasm::CompiledModule>> Compiled(
       ModuleSlot& slot, int64_t version_no, int64_t memory_mb);

@@ -28,7 +28,7 @@ RunResult Core::CallLocked(ModuleSlot& slot, RunRequest request,
     // The module should be loaded: load it here as the lease holder (its
     // task would at its next pass), then call it.
     if (!Load(slot, slot.loaded, /*lease_holder=*/true, request.flow_id,
-              request.depth, policy, /*admitted=*/false, &failed)) {
+              request.depth, policy, &failed)) {
       slot.is_loaded.store(false);
       return failed;
     }
@@ -41,7 +41,7 @@ RunResult Core::CallLocked(ModuleSlot& slot, RunRequest request,
   // does not hold the tick lease.
   InstanceState temp;
   if (!Load(slot, temp, /*lease_holder=*/false, request.flow_id, request.depth,
-            policy, /*admitted=*/false, &failed)) {
+            policy, &failed)) {
     return failed;
   }
   return Run(slot, temp, std::move(request), policy);

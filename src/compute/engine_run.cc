@@ -257,7 +257,7 @@ void Core::Unload(ModuleSlot& slot) {
 
 bool Core::Load(ModuleSlot& slot, InstanceState& inst, bool lease_holder,
                 const std::string& flow_id, int depth, const Policy& policy,
-                bool admitted, RunResult* failed) {
+                RunResult* failed) {
   int64_t version_no = 0;
   {
     std::lock_guard<std::mutex> lock(slot.mu);
@@ -280,7 +280,6 @@ bool Core::Load(ModuleSlot& slot, InstanceState& inst, bool lease_holder,
   init.entry = "init";
   init.flow_id = flow_id;
   init.depth = depth;
-  init.admitted = admitted;
   RunResult result = Run(slot, inst, std::move(init), policy);
   if (result.refused || !result.outcome.ok) {
     inst.instance.reset();
@@ -295,7 +294,7 @@ RunResult Core::Run(ModuleSlot& slot, InstanceState& inst, RunRequest request,
   RunResult result;
   const int64_t started_ms = wall->UnixNowMs();
   bool probe = false;
-  if (!request.admitted) {
+  {
     std::lock_guard<std::mutex> lock(slot.mu);
     slot.circuit.SetLimits(policy.failure_threshold, policy.cooldown_ms);
     Circuit::Admit admit = slot.circuit.Before(started_ms);
@@ -360,11 +359,14 @@ RunResult Core::Run(ModuleSlot& slot, InstanceState& inst, RunRequest request,
     // whose every tick kills its instance would otherwise never trip.
     const bool counts =
         !(request.source == TriggerSource::kInit && out.ok && !probe);
-    if (!request.admitted && counts) {
+    if (counts) {
       action = slot.circuit.After(out.ok, started_ms);
     }
     ModuleRecord& rec = slot.record;
-    if (!out.ok) rec.last_error = out.error, changed = true;
+    if (!out.ok) {
+      rec.last_error = out.error;
+      changed = true;
+    }
     if (rec.circuit != slot.circuit.state() ||
         rec.consecutive_failures != slot.circuit.consecutive_failures() ||
         rec.circuit_opened_ms != slot.circuit.opened_ms()) {
