@@ -48,9 +48,11 @@ struct EngineOptions {
   ComputeStore* store = nullptr;
   SourceCompiler* compiler = nullptr;
   NotifySink* notify = nullptr;
-  guest::WorkerPool* workers = nullptr;   // null: the engine makes its own
-  guest::Watchdog* watchdog = nullptr;    // null: the engine makes its own
-  const Clock* clock = nullptr;           // null: the real monotonic clock
+  guest::WorkerPool* workers = nullptr;  // null: the engine makes its own
+  guest::Watchdog* watchdog = nullptr;   // null: the engine makes its own
+  // The monotonic clock of tick deadlines: the pool's. Null: workers'
+  // clock(), or the real one.
+  const Clock* clock = nullptr;
   const WallClock* wall_clock = nullptr;  // null: the real wall clock
   // Where compiled artifacts are loaded from and the wasm loader's cache.
   std::filesystem::path cache_dir;
