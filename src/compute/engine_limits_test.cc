@@ -200,6 +200,22 @@ TEST_F(EngineTest, EventsAreDebouncedAndCascadesStopAtTheDepthLimit) {
   EXPECT_FALSE(HasLog(logs, "depth 9"));
 }
 
+TEST_F(EngineTest, AModuleQueuesAtMost1024Events) {
+  Ready("ev", "events", {OnEvent("", 0)});
+  Pass();
+  for (int i = 0; i < 1030; ++i) {
+    engine_->RaiseEvent("compute_event", "e" + std::to_string(i), "{}", "");
+  }
+  std::vector<LogRecord> logs = LogsOf("ev");
+  EXPECT_TRUE(HasLog(logs,
+                     "event \"e1024\" dropped: 1024 events already "
+                     "wait for this module"));
+  EXPECT_TRUE(HasLog(logs, "event \"e1029\" dropped"));
+  EXPECT_FALSE(HasLog(logs, "event \"e1023\" dropped"));
+  Pass();
+  EXPECT_EQ(UsageTotal("ev").runs, 1 + 1024);
+}
+
 TEST_F(EngineTest, TheKillSwitchPausesEverything) {
   Ready("counter", "counter", {Tick(2), Invoke("get")});
   Pass();
