@@ -394,7 +394,9 @@ Result<fs::path> FindRustSdkDir() {
 Result<fs::path> FindRustComputeSdkDir() {
   std::vector<fs::path> candidates;
   if (const char* env = std::getenv("TESSERA_RUST_SDK_DIR"); env && *env) {
-    candidates.push_back(fs::path(env).parent_path() / kComputeSdk);
+    fs::path shard_sdk(env);
+    if (!shard_sdk.has_filename()) shard_sdk = shard_sdk.parent_path();
+    candidates.push_back(shard_sdk.parent_path() / kComputeSdk);
   }
   return FindSdkCrate("TESSERA_RUST_COMPUTE_SDK_DIR", kComputeSdk,
                       std::move(candidates));
