@@ -139,6 +139,15 @@ std::string DependencyHint(const std::string& output,
            "versions below, in " +
            registry + ")\n";
   }
+  if (output.find("the wasm32-unknown-unknown target is not supported by "
+                  "default") != std::string::npos) {
+    return "a dependency pulls in `getrandom`, which has no randomness "
+           "source on wasm32-unknown-unknown (`rand` with its default "
+           "features does): use `rand = { version = \"0.8\", "
+           "default-features = false, features = [\"std_rng\", "
+           "\"small_rng\"] }` seeded from the host (a compute module: the "
+           "SDK's `rand` feature, tessera_compute_sdk::rng())\n";
+  }
   return "";
 }
 

@@ -107,6 +107,22 @@ TEST_F(CrateBuilderTest, ADependencyDebianLacksIsNamed) {
       << s.message();
 }
 
+TEST_F(CrateBuilderTest, RandWithDefaultFeaturesGetsAHint) {
+  Crate("rand = \"0.8\"\n", "pub fn f() -> u32 { 1 }\n");
+  std::string progress;
+  Status s = Build(&progress);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("cargo build failed (/usr/bin/cargo exited with "
+                             "status 101): a dependency pulls in `getrandom`"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("default-features = false"), std::string::npos);
+  // cargo's own error follows, verbatim.
+  EXPECT_NE(s.message().find("you may need to enable the \"js\" feature"),
+            std::string::npos)
+      << s.message();
+}
+
 TEST_F(CrateBuilderTest, CompilerErrorsPassThroughVerbatim) {
   Crate("", "pub fn f() -> i32 { undefined_name }\n");
   std::string progress;
