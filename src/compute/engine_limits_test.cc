@@ -154,6 +154,31 @@ TEST_F(EngineTest, OverTheEgressBudgetTheModuleGetsAnErrorAndNothingIsSent) {
   EXPECT_EQ(nlohmann::json::parse(again->result)["ok"], true);
 }
 
+TEST_F(EngineTest, TheHostGivesTheWallClockRandomBytesAndSpatialEmits) {
+  Ready("emit", "emit", {Invoke("now"), Invoke("random"), Invoke("spatial")});
+  Pass();
+  Result<InvokeResult> now = Call("emit", "now");
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ(nlohmann::json::parse(now->result)["now"], kStartUnixUs / 1000);
+  Result<InvokeResult> a = Call("emit", "random", R"({"n": 16})");
+  Result<InvokeResult> b = Call("emit", "random", R"({"n": 16})");
+  ASSERT_TRUE(a.ok() && b.ok());
+  std::string ha = nlohmann::json::parse(a->result)["hex"];
+  std::string hb = nlohmann::json::parse(b->result)["hex"];
+  EXPECT_EQ(ha.size(), 32u);
+  EXPECT_NE(ha, hb);
+  Result<InvokeResult> s = Call(
+      "emit", "spatial",
+      R"({"shard": "arena-1", "x": 1, "y": 2, "radius": 5, "payload": "boom"})");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(nlohmann::json::parse(s->result)["count"], 1);
+  std::lock_guard<std::mutex> lock(notify_.mu);
+  ASSERT_EQ(notify_.sent.size(), 1u);
+  EXPECT_EQ(notify_.sent[0].shard, "arena-1");
+  EXPECT_EQ(notify_.sent[0].channel, "spatial");
+  EXPECT_EQ(notify_.sent[0].payload, "boom");
+}
+
 TEST_F(EngineTest, EventsAreDebouncedAndCascadesStopAtTheDepthLimit) {
   const int64_t id =
       Ready("ev", "events", {OnEvent("ping", 1000), OnEvent("again", 0)});

@@ -5,10 +5,12 @@
 // instance of the active version.
 #include <sys/random.h>
 
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <utility>
 
 #include "compute/engine_internal.h"
@@ -35,14 +37,20 @@ class RunCalls final : public HostCalls {
 
   int64_t NowMs() override { return core_.wall->UnixNowMs(); }
 
-  // The OS CSPRNG (getrandom), which does not fail for reads this small
-  // once the pool is initialised.
+  // The OS CSPRNG (getrandom; std::random_device, which reads it too,
+  // should the call be unavailable).
   void FillRandom(std::span<uint8_t> out) override {
     size_t done = 0;
     while (done < out.size()) {
       ssize_t n = getrandom(out.data() + done, out.size() - done, 0);
-      if (n <= 0) continue;  // EINTR
-      done += static_cast<size_t>(n);
+      if (n > 0) {
+        done += static_cast<size_t>(n);
+      } else if (n < 0 && errno != EINTR) {
+        std::random_device rd;
+        for (; done < out.size(); ++done) {
+          out[done] = static_cast<uint8_t>(rd());
+        }
+      }
     }
   }
 
