@@ -10,6 +10,7 @@
 
 #include "compute/engine_internal.h"
 #include "compute/flow_id.h"
+#include "tessera/compute_abi.h"
 
 namespace tessera::compute {
 namespace engine_internal {
@@ -143,6 +144,12 @@ Result<InvokeResult> ComputeEngine::Invoke(const InvokeRequest& request) {
   run.input += ",\"callerUserId\":";
   run.input += JsonString(request.caller_user_id);
   run.input += '}';
+  if (run.input.size() > compute_abi::kMaxInvokeInputBytes) {
+    return InvalidArgument("BAD_REQUEST: the invoke input is " +
+                           std::to_string(run.input.size()) +
+                           " bytes, over the limit of " +
+                           std::to_string(compute_abi::kMaxInvokeInputBytes));
+  }
 
   RunResult result;
   {
