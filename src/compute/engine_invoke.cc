@@ -36,6 +36,7 @@ RunResult Core::CallLocked(ModuleSlot& slot, RunRequest request,
     slot.is_loaded.store(true);
     slot.ticks.Reset(slot.loaded.loaded_at_us, snap.tick_hz);
     slot.last_tick_us = slot.loaded.loaded_at_us;
+    Poke(slot);  // its task schedules the ticks of this instance
     return Run(slot, slot.loaded, std::move(request), policy);
   }
   // Not loaded (no sessions, not alwaysOn): a short-lived instance that
