@@ -177,14 +177,12 @@ class Recorder {
   // Drops what is buffered for a deleted module.
   void Forget(int64_t module_id);
   Status Flush(ComputeStore& store);
-  size_t dropped_logs() const;
 
  private:
   mutable std::mutex mu;
   std::vector<RunRecord> runs_;
   std::vector<LogRecord> logs_;
   std::map<std::pair<int64_t, int64_t>, UsageRow> usage_;
-  size_t dropped_logs_ = 0;
 };
 
 // What one run is (engine_run.cc).
@@ -204,7 +202,8 @@ struct RunResult {
   std::string circuit_action;
 };
 
-// Loads, activation and limits read the policy often: a copy.
+// What a pass needs of a module's record and triggers (a copy taken under
+// its mu).
 struct Snapshot {
   bool enabled = false;
   int64_t active_version = 0;
