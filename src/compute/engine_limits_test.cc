@@ -241,6 +241,40 @@ TEST_F(EngineTest, AModuleQueuesAtMost1024Events) {
   EXPECT_EQ(UsageTotal("ev").runs, 1 + 1024);
 }
 
+// A version whose artifact is gone fails its init runs (rows, the circuit
+// counts them); a module without an event export fails its event runs.
+TEST_F(EngineTest, LoadFailuresAndMissingEventExportsAreFailedRuns) {
+  ASSERT_TRUE(engine_->SetPolicy(R"({"failureThreshold": 2})").ok());
+  const int64_t id = Ready("gone", "counter", {});
+  Result<VersionRecord> v = store_.GetVersion(id, 1);
+  ASSERT_TRUE(v.ok());
+  // A fresh engine (nothing preloaded) over a store whose file went.
+  engine_->Shutdown();
+  engine_.reset();
+  std::filesystem::path moved = v->artifact_path + ".moved";
+  std::filesystem::rename(v->artifact_path, moved);
+  Boot();
+  Pass();
+  Advance(1'000'000);
+  std::vector<RunRecord> runs = RunsOf("gone");
+  std::filesystem::rename(moved, v->artifact_path);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].source, TriggerSource::kInit);
+  EXPECT_FALSE(runs[0].success);
+  EXPECT_THAT(runs[0].error_message, HasSubstr("load: cannot read"));
+  EXPECT_EQ(runs[0].circuit_action, "opened");
+
+  Ready("plain", "echo", {OnEvent("x", 0)});
+  Pass();
+  engine_->RaiseEvent("compute_event", "x", "{}", "flow-x");
+  Pass();
+  runs = RunsOf("plain");
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].entry, "event:x");
+  EXPECT_FALSE(runs[0].success);
+  EXPECT_EQ(runs[0].flow_id, "flow-x");
+}
+
 TEST_F(EngineTest, TheKillSwitchPausesEverything) {
   Ready("counter", "counter", {Tick(2), Invoke("get")});
   Pass();
