@@ -14,8 +14,8 @@
 //
 // Threading: every public method may be called from any thread. A module's
 // entry calls never overlap (one instance, one call at a time); runs happen
-// on the worker pool's threads, except Invoke, which may run on the
-// caller's thread.
+// on the worker pool's threads, except Invoke, which runs on the caller's
+// thread (under the module's run lock: no thread hop).
 #ifndef TESSERA_COMPUTE_ENGINE_H_
 #define TESSERA_COMPUTE_ENGINE_H_
 
@@ -48,9 +48,11 @@ struct EngineOptions {
   ComputeStore* store = nullptr;
   SourceCompiler* compiler = nullptr;
   NotifySink* notify = nullptr;
-  guest::WorkerPool* workers = nullptr;   // null: the engine makes its own
-  guest::Watchdog* watchdog = nullptr;    // null: the engine makes its own
-  const Clock* clock = nullptr;           // null: the real monotonic clock
+  guest::WorkerPool* workers = nullptr;  // null: the engine makes its own
+  guest::Watchdog* watchdog = nullptr;   // null: the engine makes its own
+  // The monotonic clock of tick deadlines: the pool's. Null: workers'
+  // clock(), or the real one.
+  const Clock* clock = nullptr;
   const WallClock* wall_clock = nullptr;  // null: the real wall clock
   // Where compiled artifacts are loaded from and the wasm loader's cache.
   std::filesystem::path cache_dir;
@@ -63,6 +65,9 @@ struct EngineOptions {
   // Every module log line also goes here (the server log); may be empty.
   std::function<void(std::string_view module, int level, std::string_view text)>
       forward_log;
+  // Called (on the compile queue's thread) after each finished version has
+  // been applied (made active when it should); may be empty.
+  std::function<void(const VersionRecord& version)> on_compiled;
   // How often buffered runs, usage and logs are written to the store.
   int64_t flush_ms = 1000;
   // Retention of run rows and logs (usage: 30 days).
@@ -174,7 +179,7 @@ class ComputeEngine {
   // --- invoke (by its trigger's policy). Errors: kNotFound (no module or
   // no invoke trigger for the export), kPermissionDenied (policy),
   // kInvalidArgument ("BAD_REQUEST: ..." contract violations),
-  // kUnavailable (disabled, circuit open, kill switch), kTrap /
+  // kUnavailable (disabled, circuit open, kill switch, shut down), kTrap /
   // kResourceExhausted / kDeadlineExceeded (the run failed: the message is
   // the run's error).
   Result<InvokeResult> Invoke(const InvokeRequest& request);
