@@ -15,6 +15,9 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kTrap: return "trap";
     case StatusCode::kIo: return "io";
     case StatusCode::kInternal: return "internal";
+    case StatusCode::kPermissionDenied: return "permission_denied";
+    case StatusCode::kUnavailable: return "unavailable";
+    case StatusCode::kAborted: return "aborted";
   }
   return "unknown";
 }

@@ -21,6 +21,9 @@ enum class StatusCode {
   kTrap,               // the guest trapped
   kIo,
   kInternal,
+  kPermissionDenied,  // the caller may not do this (e.g. an invoke policy)
+  kUnavailable,       // switched off or paused (e.g. an open circuit)
+  kAborted,           // a concurrent change won (e.g. a stale state write)
 };
 
 const char* StatusCodeName(StatusCode code);

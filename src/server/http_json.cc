@@ -30,7 +30,12 @@ int HttpStatusFor(StatusCode code) {
       return 404;
     case StatusCode::kAlreadyExists:
     case StatusCode::kFailedPrecondition:
+    case StatusCode::kAborted:
       return 409;
+    case StatusCode::kPermissionDenied:
+      return 403;
+    case StatusCode::kUnavailable:
+      return 503;
     case StatusCode::kRefused:
     case StatusCode::kTrap:
       return 422;
