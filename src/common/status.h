@@ -16,14 +16,14 @@ enum class StatusCode {
   kAlreadyExists,
   kRefused,          // a module or request was refused by policy
   kFailedPrecondition,
+  kAborted,            // lost to a concurrent writer (stale revision)
+  kUnavailable,        // refused for now (switched off, circuit open)
   kResourceExhausted,  // fuel, memory, budget
   kDeadlineExceeded,   // watchdog / tick budget
   kTrap,               // the guest trapped
   kIo,
   kInternal,
   kPermissionDenied,  // the caller may not do this (e.g. an invoke policy)
-  kUnavailable,       // switched off or paused (e.g. an open circuit)
-  kAborted,           // a concurrent change won (e.g. a stale state write)
 };
 
 const char* StatusCodeName(StatusCode code);
