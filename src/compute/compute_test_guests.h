@@ -16,7 +16,8 @@
 namespace tessera::compute::testing {
 
 // The names: counter, echo, spin, busy, trap, emit, events, membomb (see
-// tests/guests/README.md "Compute modules").
+// tests/guests/README.md "Compute modules") and shop (the C++ example,
+// examples/compute/compute/shop).
 const std::vector<std::string>& ComputeGuestNames();
 
 // The built module's bytes. Errors: kNotFound for an unknown name, kIo when

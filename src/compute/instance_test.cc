@@ -723,5 +723,46 @@ TEST(ComputeInstanceTest, HostCallsWhileInstantiatingAreUnavailable) {
   EXPECT_EQ(calls.state_sets, 0);
 }
 
+// The C++ example: buy spends the gold in the blob and notifies the buyer.
+TEST(ComputeInstanceTest, TheShopExampleSellsForGold) {
+  auto inst = NewInstance("shop");
+  ASSERT_NE(inst, nullptr);
+  RecordingCalls calls;
+  ASSERT_TRUE(inst->Init(calls, kLimits).ok);
+  CallOutcome buy = inst->Invoke(
+      InvokeInput("buy", {{"amount", 3}, {"item", "plank"}}, "u-1"), calls,
+      kLimits);
+  ASSERT_TRUE(buy.ok) << buy.error;
+  const json receipt = {{"item", "plank"},
+                        {"amount", 3},
+                        {"cost", 15},
+                        {"gold", 85},
+                        {"owned", 3}};
+  EXPECT_EQ(json::parse(buy.output), receipt);
+  EXPECT_EQ(json::parse(*calls.state),
+            (json{{"gold", 85}, {"inventory", {{"plank", 3}}}}));
+  ASSERT_EQ(calls.emits.size(), 1u);
+  EXPECT_EQ(calls.emits[0].target, "player:u-1");
+  EXPECT_EQ(json::parse(calls.emits[0].payload), receipt);
+
+  CallOutcome broke = inst->Invoke(
+      InvokeInput("buy", {{"amount", 5}, {"item", "lantern"}}), calls, kLimits);
+  EXPECT_FALSE(broke.ok);
+  EXPECT_EQ(broke.error, "not enough gold: 100 needed, 85 left");
+  CallOutcome seeds =
+      inst->Invoke(InvokeInput("buy", {{"amount", 2}}), calls, kLimits);
+  ASSERT_TRUE(seeds.ok) << seeds.error;
+  EXPECT_EQ(calls.emits.back().target, "all");  // a management caller
+  CallOutcome balance = inst->Invoke(InvokeInput("balance"), calls, kLimits);
+  ASSERT_TRUE(balance.ok);
+  EXPECT_EQ(json::parse(balance.output),
+            (json{{"gold", 81}, {"inventory", {{"plank", 3}, {"seeds", 2}}}}));
+  calls.set_result = HostCallResult::Error(abi::kErrStale, "stale");
+  CallOutcome stale =
+      inst->Invoke(InvokeInput("buy", {{"amount", 1}}), calls, kLimits);
+  EXPECT_FALSE(stale.ok);
+  EXPECT_EQ(stale.error, "the purchase was not saved (stale_state): try again");
+}
+
 }  // namespace
 }  // namespace tessera::compute

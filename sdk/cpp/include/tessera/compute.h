@@ -21,7 +21,8 @@
 //   tessera::Status on_event(const tessera::compute::Event& e) { ... }
 //   TESSERA_COMPUTE_MODULE(init, tick, invoke, on_event);
 //
-// Entry functions (plain functions or lambdas-free callables named once):
+// Entry functions (name functions, not lambdas: a comma would split the
+// macro argument), each with one of these signatures:
 //   init:   tessera::Status ()                         or void ()
 //   tick:   tessera::Status (std::uint32_t dt_ms)      or void (...)
 //   invoke: tessera::Result<std::string> (const Invocation&)
