@@ -22,8 +22,8 @@ using nlohmann::json;
 
 constexpr std::string_view kTopFields[] = {"name", "shards", "compute"};
 constexpr std::string_view kComputeFields[] = {
-    "name", "description", "source", "crate", "alwaysOn", "enabled",
-    "triggers"};
+    "name",     "description", "source",  "crate",
+    "alwaysOn", "enabled",     "triggers"};
 // The compute API's trigger body (server/compute_json.cc checks the values).
 constexpr std::string_view kTriggerFields[] = {
     "triggerType", "tickHz",     "onEvent",      "eventName",
@@ -263,7 +263,8 @@ Status ReadBool(const Errors& err, const json& obj, const std::string& path,
                 const char* key, bool* out) {
   auto it = obj.find(key);
   if (it == obj.end()) return Status::Ok();
-  if (!it->is_boolean()) return err.WrongType(Join(path, key), "a boolean", *it);
+  if (!it->is_boolean())
+    return err.WrongType(Join(path, key), "a boolean", *it);
   *out = it->get<bool>();
   return Status::Ok();
 }
@@ -294,8 +295,8 @@ Result<ComputeModuleSpec> ParseComputeModule(const Errors& err, const json& obj,
                       "\" is not a valid module name (lowercase letter, then "
                       "up to 127 of [a-z0-9_-])");
   }
-  TESSERA_RETURN_IF_ERROR(ReadString(err, obj, path, "description",
-                                     &spec.description, &present));
+  TESSERA_RETURN_IF_ERROR(
+      ReadString(err, obj, path, "description", &spec.description, &present));
   std::string source, crate;
   bool has_source = false, has_crate = false;
   TESSERA_RETURN_IF_ERROR(

@@ -90,7 +90,7 @@ struct Manifest {
   // path in `kinds` is joined to it, so relative paths stay relative to the
   // working directory of the load.
   std::filesystem::path dir;
-  std::vector<ShardKindSpec> kinds;  // in manifest order, names unique
+  std::vector<ShardKindSpec> kinds;        // in manifest order, names unique
   std::vector<ComputeModuleSpec> compute;  // in manifest order, names unique
 
   // The kind named `name`, or nullptr. The pointer lives as long as *this.

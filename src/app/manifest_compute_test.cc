@@ -54,8 +54,8 @@ TEST(ManifestComputeTest, TheContractExampleParses) {
   EXPECT_FALSE(shop.always_on);
   EXPECT_FALSE(shop.enabled);
   ASSERT_EQ(shop.triggers.size(), 1u);
-  EXPECT_EQ(nlohmann::json::parse(shop.triggers[0])["contract"]["params"]
-                                                   ["amount"]["type"],
+  EXPECT_EQ(nlohmann::json::parse(
+                shop.triggers[0])["contract"]["params"]["amount"]["type"],
             "int");
 }
 
@@ -68,8 +68,7 @@ TEST(ManifestComputeTest, NoSectionIsNoModules) {
 
 TEST(ManifestComputeTest, StrictErrorsNameTheField) {
   const std::string file = "games/demo/tessera.json: ";
-  EXPECT_EQ(Error(R"({})"),
-            file + "compute: expected an array, got an object");
+  EXPECT_EQ(Error(R"({})"), file + "compute: expected an array, got an object");
   EXPECT_EQ(Error(R"([{"crate":"c"}])"),
             file + "compute[0]: missing required field \"name\"");
   EXPECT_EQ(Error(R"([{"name":"Shop","source":"s"}])"),
@@ -92,8 +91,9 @@ TEST(ManifestComputeTest, StrictErrorsNameTheField) {
                 "\"alwaysOn\"?)");
   EXPECT_EQ(Error(R"([{"name":"shop","source":"s","triggers":{}}])"),
             file + "compute[0].triggers: expected an array, got an object");
-  EXPECT_EQ(Error(R"([{"name":"shop","source":"s","triggers":[3]}])"),
-            file + "compute[0].triggers[0]: expected an object, got an integer");
+  EXPECT_EQ(
+      Error(R"([{"name":"shop","source":"s","triggers":[3]}])"),
+      file + "compute[0].triggers[0]: expected an object, got an integer");
   EXPECT_EQ(
       Error(R"([{"name":"shop","source":"s","triggers":[{"tickHz":2}]}])"),
       file + "compute[0].triggers[0]: missing required field \"triggerType\"");

@@ -191,10 +191,10 @@ TEST(Ticket, AnyResourceChecksTheSignatureAndExpiryOnly) {
             TicketError::kWrongResource);
   EXPECT_EQ(VerifyTicketAnyResource("other-secret", text, kNow).error,
             TicketError::kInvalid);
-  EXPECT_EQ(VerifyTicketAnyResource(kSecret, text,
-                                    kNow + kDefaultTicketLifetimeSecs)
-                .error,
-            TicketError::kExpired);
+  EXPECT_EQ(
+      VerifyTicketAnyResource(kSecret, text, kNow + kDefaultTicketLifetimeSecs)
+          .error,
+      TicketError::kExpired);
 }
 
 TEST(Ticket, WrongSecretIsInvalid) {

@@ -75,8 +75,8 @@ Result<ApiTokens> ApiTokens::Parse(std::string_view spec,
     const std::string_view entry = Trim(raw);
     const size_t eq = entry.find('=');
     const std::string shown =
-        std::string(entry.substr(0, eq == std::string_view::npos ? entry.size()
-                                                                 : eq)) +
+        std::string(
+            entry.substr(0, eq == std::string_view::npos ? entry.size() : eq)) +
         (eq == std::string_view::npos ? "" : "=...");
     auto fail = [&](const std::string& what) {
       return InvalidArgument(std::string(kEnvApiTokens) + " entry " +
@@ -133,8 +133,7 @@ Scopes ApiTokens::ScopesOf(std::string_view token) const {
   Scopes found;
   if (token.empty()) return found;
   // Every comparison runs, whatever matched.
-  bool admin =
-      !admin_token_.empty() && ConstantTimeEquals(token, admin_token_);
+  bool admin = !admin_token_.empty() && ConstantTimeEquals(token, admin_token_);
   for (const Entry& e : entries_) {
     if (ConstantTimeEquals(token, e.token)) found = e.scopes;
   }

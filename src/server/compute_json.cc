@@ -46,9 +46,9 @@ json ModuleJson(const ModuleView& view) {
   const ModuleRecord& m = view.record;
   json latest = nullptr;
   if (view.latest_version) {
-    latest = json{
-        {"versionNo", view.latest_version->version_no},
-        {"compileStatus", CompileStatusName(view.latest_version->status)}};
+    latest =
+        json{{"versionNo", view.latest_version->version_no},
+             {"compileStatus", CompileStatusName(view.latest_version->status)}};
   }
   return json{{"name", m.name},
               {"description", m.description},
@@ -193,10 +193,10 @@ Status CheckFields(const json& body, std::string_view where,
 Result<TriggerRecord> ParseTriggerBody(const json& body,
                                        std::string_view where) {
   if (!body.is_object()) return Bad(where, "must be a JSON object");
-  TESSERA_RETURN_IF_ERROR(CheckFields(
-      body, where,
-      {"triggerType", "tickHz", "onEvent", "eventName", "debounceMs",
-       "exportName", "invokePolicy", "contract"}));
+  TESSERA_RETURN_IF_ERROR(
+      CheckFields(body, where,
+                  {"triggerType", "tickHz", "onEvent", "eventName",
+                   "debounceMs", "exportName", "invokePolicy", "contract"}));
   auto type = body.find("triggerType");
   if (type == body.end() || !type->is_string()) {
     return Bad(where,
@@ -217,15 +217,16 @@ Result<TriggerRecord> ParseTriggerBody(const json& body,
     t.type = TriggerType::kInvoke;
     allowed = {"exportName", "invokePolicy", "contract"};
   } else {
-    return Bad(where, "\"triggerType\" must be \"tick\", \"event\" or "
-                      "\"invoke\", got \"" +
-                          name + "\"");
+    return Bad(where,
+               "\"triggerType\" must be \"tick\", \"event\" or "
+               "\"invoke\", got \"" +
+                   name + "\"");
   }
   for (const auto& [key, value] : body.items()) {
     if (key == "triggerType") continue;
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      return Bad(where, "\"" + key + "\" does not apply to a " + name +
-                            " trigger");
+      return Bad(where,
+                 "\"" + key + "\" does not apply to a " + name + " trigger");
     }
   }
   auto str = [&](const char* key, std::string* out) -> Status {
@@ -272,7 +273,8 @@ Result<TriggerRecord> ParseTriggerBody(const json& body,
       if (t.export_name.empty()) {
         return Bad(where, "an invoke trigger needs \"exportName\"");
       }
-      TESSERA_RETURN_IF_ERROR(object_text("invokePolicy", &t.invoke_policy_json));
+      TESSERA_RETURN_IF_ERROR(
+          object_text("invokePolicy", &t.invoke_policy_json));
       TESSERA_RETURN_IF_ERROR(object_text("contract", &t.contract_json));
       break;
   }
@@ -296,7 +298,8 @@ Status ParseDeployBody(const json& body, DeployRequest* request) {
     request->files[path] = content.get<std::string>();
   }
   if (auto sdk = body.find("sdkVersion"); sdk != body.end()) {
-    if (!sdk->is_string()) return Bad(kWhere, "\"sdkVersion\" must be a string");
+    if (!sdk->is_string())
+      return Bad(kWhere, "\"sdkVersion\" must be a string");
     request->sdk_version = sdk->get<std::string>();
   }
   if (auto abi = body.find("abiVersion"); abi != body.end()) {
@@ -305,7 +308,8 @@ Status ParseDeployBody(const json& body, DeployRequest* request) {
     }
     request->abi_version = abi->get<int>();
   }
-  if (auto lang = body.find("language"); lang != body.end() && !lang->is_null()) {
+  if (auto lang = body.find("language");
+      lang != body.end() && !lang->is_null()) {
     if (*lang == "rust") {
       request->language = Language::kRust;
     } else if (*lang == "cpp") {

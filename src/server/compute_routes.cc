@@ -35,7 +35,7 @@ struct Call {
   const WallClock& clock;
   std::vector<std::string> vars;  // the path's variable segments, in order
   Query query;
-  json body;  // an object (PUT/POST), else null
+  json body;                // an object (PUT/POST), else null
   bool management = false;  // invoke: a manage_compute token
   std::string caller_user_id;
 };
@@ -77,8 +77,9 @@ std::optional<int64_t> IntParam(const Call& c, const char* name,
   const std::string& t = it->second;
   auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (ec != std::errc() || end != t.data() + t.size() || v < min || v > max) {
-    *error = BadRequest(std::string("\"") + name + "\" must be an integer from " +
-                        std::to_string(min) + " to " + std::to_string(max));
+    *error =
+        BadRequest(std::string("\"") + name + "\" must be an integer from " +
+                   std::to_string(min) + " to " + std::to_string(max));
     return std::nullopt;
   }
   return v;
@@ -106,7 +107,8 @@ HttpResponse ModuleResponse(Call& c, const compute::ModuleRecord& record,
   Result<std::vector<compute::ModuleView>> modules = c.engine.Modules();
   if (modules.ok()) {
     for (const compute::ModuleView& m : *modules) {
-      if (m.record.name == record.name) return JsonResponse(status, ModuleJson(m));
+      if (m.record.name == record.name)
+        return JsonResponse(status, ModuleJson(m));
     }
   }
   compute::ModuleView view;
@@ -260,15 +262,16 @@ HttpResponse SetEnabled(Call& c) {
   if (e == c.body.end() || !e->is_boolean()) {
     return BadRequest("\"enabled\" is required: true or false");
   }
-  Result<compute::ModuleRecord> m = c.engine.SetEnabled(c.vars[0], e->get<bool>());
+  Result<compute::ModuleRecord> m =
+      c.engine.SetEnabled(c.vars[0], e->get<bool>());
   if (!m.ok()) return Engine(m.status());
   return ModuleResponse(c, *m);
 }
 
 HttpResponse GetPolicy(Call& c) {
   if (auto e = CheckQuery(c, {})) return *e;
-  return JsonResponse(200, json::parse(compute::PolicyToJson(
-                               c.engine.policy())));
+  return JsonResponse(200,
+                      json::parse(compute::PolicyToJson(c.engine.policy())));
 }
 
 HttpResponse SetPolicy(Call& c) {
@@ -326,13 +329,15 @@ HttpResponse Runs(Call& c) {
   std::optional<int64_t> limit = IntParam(c, "limit", 100, 1, 1000, &error);
   if (!limit) return error;
   filter.limit = *limit;
-  if (auto s = c.query.find("success"); s != c.query.end() && !s->second.empty()) {
+  if (auto s = c.query.find("success");
+      s != c.query.end() && !s->second.empty()) {
     if (s->second != "true" && s->second != "false") {
       return BadRequest("\"success\" must be true or false");
     }
     filter.success = s->second == "true";
   }
-  if (auto f = c.query.find("flowId"); f != c.query.end() && !f->second.empty()) {
+  if (auto f = c.query.find("flowId");
+      f != c.query.end() && !f->second.empty()) {
     filter.flow_id = f->second;
   }
   Status flushed = c.engine.Flush();
@@ -441,7 +446,9 @@ const std::vector<RouteEntry>& Routes() {
       {"GET", {"modules", "*", "versions"}, Need::kView, Versions},
       {"PUT", {"modules", "*", "triggers"}, Need::kManage, UpsertTrigger},
       {"GET", {"modules", "*", "triggers"}, Need::kView, Triggers},
-      {"DELETE", {"modules", "*", "triggers", "*"}, Need::kManage,
+      {"DELETE",
+       {"modules", "*", "triggers", "*"},
+       Need::kManage,
        DeleteTrigger},
       {"PUT", {"modules", "*", "enabled"}, Need::kManage, SetEnabled},
       {"POST", {"modules", "*", "invoke", "*"}, Need::kInvoke, Invoke},
@@ -489,7 +496,8 @@ HttpResponse ComputeService::Handle(const HttpRequest& request) {
                          "the request target is not a valid path");
   }
   const std::vector<std::string>& s = target->segments;
-  if (s.size() == 3 && s[0] == "api" && s[1] == "dev" && s[2] == "player-token") {
+  if (s.size() == 3 && s[0] == "api" && s[1] == "dev" &&
+      s[2] == "player-token") {
     return DevPlayerToken(request);
   }
   return Route(request);
@@ -560,14 +568,13 @@ HttpResponse ComputeService::Route(const HttpRequest& request) {
     }
   } else if (scopes.empty()) {
     return Unauthorized(std::string("this route needs a token with the ") +
-                        scope_name +
-                        " scope: Authorization: Bearer <token>");
+                        scope_name + " scope: Authorization: Bearer <token>");
   } else if (!scopes.Has(found->need == Need::kView
                              ? Scope::kViewComputeDiagnostics
                              : Scope::kManageCompute)) {
-    return ErrorResponse(403, "forbidden",
-                         std::string("this token lacks the ") + scope_name +
-                             " scope");
+    return ErrorResponse(
+        403, "forbidden",
+        std::string("this token lacks the ") + scope_name + " scope");
   }
 
   std::optional<Query> query = ParseQuery(request.target);

@@ -7,10 +7,10 @@
 
 #include "net/router.h"
 #include "net/ticket.h"
-#include "server/http_json.h"
-#include "server/request_target.h"
 #include "server/compute_json.h"
+#include "server/http_json.h"
 #include "server/module_dir.h"
+#include "server/request_target.h"
 
 namespace tessera::server {
 
@@ -93,9 +93,8 @@ ComputeService::ComputeService(
       store_(std::move(store)),
       compiler_(std::move(compiler)),
       notify_(std::move(notify)),
-      engine_(std::make_unique<compute::ComputeEngine>(
-          WithParts(options_.engine, store_.get(), compiler_.get(),
-                    notify_.get()))),
+      engine_(std::make_unique<compute::ComputeEngine>(WithParts(
+          options_.engine, store_.get(), compiler_.get(), notify_.get()))),
       metrics_(&metrics) {}
 
 ComputeService::~ComputeService() { Shutdown(); }
@@ -165,8 +164,8 @@ Status ComputeService::SyncManifest(
                       where + ": " + version.status().message());
       }
       log("compute: " + spec.name + ": deployed version " +
-          std::to_string(version->version_no) + " from " +
-          spec.dir().string() + " (" + compute::LanguageName(language) +
+          std::to_string(version->version_no) + " from " + spec.dir().string() +
+          " (" + compute::LanguageName(language) +
           (spec.enabled ? ", enabled once it compiles)" : ")"));
     } else if (spec.enabled && !module->enabled &&
                module->active_version == 0 &&
@@ -191,9 +190,9 @@ Status ComputeService::SyncManifest(
 
 HttpResponse ComputeService::DevPlayerToken(const HttpRequest& request) {
   if (request.method != "POST") {
-    HttpResponse r = ErrorResponse(
-        405, "method_not_allowed",
-        request.method + " is not allowed here (allowed: POST)");
+    HttpResponse r =
+        ErrorResponse(405, "method_not_allowed",
+                      request.method + " is not allowed here (allowed: POST)");
     r.headers.emplace_back("Allow", "POST");
     return r;
   }
@@ -204,7 +203,8 @@ HttpResponse ComputeService::DevPlayerToken(const HttpRequest& request) {
     return ErrorResponse(400, "bad_json", "the body must be a JSON object");
   }
   Status fields = CheckFields(body, "body", {"userId"});
-  if (!fields.ok()) return ErrorResponse(400, "invalid_argument", fields.message());
+  if (!fields.ok())
+    return ErrorResponse(400, "invalid_argument", fields.message());
   auto user = body.find("userId");
   if (user == body.end() || !user->is_string() ||
       !IsValidSubscriberId(user->get_ref<const std::string&>())) {
@@ -221,8 +221,8 @@ HttpResponse ComputeService::DevPlayerToken(const HttpRequest& request) {
       wall_clock_.UnixNowSecs() + net::kDefaultTicketLifetimeSecs;
   return JsonResponse(
       200, json{{"userId", ticket.subscriber_id},
-                {"ticket", net::MintTicket(options_.ticket_secret, ticket,
-                                           &wall_clock_)},
+                {"ticket",
+                 net::MintTicket(options_.ticket_secret, ticket, &wall_clock_)},
                 {"expires", ticket.expires_unix}});
 }
 

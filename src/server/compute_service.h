@@ -96,8 +96,8 @@ class ComputeService final : public Service, public net::HttpHandler {
   // `notify` may be null (emits reach nobody; only alwaysOn modules load).
   ComputeService(std::unique_ptr<compute::ComputeStore> store,
                  std::unique_ptr<compute::SourceCompiler> compiler,
-                 std::unique_ptr<compute::NotifySink> notify,
-                 Metrics& metrics, ComputeServiceOptions options);
+                 std::unique_ptr<compute::NotifySink> notify, Metrics& metrics,
+                 ComputeServiceOptions options);
   // Shutdown().
   ~ComputeService() override;
 

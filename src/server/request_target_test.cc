@@ -6,8 +6,9 @@ namespace tessera::server {
 namespace {
 
 TEST(ParseQueryTest, DecodesNamesAndValues) {
-  auto q = ParseQuery("/api/compute/runs?module=world-sim&success=false&"
-                      "flowId=a%2Bb&note=two+words&flag");
+  auto q = ParseQuery(
+      "/api/compute/runs?module=world-sim&success=false&"
+      "flowId=a%2Bb&note=two+words&flag");
   ASSERT_TRUE(q.has_value());
   EXPECT_EQ(q->at("module"), "world-sim");
   EXPECT_EQ(q->at("success"), "false");
