@@ -18,12 +18,12 @@ enum class StatusCode {
   kFailedPrecondition,
   kAborted,            // lost to a concurrent writer (stale revision)
   kUnavailable,        // refused for now (switched off, circuit open)
+  kPermissionDenied,   // the caller may not (an invoke policy)
   kResourceExhausted,  // fuel, memory, budget
   kDeadlineExceeded,   // watchdog / tick budget
   kTrap,               // the guest trapped
   kIo,
   kInternal,
-  kPermissionDenied,  // the caller may not do this (e.g. an invoke policy)
 };
 
 const char* StatusCodeName(StatusCode code);

@@ -32,10 +32,10 @@ int HttpStatusFor(StatusCode code) {
     case StatusCode::kFailedPrecondition:
     case StatusCode::kAborted:
       return 409;
-    case StatusCode::kPermissionDenied:
-      return 403;
     case StatusCode::kUnavailable:
       return 503;
+    case StatusCode::kPermissionDenied:
+      return 403;
     case StatusCode::kRefused:
     case StatusCode::kTrap:
       return 422;
