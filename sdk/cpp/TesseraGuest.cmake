@@ -123,7 +123,8 @@ function(tessera_add_guest target)
 
   file(GLOB_RECURSE sdk_headers CONFIGURE_DEPENDS
        "${TESSERA_GUEST_SDK_DIR}/include/*.h"
-       "${TESSERA_GUEST_ABI_INCLUDE_DIR}/tessera/abi.h")
+       "${TESSERA_GUEST_ABI_INCLUDE_DIR}/tessera/abi.h"
+       "${TESSERA_GUEST_ABI_INCLUDE_DIR}/tessera/compute_abi.h")
   set(obj_dir "${CMAKE_CURRENT_BINARY_DIR}/${target}.guest")
   set(objects "")
   foreach(source IN LISTS GUEST_SOURCES)

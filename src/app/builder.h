@@ -50,6 +50,9 @@ struct BuildOptions {
   std::string cargo_registry = "/usr/share/cargo/registry";
   // The Rust guest SDK crate; empty means FindRustSdkDir().
   std::filesystem::path rust_sdk_dir;
+  // The Rust compute SDK crate, for crates that depend on
+  // tessera-compute-sdk; empty means FindRustComputeSdkDir().
+  std::filesystem::path rust_compute_sdk_dir;
 };
 
 // Finds the guest SDK: $TESSERA_SDK_DIR if set (an error if it is not an

@@ -46,22 +46,35 @@ std::string Toml(const std::string& s) {
   return out + "\"";
 }
 
+// An SDK crate a build patches in: its package name and directory.
+struct SdkPatch {
+  std::string name;
+  fs::path dir;
+};
+
+constexpr char kShardSdk[] = "tessera-shard-guest";
+constexpr char kComputeSdk[] = "tessera-compute-sdk";
+
 // The cargo configuration of every crate build: Debian's registry as the
-// only source, offline, the SDK crate patched in, the release profile.
-std::string CargoConfig(const BuildOptions& o, const fs::path& sdk) {
-  return "# Written by `tessera shards build`; rewritten on every build.\n"
-         "[source.crates-io]\nreplace-with = \"debian\"\n"
-         "[source.debian]\ndirectory = " +
-         Toml(o.cargo_registry) +
-         "\n"
-         "[net]\noffline = true\n"
-         "[build]\nrustc = " +
-         Toml(o.rustc) +
-         "\n"
-         "[term]\ncolor = \"never\"\n"
-         "[patch.crates-io]\ntessera-shard-guest = { path = " +
-         Toml(sdk.string()) +
-         " }\n"
+// only source, offline, the SDK crates patched in, the release profile.
+std::string CargoConfig(const BuildOptions& o,
+                        const std::vector<SdkPatch>& patches) {
+  std::string config =
+      "# Written by `tessera shards build`; rewritten on every build.\n"
+      "[source.crates-io]\nreplace-with = \"debian\"\n"
+      "[source.debian]\ndirectory = " +
+      Toml(o.cargo_registry) +
+      "\n"
+      "[net]\noffline = true\n"
+      "[build]\nrustc = " +
+      Toml(o.rustc) +
+      "\n"
+      "[term]\ncolor = \"never\"\n";
+  if (!patches.empty()) config += "[patch.crates-io]\n";
+  for (const SdkPatch& p : patches) {
+    config += p.name + " = { path = " + Toml(p.dir.string()) + " }\n";
+  }
+  return config +
          "[profile.release]\nopt-level = \"s\"\nlto = true\n"
          "codegen-units = 1\npanic = \"abort\"\nstrip = true\n";
 }
@@ -170,29 +183,31 @@ std::string FormatSize(uintmax_t bytes) {
 }
 
 std::string Display(const fs::path& p, const fs::path& base) {
+  if (base.empty()) return p.string();
   fs::path rel = p.lexically_relative(base);
   return rel.empty() ? p.string() : rel.string();
 }
 
 }  // namespace
 
-Result<fs::path> FindRustSdkDir() {
-  if (const char* env = std::getenv("TESSERA_RUST_SDK_DIR"); env && *env) {
+namespace {
+
+// $env if set, else each candidate: the first that is an SDK crate.
+Result<fs::path> FindSdkCrate(const char* env_name, const std::string& crate,
+                              std::vector<fs::path> candidates) {
+  if (const char* env = std::getenv(env_name); env && *env) {
     if (IsRustSdkDir(env)) return fs::path(env);
-    return NotFound(std::string("TESSERA_RUST_SDK_DIR=") + env +
-                    " is not the tessera Rust SDK crate (no Cargo.toml and "
-                    "src/lib.rs)");
+    return NotFound(std::string(env_name) + "=" + env + " is not the " + crate +
+                    " crate (no Cargo.toml and src/lib.rs)");
   }
-  std::vector<fs::path> candidates;
 #ifdef TESSERA_SOURCE_DIR
-  candidates.push_back(fs::path(TESSERA_SOURCE_DIR) / "sdk" / "rust" /
-                       "tessera-shard-guest");
+  candidates.push_back(fs::path(TESSERA_SOURCE_DIR) / "sdk" / "rust" / crate);
 #endif
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     candidates.push_back((exe.parent_path() / ".." / "share" / "tessera" /
-                          "sdk" / "rust" / "tessera-shard-guest")
+                          "sdk" / "rust" / crate)
                              .lexically_normal());
   }
   std::string looked;
@@ -200,13 +215,40 @@ Result<fs::path> FindRustSdkDir() {
     if (IsRustSdkDir(c)) return c;
     looked += (looked.empty() ? "" : ", ") + c.string();
   }
-  return NotFound("the tessera Rust guest SDK was not found (looked in " +
-                  looked + "); set TESSERA_RUST_SDK_DIR");
+  return NotFound("the Rust SDK crate " + crate + " was not found (looked in " +
+                  looked + "); set " + env_name);
 }
 
-Status BuildCrateKind(const Manifest& manifest, const ShardKindSpec& spec,
-                      const BuildOptions& options, std::ostream& progress) {
-  const std::string& name = spec.config.name;
+// The SDK directory a build uses: `given` (checked) or found.
+Result<fs::path> ResolveSdk(const fs::path& given, Result<fs::path> (*find)()) {
+  fs::path dir = given;
+  if (dir.empty()) {
+    Result<fs::path> found = find();
+    if (!found.ok()) return found.status();
+    dir = *found;
+  } else if (!IsRustSdkDir(dir)) {
+    return NotFound(dir.string() + " is not a tessera Rust SDK crate");
+  }
+  std::error_code ec;
+  return fs::absolute(dir, ec).lexically_normal();
+}
+
+// Whether the crate's Cargo.toml names `crate` (as a dependency, usually;
+// a stray mention only adds a patch cargo does not use).
+bool Mentions(const std::string& cargo_toml, const std::string& crate) {
+  return cargo_toml.find(crate) != std::string::npos;
+}
+
+struct CrateJob {
+  CrateBuildSpec spec;
+  fs::path display_base;   // outputs are shown relative to it
+  bool shard_sdk = false;  // patch the shard SDK even when not named
+};
+
+Status BuildOneCrate(const CrateJob& job, const BuildOptions& options,
+                     std::ostream& progress) {
+  const CrateBuildSpec& spec = job.spec;
+  const std::string& name = spec.name;
   std::error_code ec;
   const fs::path cargo_toml = spec.crate_dir / "Cargo.toml";
   if (!fs::is_regular_file(cargo_toml, ec)) {
@@ -214,21 +256,25 @@ Status BuildCrateKind(const Manifest& manifest, const ShardKindSpec& spec,
                     " does not exist (\"crate\" names a Rust crate "
                     "directory)");
   }
-  fs::path sdk = options.rust_sdk_dir;
-  if (sdk.empty()) {
-    Result<fs::path> found = FindRustSdkDir();
-    if (!found.ok()) return found.status();
-    sdk = *found;
-  } else if (!IsRustSdkDir(sdk)) {
-    return NotFound(sdk.string() + " is not the tessera Rust SDK crate");
+  const std::string manifest_text = ReadFileOrEmpty(cargo_toml);
+  std::vector<SdkPatch> patches;
+  if (job.shard_sdk || Mentions(manifest_text, kShardSdk)) {
+    Result<fs::path> dir = ResolveSdk(options.rust_sdk_dir, FindRustSdkDir);
+    if (!dir.ok()) return dir.status();
+    patches.push_back({kShardSdk, *dir});
   }
-  sdk = fs::absolute(sdk, ec).lexically_normal();
+  if (Mentions(manifest_text, kComputeSdk)) {
+    Result<fs::path> dir =
+        ResolveSdk(options.rust_compute_sdk_dir, FindRustComputeSdkDir);
+    if (!dir.ok()) return dir.status();
+    patches.push_back({kComputeSdk, *dir});
+  }
 
-  const fs::path build_dir = (manifest.dir / kBuildDirName).lexically_normal();
+  const fs::path build_dir = spec.build_dir.lexically_normal();
   const fs::path cargo_home = fs::absolute(build_dir / "cargo-home", ec);
   const fs::path target_dir = fs::absolute(build_dir / "cargo-target", ec);
   const fs::path record_dir = build_dir / "obj" / name;
-  const std::string config = CargoConfig(options, sdk);
+  const std::string config = CargoConfig(options, patches);
   // `env` sets CARGO_HOME for cargo alone: its config.toml is ours, and
   // ~/.cargo (rustup's) is never read.
   const std::vector<std::string> argv = {
@@ -249,10 +295,13 @@ Status BuildCrateKind(const Manifest& manifest, const ShardKindSpec& spec,
   if (!ec && !options.force &&
       ReadFileOrEmpty(record_dir / kRecordFile) == record) {
     fs::file_time_type newest = fs::file_time_type::min();
-    if (NewestInput(spec.crate_dir, &newest) && NewestInput(sdk, &newest) &&
-        newest <= built) {
-      progress << name << ": up to date (" << Display(spec.output, manifest.dir)
-               << ")\n";
+    bool inputs_read = NewestInput(spec.crate_dir, &newest);
+    for (const SdkPatch& p : patches) {
+      inputs_read = inputs_read && NewestInput(p.dir, &newest);
+    }
+    if (inputs_read && newest <= built) {
+      progress << name << ": up to date ("
+               << Display(spec.output, job.display_base) << ")\n";
       return Status::Ok();
     }
   }
@@ -329,11 +378,43 @@ Status BuildCrateKind(const Manifest& manifest, const ShardKindSpec& spec,
   const uintmax_t size = fs::file_size(spec.output, ec);
   const double secs =
       std::chrono::duration<double>(Clock::now() - start).count();
-  progress << name << ": built " << Display(spec.output, manifest.dir) << " ("
-           << FormatSize(size) << ") in " << std::fixed << std::setprecision(1)
-           << secs << " s\n";
+  progress << name << ": built " << Display(spec.output, job.display_base)
+           << " (" << FormatSize(size) << ") in " << std::fixed
+           << std::setprecision(1) << secs << " s\n";
   progress.flush();
   return Status::Ok();
+}
+
+}  // namespace
+
+Result<fs::path> FindRustSdkDir() {
+  return FindSdkCrate("TESSERA_RUST_SDK_DIR", kShardSdk, {});
+}
+
+Result<fs::path> FindRustComputeSdkDir() {
+  std::vector<fs::path> candidates;
+  if (const char* env = std::getenv("TESSERA_RUST_SDK_DIR"); env && *env) {
+    candidates.push_back(fs::path(env).parent_path() / kComputeSdk);
+  }
+  return FindSdkCrate("TESSERA_RUST_COMPUTE_SDK_DIR", kComputeSdk,
+                      std::move(candidates));
+}
+
+Status BuildCrate(const CrateBuildSpec& spec, const BuildOptions& options,
+                  std::ostream& progress) {
+  return BuildOneCrate({spec, fs::path(), false}, options, progress);
+}
+
+Status BuildCrateKind(const Manifest& manifest, const ShardKindSpec& spec,
+                      const BuildOptions& options, std::ostream& progress) {
+  CrateJob job;
+  job.spec.name = spec.config.name;
+  job.spec.crate_dir = spec.crate_dir;
+  job.spec.output = spec.output;
+  job.spec.build_dir = (manifest.dir / kBuildDirName).lexically_normal();
+  job.display_base = manifest.dir;
+  job.shard_sdk = true;
+  return BuildOneCrate(job, options, progress);
 }
 
 }  // namespace tessera::app

@@ -130,5 +130,76 @@ TEST_F(CrateBuilderTest, MissingCargoTomlIsNotFound) {
       << s.message();
 }
 
+// A compute module's crate, built with BuildCrate: the compute SDK is
+// patched in, the shard SDK (not named) is not.
+TEST_F(CrateBuilderTest, BuildCratePatchesTheComputeSdk) {
+  const fs::path compute_sdk = root_ / "compute-sdk";
+  WriteFile(compute_sdk / "Cargo.toml",
+            "[package]\nname = \"tessera-compute-sdk\"\nversion = "
+            "\"0.1.0\"\nedition = \"2021\"\n");
+  WriteFile(compute_sdk / "src/lib.rs", "pub fn seven() -> i32 { 7 }\n");
+  options_.rust_compute_sdk_dir = compute_sdk;
+  const fs::path crate = root_ / "module";
+  WriteFile(crate / "Cargo.toml",
+            "[package]\nname = \"my-module\"\nversion = \"0.1.0\"\n"
+            "edition = \"2021\"\n[lib]\ncrate-type = [\"cdylib\"]\n"
+            "[dependencies]\ntessera-compute-sdk = \"0.1.0\"\n");
+  WriteFile(crate / "src/lib.rs",
+            "#[no_mangle]\npub extern \"C\" fn f() -> i32 { "
+            "tessera_compute_sdk::seven() }\n");
+  CrateBuildSpec spec;
+  spec.name = "my-module";
+  spec.crate_dir = crate;
+  spec.output = root_ / "out/module.wasm";
+  spec.build_dir = root_ / "work";
+  std::ostringstream progress;
+  Status s = BuildCrate(spec, options_, progress);
+  ASSERT_TRUE(s.ok()) << s.ToString() << "\n" << progress.str();
+  EXPECT_EQ(ReadFile(spec.output).substr(0, 4), std::string("\0asm", 4));
+  EXPECT_NE(progress.str().find("my-module: built " + spec.output.string()),
+            std::string::npos)
+      << progress.str();
+  EXPECT_EQ(progress.str().find("was not used in the crate graph"),
+            std::string::npos)
+      << progress.str();
+  const std::string config = ReadFile(root_ / "work/cargo-home/config.toml");
+  EXPECT_NE(config.find("tessera-compute-sdk = { path = \"" +
+                        fs::absolute(compute_sdk).string() + "\" }"),
+            std::string::npos)
+      << config;
+  EXPECT_EQ(config.find("tessera-shard-guest"), std::string::npos) << config;
+
+  // Up to date until the SDK crate changes.
+  progress.str("");
+  ASSERT_TRUE(BuildCrate(spec, options_, progress).ok());
+  EXPECT_EQ(progress.str(),
+            "my-module: up to date (" + spec.output.string() + ")\n");
+  fs::last_write_time(
+      compute_sdk / "src/lib.rs",
+      fs::last_write_time(spec.output) + std::chrono::seconds(2));
+  progress.str("");
+  ASSERT_TRUE(BuildCrate(spec, options_, progress).ok()) << progress.str();
+  EXPECT_NE(progress.str().find("my-module: built"), std::string::npos)
+      << progress.str();
+}
+
+TEST_F(CrateBuilderTest, AMissingComputeSdkIsNotFound) {
+  options_.rust_compute_sdk_dir = root_ / "nowhere";
+  CrateBuildSpec spec;
+  spec.name = "m";
+  spec.crate_dir = root_ / "module";
+  WriteFile(spec.crate_dir / "Cargo.toml",
+            "[package]\nname = \"m\"\nversion = \"0.1.0\"\n"
+            "[dependencies]\ntessera-compute-sdk = \"0.1.0\"\n");
+  spec.output = root_ / "m.wasm";
+  spec.build_dir = root_ / "work";
+  std::ostringstream progress;
+  Status s = BuildCrate(spec, options_, progress);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("nowhere is not a tessera Rust SDK crate"),
+            std::string::npos)
+      << s.message();
+}
+
 }  // namespace
 }  // namespace tessera::app

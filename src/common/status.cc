@@ -10,6 +10,8 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kAlreadyExists: return "already_exists";
     case StatusCode::kRefused: return "refused";
     case StatusCode::kFailedPrecondition: return "failed_precondition";
+    case StatusCode::kAborted: return "aborted";
+    case StatusCode::kUnavailable: return "unavailable";
     case StatusCode::kResourceExhausted: return "resource_exhausted";
     case StatusCode::kDeadlineExceeded: return "deadline_exceeded";
     case StatusCode::kTrap: return "trap";

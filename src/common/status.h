@@ -16,6 +16,8 @@ enum class StatusCode {
   kAlreadyExists,
   kRefused,          // a module or request was refused by policy
   kFailedPrecondition,
+  kAborted,            // lost to a concurrent writer (stale revision)
+  kUnavailable,        // refused for now (switched off, circuit open)
   kResourceExhausted,  // fuel, memory, budget
   kDeadlineExceeded,   // watchdog / tick budget
   kTrap,               // the guest trapped

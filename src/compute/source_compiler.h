@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "compute/compute_store.h"
 #include "compute/compute_types.h"
@@ -81,7 +82,9 @@ class CompileQueue {
  public:
   // Called on the queue's thread after each version finishes.
   using Done = std::function<void(const VersionRecord& version)>;
-  CompileQueue(ComputeStore* store, SourceCompiler* compiler, Done done);
+  // `wall` dates compiled_ms (nullptr: RealWallClock).
+  CompileQueue(ComputeStore* store, SourceCompiler* compiler, Done done,
+               const WallClock* wall = nullptr);
   ~CompileQueue();  // Shutdown()
   Status Start();
   // Queues a stored version. Any thread.

@@ -43,6 +43,7 @@ void Sandbox::Log(wasm::Instance& caller, void* user, const uint64_t* args,
 void Sandbox::AddLog(int level, std::string_view text) {
   std::string line = SafeUtf8(text, options_.max_log_line_bytes);
   if (env_.forward_log) env_.forward_log(level, line);
+  if (owner_log_ != nullptr) owner_log_(owner_, level, line);
   if (level >= options_.panic_level) {
     last_panic_ = line;
     panic_in_call_ = line;
@@ -53,7 +54,9 @@ void Sandbox::AddLog(int level, std::string_view text) {
 }
 
 Sandbox::Sandbox(SandboxOptions options, SandboxEnv env)
-    : options_(std::move(options)), env_(std::move(env)) {}
+    : options_(std::move(options)),
+      env_(std::move(env)),
+      max_run_ms_(options_.max_run_ms) {}
 
 Sandbox::~Sandbox() = default;
 
@@ -146,7 +149,7 @@ Result<uint32_t> Sandbox::Call(int func, std::span<const uint64_t> args,
   Watchdog::Token token = 0;
   if (env_.watchdog != nullptr) {
     int64_t deadline = env_.watchdog->clock()->NowUs() +
-                       static_cast<int64_t>(options_.max_run_ms) * 1000;
+                       static_cast<int64_t>(max_run_ms_) * 1000;
     token = env_.watchdog->Arm(&inst, deadline);
   }
   uint64_t result = 0;
@@ -182,7 +185,7 @@ std::string Sandbox::DescribeTrap(wasm::TrapKind kind,
              std::to_string(budget_) + " fuel";
     case wasm::TrapKind::kInterrupted:
       return "watchdog: call ran longer than maxRunMs " +
-             std::to_string(options_.max_run_ms) + " ms (" + what + ")";
+             std::to_string(max_run_ms_) + " ms (" + what + ")";
     case wasm::TrapKind::kOutOfMemory:
       return "memory: " + call_status.message();
     default:

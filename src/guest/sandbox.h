@@ -51,6 +51,10 @@ namespace tessera::guest {
 // on the calling thread inside the guest call and must not block.
 using LogSink = std::function<void(int level, std::string_view text)>;
 
+// An owner's hook for guest log lines (Sandbox::set_owner): gets the owner
+// pointer and each line, after SandboxEnv::forward_log.
+using OwnerLogFn = void (*)(void* owner, int level, std::string_view text);
+
 // Where a sandbox runs. Pointers are not owned and must outlive it.
 struct SandboxEnv {
   // Arms max_run_ms around each call. Null: no wall-clock limit.
@@ -111,6 +115,21 @@ class Sandbox {
   // Opens a fuel budget that the following calls share, until the next
   // StartBudget. `what` names the group in the failure text ("the tick").
   void StartBudget(int64_t fuel, std::string what);
+  // The watchdog deadline of the following calls (initially
+  // options().max_run_ms; the failure text names it).
+  void set_max_run_ms(uint32_t max_run_ms) { max_run_ms_ = max_run_ms; }
+  uint32_t max_run_ms() const { return max_run_ms_; }
+
+  // The ABI layer's object behind this sandbox (not owned), for its host
+  // functions, which receive the Sandbox as `user`; `on_log`, when set,
+  // also receives every guest log line (e.g. to route it to the current
+  // call's recorder). Null until set, e.g. during Create's `_initialize`.
+  void set_owner(void* owner, OwnerLogFn on_log = nullptr) {
+    owner_ = owner;
+    owner_log_ = on_log;
+  }
+  void* owner() const { return owner_; }
+
   // Fuel left in the current budget (negative once exhausted).
   int64_t fuel_left() const { return budget_left_; }
 
@@ -170,6 +189,9 @@ class Sandbox {
   int64_t budget_ = 0;       // the current budget's size
   int64_t budget_left_ = 0;  // what is left of it
   std::string budget_what_;
+  uint32_t max_run_ms_ = 0;
+  void* owner_ = nullptr;
+  OwnerLogFn owner_log_ = nullptr;
   std::string failure_;
   std::deque<LogLine> lines_;
   std::string last_panic_;

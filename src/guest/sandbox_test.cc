@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "guest/watchdog.h"
 #include "wasm/abi_spec.h"
 #include "wasm/loader.h"
 #include "wasm/testing/wat.h"
@@ -261,6 +262,53 @@ TEST(SandboxTest, ANewBudgetStartsWhole) {
     sb->StartBudget(one * 3 / 2, "the tick");
     ASSERT_TRUE(sb->Call(run, thousand, "run").ok()) << k;
   }
+}
+
+// The owner's hook sees each line (cut as stored), and the owner pointer
+// comes back to it; no hook before set_owner.
+TEST(SandboxTest, TheOwnerHookReceivesLogLines) {
+  struct Seen {
+    std::vector<std::string> lines;
+  } seen;
+  auto sb = New(R"((func (export "run") (param i32) (result i32)
+                     (call $log (i32.const 2) (i32.const 16) (i32.const 5))
+                     (i32.const 0)))");
+  ASSERT_NE(sb, nullptr);
+  const uint64_t args[] = {0};
+  ASSERT_TRUE(sb->Call(Func(*sb, "run", 1), args, "run").ok());
+  EXPECT_EQ(sb->owner(), nullptr);
+  sb->set_owner(&seen, [](void* owner, int level, std::string_view text) {
+    static_cast<Seen*>(owner)->lines.push_back(std::to_string(level) + ":" +
+                                               std::string(text));
+  });
+  EXPECT_EQ(sb->owner(), &seen);
+  ASSERT_TRUE(sb->Call(Func(*sb, "run", 1), args, "run").ok());
+  EXPECT_THAT(seen.lines, ::testing::ElementsAre("2:hello"));
+  sb->set_owner(nullptr);
+  ASSERT_TRUE(sb->Call(Func(*sb, "run", 1), args, "run").ok());
+  EXPECT_EQ(seen.lines.size(), 1u);
+}
+
+// A per-call deadline replaces the option's: a call that never ends is
+// stopped by the watchdog, and the failure names the deadline in force.
+TEST(SandboxTest, SetMaxRunMsArmsTheWatchdogWithIt) {
+  Watchdog watchdog(RealClock::Get());
+  watchdog.Start();
+  SandboxEnv env;
+  env.watchdog = &watchdog;
+  auto sb = New(R"((func (export "run") (param i32) (result i32)
+                     (loop $l (br $l)) (i32.const 0)))",
+                std::move(env));
+  ASSERT_NE(sb, nullptr);
+  EXPECT_EQ(sb->max_run_ms(), 200u);
+  sb->set_max_run_ms(3);
+  sb->StartBudget(wasm::kUnlimitedFuel, "the loop");
+  const uint64_t args[] = {0};
+  Result<uint32_t> r = sb->Call(Func(*sb, "run", 1), args, "run");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(sb->failure(),
+            "watchdog: call ran longer than maxRunMs 3 ms (run)");
 }
 
 }  // namespace

@@ -30,7 +30,10 @@ int HttpStatusFor(StatusCode code) {
       return 404;
     case StatusCode::kAlreadyExists:
     case StatusCode::kFailedPrecondition:
+    case StatusCode::kAborted:
       return 409;
+    case StatusCode::kUnavailable:
+      return 503;
     case StatusCode::kRefused:
     case StatusCode::kTrap:
       return 422;
