@@ -12,6 +12,7 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kFailedPrecondition: return "failed_precondition";
     case StatusCode::kAborted: return "aborted";
     case StatusCode::kUnavailable: return "unavailable";
+    case StatusCode::kPermissionDenied: return "permission_denied";
     case StatusCode::kResourceExhausted: return "resource_exhausted";
     case StatusCode::kDeadlineExceeded: return "deadline_exceeded";
     case StatusCode::kTrap: return "trap";

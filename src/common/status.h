@@ -18,6 +18,7 @@ enum class StatusCode {
   kFailedPrecondition,
   kAborted,            // lost to a concurrent writer (stale revision)
   kUnavailable,        // refused for now (switched off, circuit open)
+  kPermissionDenied,   // the caller may not (an invoke policy)
   kResourceExhausted,  // fuel, memory, budget
   kDeadlineExceeded,   // watchdog / tick budget
   kTrap,               // the guest trapped

@@ -34,6 +34,8 @@ int HttpStatusFor(StatusCode code) {
       return 409;
     case StatusCode::kUnavailable:
       return 503;
+    case StatusCode::kPermissionDenied:
+      return 403;
     case StatusCode::kRefused:
     case StatusCode::kTrap:
       return 422;

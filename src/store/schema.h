@@ -9,6 +9,20 @@
 //      transfer_journal.h; `step` is TransferStep's value), with the index
 //      transfers_by_source(from_shard, subscriber, step) for the
 //      one-kOut-row check and a restoring source's lookup.
+//   3: compute modules (compute/compute_store.h, store/
+//      sqlite_compute_store.h): compute_modules (name unique; ids never
+//      reused: AUTOINCREMENT), compute_versions (module_id, version_no) with
+//      compute_version_files (module_id, version_no, path, contents),
+//      compute_triggers (UNIQUE(module_id, trigger_key), the key of
+//      compute_store_rules.h), compute_policy (one row, id 1), compute_runs,
+//      compute_usage (PRIMARY KEY(module_id, minute_ms)), compute_logs and
+//      compute_state (module_id, bytes, revision). Versions, files,
+//      triggers and state reference their module (ON DELETE CASCADE);
+//      runs, usage and logs do not (a run may be recorded while its module
+//      is deleted) and DeleteModule removes them in the same transaction.
+//      Enums are stored by name ("rust", "pending", "half_open", "tick",
+//      "probe"); indexes serve the newest-first lists by time, module and
+//      flow id, the retention prunes and the artifact cache lookup.
 //
 // `saves` has no foreign key to `shards`: a state may be saved for a shard
 // that has no directory record (`tessera run`, tests, a server racing a
@@ -19,6 +33,8 @@
 #define TESSERA_STORE_SCHEMA_H_
 
 #include <cstdint>
+#include <memory>
+#include <string>
 
 #include "common/status.h"
 #include "store/sqlite_db.h"
@@ -26,13 +42,22 @@
 namespace tessera::store {
 
 // The schema version this build writes.
-inline constexpr int64_t kSchemaVersion = 2;
+inline constexpr int64_t kSchemaVersion = 3;
 
 // Brings the database to kSchemaVersion inside one write transaction, so two
 // processes opening the same new file cannot both migrate it.
 // Errors: kFailedPrecondition when the file was written by a newer schema
 // version, or is an SQLite database that is not a tessera store; kIo.
 Status MigrateSchema(SqliteDb& db, int64_t now_unix_ms);
+
+// Opens (creating it and its parent directories if needed) the database at
+// `path` as every connection of a tessera store does: busy timeout, WAL
+// (":memory:" keeps SQLite's memory journal), synchronous=FULL, foreign
+// keys on, the log truncated to 64 MiB after a checkpoint, and the schema
+// migrated. Errors: as MigrateSchema; kIo when WAL cannot be used.
+Result<std::unique_ptr<SqliteDb>> OpenStoreDatabase(const std::string& path,
+                                                    int busy_timeout_ms,
+                                                    int64_t now_unix_ms);
 
 }  // namespace tessera::store
 

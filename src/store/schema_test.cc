@@ -82,8 +82,8 @@ TEST(SchemaTest, ForeignDatabaseIsRefusedAndLeftAlone) {
 }
 
 // A file as the schema-1 release wrote it (its migration, byte for byte,
-// with a directory record and a save) gains the transfer journal and keeps
-// its data.
+// with a directory record and a save) gains the transfer journal and the
+// compute tables and keeps its data.
 TEST(SchemaTest, Version1StoreMigratesToTheJournal) {
   ScratchDir dir;
   std::string path = dir.File("v1.db");
@@ -129,7 +129,11 @@ TEST(SchemaTest, Version1StoreMigratesToTheJournal) {
     EXPECT_EQ((*rows)[0].step, shard::TransferStep::kOut);
   }
   EXPECT_EQ(RawSql(path, "SELECT group_concat(version) FROM schema_version"),
-            "1,2");
+            "1,2,3");
+  EXPECT_EQ(RawSql(path,
+                   "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
+                   "AND name LIKE 'compute\\_%' ESCAPE '\\'"),
+            "9");
   EXPECT_EQ(RawSql(path,
                    "SELECT count(*) FROM sqlite_master WHERE type = 'index' "
                    "AND name = 'transfers_by_source' AND sql LIKE "

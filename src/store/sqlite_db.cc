@@ -41,6 +41,13 @@ Status SqliteStatement::BindInt64(int index, int64_t value) {
   return Status::Ok();
 }
 
+Status SqliteStatement::BindDouble(int index, double value) {
+  if (sqlite3_bind_double(stmt_, index, value) != SQLITE_OK) {
+    return db_->Error("bind real parameter");
+  }
+  return Status::Ok();
+}
+
 Result<bool> SqliteStatement::Step(std::string_view what) {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
@@ -69,6 +76,10 @@ std::string SqliteStatement::ColumnBytes(int column) {
 
 int64_t SqliteStatement::ColumnInt64(int column) {
   return sqlite3_column_int64(stmt_, column);
+}
+
+double SqliteStatement::ColumnDouble(int column) {
+  return sqlite3_column_double(stmt_, column);
 }
 
 bool SqliteStatement::ColumnIsNull(int column) {
@@ -137,6 +148,29 @@ Result<std::unique_ptr<SqliteStatement>> SqliteDb::Prepare(
   return std::unique_ptr<SqliteStatement>(new SqliteStatement(this, stmt));
 }
 
+Status SqliteDb::InTransaction(std::string_view what,
+                               const std::function<Status()>& body) {
+  if (begin_ == nullptr) {
+    TESSERA_RETURN_IF_ERROR(store::Prepare(*this, begin_, "BEGIN IMMEDIATE"));
+    TESSERA_RETURN_IF_ERROR(store::Prepare(*this, commit_, "COMMIT"));
+    TESSERA_RETURN_IF_ERROR(store::Prepare(*this, rollback_, "ROLLBACK"));
+  }
+  {
+    ScopedReset reset(*begin_);
+    TESSERA_RETURN_IF_ERROR(begin_->Run(what));
+  }
+  Status st = body();
+  if (st.ok()) {
+    ScopedReset reset(*commit_);
+    st = commit_->Run(what);
+  }
+  if (!st.ok() && !autocommit()) {
+    ScopedReset reset(*rollback_);
+    (void)rollback_->Run(what);
+  }
+  return st;
+}
+
 int64_t SqliteDb::changes() const { return sqlite3_changes64(db_); }
 
 bool SqliteDb::autocommit() const { return sqlite3_get_autocommit(db_) != 0; }
@@ -144,6 +178,14 @@ bool SqliteDb::autocommit() const { return sqlite3_get_autocommit(db_) != 0; }
 Status SqliteDb::Error(std::string_view what) const {
   return IoError("sqlite store " + path_ + ": " + std::string(what) + ": " +
                  sqlite3_errmsg(db_));
+}
+
+Status Prepare(SqliteDb& db, std::unique_ptr<SqliteStatement>& out,
+               std::string_view sql) {
+  Result<std::unique_ptr<SqliteStatement>> stmt = db.Prepare(sql);
+  if (!stmt.ok()) return stmt.status();
+  out = std::move(stmt).value();
+  return Status::Ok();
 }
 
 }  // namespace tessera::store

@@ -10,6 +10,7 @@
 #define TESSERA_STORE_SQLITE_DB_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -37,6 +38,7 @@ class SqliteStatement {
   Status BindText(int index, std::string_view text);
   Status BindBlob(int index, std::string_view bytes);
   Status BindInt64(int index, int64_t value);
+  Status BindDouble(int index, double value);
 
   // true: a row is available; false: done. `what` names the operation in
   // error messages ("save shard 'x'"). Errors: kIo.
@@ -48,6 +50,7 @@ class SqliteStatement {
   // byte (a zero-length value is an empty string, never a null).
   std::string ColumnBytes(int column);
   int64_t ColumnInt64(int column);
+  double ColumnDouble(int column);
   bool ColumnIsNull(int column);
 
   // Ends the current use: resets the statement (closing its implicit read
@@ -94,6 +97,13 @@ class SqliteDb {
   // A statement kept for reuse (SQLITE_PREPARE_PERSISTENT). Errors: kIo.
   Result<std::unique_ptr<SqliteStatement>> Prepare(std::string_view sql);
 
+  // Runs `body` inside BEGIN IMMEDIATE ... COMMIT (waiting up to the busy
+  // timeout for the write lock); rolls back when `body` or the commit
+  // fails. `what` names the operation in error messages. Errors: kIo, or
+  // what `body` returned.
+  Status InTransaction(std::string_view what,
+                       const std::function<Status()>& body);
+
   // Rows changed by the last INSERT/UPDATE/DELETE.
   int64_t changes() const;
   // True when no explicit transaction is open.
@@ -107,7 +117,13 @@ class SqliteDb {
 
   std::string path_;
   sqlite3* db_;
+  // InTransaction's statements, prepared on first use.
+  std::unique_ptr<SqliteStatement> begin_, commit_, rollback_;
 };
+
+// Prepares `sql` into `out` (kept for reuse). Errors: kIo.
+Status Prepare(SqliteDb& db, std::unique_ptr<SqliteStatement>& out,
+               std::string_view sql);
 
 }  // namespace tessera::store
 

@@ -2,23 +2,16 @@
 
 #include <utility>
 
-#include "store/directories.h"
 #include "store/schema.h"
 
 namespace tessera::store {
 namespace {
-
-constexpr char kMemoryPath[] = ":memory:";
-
-// Bytes of log kept after a checkpoint; the rest is truncated.
-constexpr char kJournalSizeLimit[] = "PRAGMA journal_size_limit = 67108864";
 
 std::string Quoted(std::string_view id) { return "'" + std::string(id) + "'"; }
 
 }  // namespace
 
 struct SqliteStore::Statements {
-  std::unique_ptr<SqliteStatement> begin, commit, rollback;
   std::unique_ptr<SqliteStatement> put_shard, set_status, delete_shard,
       list_shards;
   std::unique_ptr<SqliteStatement> save, load, forget;
@@ -26,58 +19,19 @@ struct SqliteStore::Statements {
       advance_transfer, list_transfers, delete_transfer;
 };
 
-namespace {
-
-Status Prepare(SqliteDb& db, std::unique_ptr<SqliteStatement>& out,
-               std::string_view sql) {
-  Result<std::unique_ptr<SqliteStatement>> stmt = db.Prepare(sql);
-  if (!stmt.ok()) return stmt.status();
-  out = std::move(stmt).value();
-  return Status::Ok();
-}
-
-}  // namespace
-
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
                                                        Options options) {
   if (path.empty()) {
     return InvalidArgument("sqlite store: the database path is empty");
   }
   if (options.wall_clock == nullptr) options.wall_clock = RealWallClock::Get();
-  const bool in_memory = path == kMemoryPath;
-  if (!in_memory) TESSERA_RETURN_IF_ERROR(CreateParentDirectories(path));
-
-  Result<std::unique_ptr<SqliteDb>> opened = SqliteDb::Open(path);
+  Result<std::unique_ptr<SqliteDb>> opened = OpenStoreDatabase(
+      path, options.busy_timeout_ms, options.wall_clock->UnixNowMs());
   if (!opened.ok()) return opened.status();
   std::unique_ptr<SqliteDb> db = std::move(opened).value();
 
-  TESSERA_RETURN_IF_ERROR(db->Exec(
-      "PRAGMA busy_timeout = " + std::to_string(options.busy_timeout_ms),
-      "set busy_timeout"));
-  // The first statement that reads the file: a file that is not a database
-  // fails here. WAL is persistent in the file; anything else (a filesystem
-  // without shared memory) is refused rather than silently weaker.
-  Result<std::string> mode =
-      db->QueryText("PRAGMA journal_mode = WAL", "set WAL journal mode");
-  if (!mode.ok()) return mode.status();
-  const char* want_mode = in_memory ? "memory" : "wal";
-  if (*mode != want_mode) {
-    return IoError("sqlite store " + path +
-                   ": cannot use WAL journal mode (SQLite kept \"" + *mode +
-                   "\")");
-  }
-  TESSERA_RETURN_IF_ERROR(
-      db->Exec("PRAGMA synchronous = FULL", "set synchronous=FULL"));
-  TESSERA_RETURN_IF_ERROR(
-      db->Exec("PRAGMA foreign_keys = ON", "enable foreign keys"));
-  TESSERA_RETURN_IF_ERROR(db->Exec(kJournalSizeLimit, "set journal size"));
-  TESSERA_RETURN_IF_ERROR(MigrateSchema(*db, options.wall_clock->UnixNowMs()));
-
   auto s = std::make_unique<Statements>();
   SqliteDb& d = *db;
-  TESSERA_RETURN_IF_ERROR(Prepare(d, s->begin, "BEGIN IMMEDIATE"));
-  TESSERA_RETURN_IF_ERROR(Prepare(d, s->commit, "COMMIT"));
-  TESSERA_RETURN_IF_ERROR(Prepare(d, s->rollback, "ROLLBACK"));
   TESSERA_RETURN_IF_ERROR(
       Prepare(d, s->put_shard,
               "INSERT INTO shards(id, kind, params, status, error, created_ms, "
@@ -147,20 +101,7 @@ int64_t SqliteStore::NowUnixMs() const {
 
 Status SqliteStore::InTransaction(std::string_view what,
                                   const std::function<Status()>& body) {
-  {
-    ScopedReset reset(*stmts_->begin);
-    TESSERA_RETURN_IF_ERROR(stmts_->begin->Run(what));
-  }
-  Status st = body();
-  if (st.ok()) {
-    ScopedReset reset(*stmts_->commit);
-    st = stmts_->commit->Run(what);
-  }
-  if (!st.ok() && !db_->autocommit()) {
-    ScopedReset reset(*stmts_->rollback);
-    (void)stmts_->rollback->Run(what);
-  }
-  return st;
+  return db_->InTransaction(what, body);
 }
 
 Status SqliteStore::Save(std::string_view shard_id, std::string_view bytes) {

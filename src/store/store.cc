@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "store/sqlite_compute_store.h"
 #include "store/sqlite_store.h"
 #include "store/store_url.h"
 
@@ -13,6 +14,16 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& url) {
   Result<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(parsed->path);
   if (!store.ok()) return store.status();
   return std::unique_ptr<Store>(std::move(store).value());
+}
+
+Result<std::unique_ptr<compute::ComputeStore>> OpenComputeStore(
+    const std::string& url) {
+  Result<StoreUrl> parsed = ParseStoreUrl(url);
+  if (!parsed.ok()) return parsed.status();
+  Result<std::unique_ptr<SqliteComputeStore>> store =
+      SqliteComputeStore::Open(parsed->path);
+  if (!store.ok()) return store.status();
+  return std::unique_ptr<compute::ComputeStore>(std::move(store).value());
 }
 
 }  // namespace tessera::store

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "compute/compute_store.h"
 #include "shard/state_store.h"
 #include "shard/transfer_journal.h"
 
@@ -60,6 +61,15 @@ class Store : public shard::StateStore, public shard::TransferJournal {
 // file written by a newer tessera (schema version) or a foreign SQLite
 // database; kInvalidArgument for an unknown scheme or an empty path.
 Result<std::unique_ptr<Store>> OpenStore(const std::string& url);
+
+// Opens the compute modules' records (compute/compute_store.h) in the store
+// named by `url`, with the same URL forms and errors as OpenStore: for
+// SQLite, a connection of its own to the same file (sqlite_compute_store.h;
+// open it beside OpenStore's, both migrate the one schema). Note that
+// "sqlite::memory:" is a private database per connection, so there the two
+// stores share nothing.
+Result<std::unique_ptr<compute::ComputeStore>> OpenComputeStore(
+    const std::string& url);
 
 }  // namespace tessera::store
 
