@@ -11,12 +11,12 @@ ASAN_TARGETS ?= common_test wasm_test guest_test shard_test store_test net_proto
                 app_test server_test sdk_codec_test sdk_interest_test \
                 interest_test replication_test replication_fixtures \
                 loadtest_test net_client_test net_session_test sdk_rewind_test \
-                rust_guest_test sdk_talk_test zones_test
+                rust_guest_test sdk_talk_test zones_test compute_compile_test
 ASAN_TARGETS += compute_policies_test
 # The fuzz run: FUZZ_SECS in total, shared equally by the targets.
 FUZZ_SECS  ?= 75
 FUZZ_TARGETS := module_loader frame ticket replication_changes \
-                entities_payload view_abi talk_abi
+                entities_payload view_abi talk_abi compute_sources
 FUZZ_TARGETS += compute_contract
 
 .PHONY: all deps build test unit-test asan-test fuzz-test dev run-arena bench spec clean format \

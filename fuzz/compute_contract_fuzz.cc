@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,9 +60,27 @@ void Contracts(std::string_view doc, std::string_view params,
   const tessera::Status valid = ValidateParams(*contract, params);
   Check(valid.ok() || !valid.message().empty());
   if (valid.ok()) {
-    // Whatever passed also passes with only the required fields checked
-    // against an object: params was an object.
-    Check(ValidateParams(Contract{}, params).ok());
+    // Params that passed are an object holding every required field, and
+    // every declared field present has its type.
+    const nlohmann::json p = nlohmann::json::parse(params, nullptr, false);
+    Check(p.is_object());
+    for (const ContractField& f : contract->params) {
+      auto it = p.find(f.name);
+      if (it == p.end()) {
+        Check(!f.required);
+        continue;
+      }
+      if (f.type == "int") Check(it->is_number_integer());
+      if (f.type == "float") Check(it->is_number());
+      if (f.type == "string") Check(it->is_string());
+      if (f.type == "bool") Check(it->is_boolean());
+      if (f.type == "object") Check(it->is_object());
+      if (f.type == "array") Check(it->is_array());
+    }
+  } else {
+    // One line per violation, none empty.
+    Check(valid.message().find("\n\n") == std::string::npos &&
+          valid.message().back() != '\n');
   }
   const std::string ts =
       GenerateTypeScript({{std::string(name), "e", *contract},
@@ -78,6 +97,19 @@ void InvokePolicies(std::string_view doc, std::string_view params,
     Check(!allowed);
   }
   Check(InvokeAllowed(doc, caller, params) == allowed);  // no hidden state
+  if (check.ok()) {
+    // The same tree under any_of beside anyone allows everything; under
+    // all_of beside a container leaf, nothing (unless one more level is
+    // too deep: then both are malformed and deny).
+    const std::string tree(doc);
+    const std::string any =
+        R"({"type":"any_of","policies":[{"type":"anyone"},)" + tree + "]}";
+    const std::string all =
+        R"({"type":"all_of","policies":[{"type":"owner_of_self"},)" + tree +
+        "]}";
+    Check(InvokeAllowed(any, caller, params) == CheckInvokePolicy(any).ok());
+    Check(!InvokeAllowed(all, caller, params));
+  }
 }
 
 void PolicyPatches(std::string_view doc) {

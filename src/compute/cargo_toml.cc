@@ -295,7 +295,7 @@ Result<TomlValue> Reader::Value(int depth) {
       }
       Result<TomlValue> item = Value(depth + 1);
       if (!item.ok()) return item.status();
-      v.table.emplace_back(std::move(*key), std::move(*item));
+      v.table.push_back({std::move(*key), std::move(*item)});
       SkipSpaces();
       if (Peek() == '}') {
         ++pos_;
@@ -363,7 +363,7 @@ Result<std::vector<TomlTable>> Reader::Run() {
     }
     Result<TomlValue> value = Value(0);
     if (!value.ok()) return value.status();
-    table.entries.emplace_back(std::move(*key), std::move(*value));
+    table.entries.push_back({std::move(*key), std::move(*value)});
     TESSERA_RETURN_IF_ERROR(EndOfLine());
   }
   // A header [a.b] must not also be key `b` of table [a].

@@ -12,12 +12,13 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "common/status.h"
 
 namespace tessera::compute {
+
+struct TomlEntry;
 
 struct TomlValue {
   enum class Kind { kString, kInt, kBool, kArray, kTable };
@@ -26,15 +27,21 @@ struct TomlValue {
   int64_t integer = 0;
   bool boolean = false;
   std::vector<TomlValue> array;
-  std::vector<std::pair<std::string, TomlValue>> table;  // in file order
-  int line = 0;  // 1-based line where the value starts
+  std::vector<TomlEntry> table;  // in file order
+  int line = 0;                  // 1-based line where the value starts
+};
+
+// `first = second` (named like a map's pairs).
+struct TomlEntry {
+  std::string first;
+  TomlValue second;
 };
 
 struct TomlTable {
-  std::vector<std::string> path;  // empty: the keys before any header
-  bool array = false;             // [[path]]
-  int line = 0;                   // the header's line (0 for the root)
-  std::vector<std::pair<std::string, TomlValue>> entries;  // `key` -> value
+  std::vector<std::string> path;   // empty: the keys before any header
+  bool array = false;              // [[path]]
+  int line = 0;                    // the header's line (0 for the root)
+  std::vector<TomlEntry> entries;  // in file order
 };
 
 // The root table first (possibly empty), then each header in file order.

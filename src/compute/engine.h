@@ -63,6 +63,9 @@ struct EngineOptions {
   // Every module log line also goes here (the server log); may be empty.
   std::function<void(std::string_view module, int level, std::string_view text)>
       forward_log;
+  // Called (on the compile queue's thread) after each finished version has
+  // been applied (made active when it should); may be empty.
+  std::function<void(const VersionRecord& version)> on_compiled;
   // How often buffered runs, usage and logs are written to the store.
   int64_t flush_ms = 1000;
   // Retention of run rows and logs (usage: 30 days).

@@ -127,9 +127,8 @@ std::string Line(int line) { return "Cargo.toml:" + std::to_string(line); }
 
 // One dependency: `name = "1.0"`, `name = { version = ..., features = ...}`
 // or the [dependencies.name] table's entries.
-Status CheckDependency(
-    const std::string& name, int line,
-    const std::vector<std::pair<std::string, TomlValue>>* keys) {
+Status CheckDependency(const std::string& name, int line,
+                       const std::vector<TomlEntry>* keys) {
   if (!OneOf(kAllowedCrates, name)) {
     return InvalidArgument(
         Line(line) + ": dependency `" + name +

@@ -8,7 +8,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
 #include <string>
+
+#include "compute/module_instance.h"
+#include "tessera/compute_abi.h"
+#include "wasm/loader.h"
 
 namespace tessera::compute {
 namespace {
@@ -165,6 +171,98 @@ TEST(BundledTemplatesTest, CounterCropWeatherAndEcho) {
         << path;
     EXPECT_NE(text.find("tessera/compute.h"), std::string::npos) << path;
   }
+}
+
+// Every bundled template, and the world-sim example crate, is a deploy the
+// source rules accept (what computeDeployTemplate and the manifest's boot
+// sync upload).
+TEST(BundledTemplatesTest, PassTheSourceRules) {
+  ::unsetenv("TESSERA_COMPUTE_TEMPLATES_DIR");
+  Result<fs::path> dir = FindTemplatesDir();
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  Result<std::vector<TemplateInfo>> list = ListTemplates(*dir);
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  for (const TemplateInfo& t : *list) {
+    Result<SourceFiles> files = LoadTemplate(*dir, t.name);
+    ASSERT_TRUE(files.ok()) << files.status().ToString();
+    EXPECT_EQ(DetectLanguage(*files), t.language) << t.name;
+    EXPECT_TRUE(IsValidModuleName(t.name)) << t.name;
+    Status s = CheckSources(t.language, *files, compute_abi::kSdkVersion,
+                            compute_abi::kAbiVersion);
+    EXPECT_TRUE(s.ok()) << t.name << ": " << s.ToString();
+  }
+  // The example crate, loaded like a template from its parent directory.
+  const fs::path examples =
+      fs::path(TESSERA_SOURCE_DIR) / "examples/compute/compute";
+  SourceFiles world;
+  for (const char* f : {"Cargo.toml", "src/lib.rs", "src/world.rs"}) {
+    std::ifstream in(examples / "world-sim" / f, std::ios::binary);
+    ASSERT_TRUE(in) << f;
+    world[f] = std::string((std::istreambuf_iterator<char>(in)),
+                           std::istreambuf_iterator<char>());
+  }
+  Status s = CheckSources(Language::kRust, world, compute_abi::kSdkVersion,
+                          compute_abi::kAbiVersion);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
+// Host calls for a module that only logs.
+class LogOnlyCalls : public HostCalls {
+ public:
+  int64_t NowMs() override { return 0; }
+  void FillRandom(std::span<uint8_t> out) override {
+    for (uint8_t& b : out) b = 0;
+  }
+  HostCallResult GetState(std::string*) override {
+    return HostCallResult::Error(compute_abi::kErrNoState, "none");
+  }
+  HostCallResult SetState(std::string_view) override {
+    return HostCallResult::Ok();
+  }
+  HostCallResult EmitEvent(std::string_view, std::string_view) override {
+    return HostCallResult::Ok();
+  }
+  HostCallResult EmitChannel(std::string_view, std::string_view) override {
+    return HostCallResult::Ok();
+  }
+  HostCallResult EmitSpatial(std::string_view, float, float, float,
+                             std::string_view) override {
+    return HostCallResult::Ok();
+  }
+  void Log(int level, std::string_view text) override {
+    logs.push_back(std::to_string(level) + " " + std::string(text));
+  }
+  std::vector<std::string> logs;
+};
+
+// The C++ echo template, built with the guest recipe, runs: invoke returns
+// the invoke input as received.
+TEST(BundledTemplatesTest, EchoRunsAndEchoes) {
+  std::ifstream in(TESSERA_ECHO_TEMPLATE_WASM, std::ios::binary);
+  ASSERT_TRUE(in) << TESSERA_ECHO_TEMPLATE_WASM;
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                   std::istreambuf_iterator<char>());
+  wasm::LoadOptions options;
+  options.check = ComputeCheckOptions(64);
+  options.cache_dir = TESSERA_TEMPLATES_TEST_CACHE;
+  fs::create_directories(options.cache_dir);
+  auto module = wasm::LoadModule(bytes, options);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto echo = ComputeInstance::Create(*module, InstanceOptions(), {});
+  ASSERT_TRUE(echo.ok()) << echo.status().ToString();
+  LogOnlyCalls calls;
+  const CallLimits limits{100'000'000, 5'000};
+  CallOutcome init = (*echo)->Init(calls, limits);
+  ASSERT_TRUE(init.ok) << init.error;
+  EXPECT_EQ(calls.logs, std::vector<std::string>{"1 echo init"});
+  const std::string input = nlohmann::json{
+      {"export", "anything"},
+      {"params", {{"n", 1}}},
+      {"callerUserId", "u7"}}.dump();
+  CallOutcome out = (*echo)->Invoke(input, calls, limits);
+  ASSERT_TRUE(out.ok) << out.error;
+  EXPECT_EQ(out.output, input);
+  EXPECT_TRUE((*echo)->Tick(500, calls, limits).ok);
 }
 
 }  // namespace

@@ -1,10 +1,11 @@
 // MakeToolchainCompiler (source_compiler.h): a version's files written to
-// <work_dir>/src/<hash>/, built by the app builder's recipes (app/builder.h
-// for C++, app/crate_builder.h for Rust) as a one-kind app rooted at
-// <work_dir>/build (so cargo's target directory and home, with the
-// dependencies built once, are shared by every Rust version), the module
-// published at <work_dir>/artifacts/<hash>.wasm (the builders link or copy
-// to a temporary file and rename it).
+// <work_dir>/src/<hash>/ and built by the app builder's recipes: C++ with
+// app/builder.h as a one-kind app rooted at <work_dir>/cpp, Rust with
+// app/crate_builder.h (BuildCrate) in <work_dir>/rust, whose cargo home and
+// target directory every Rust version shares (dependencies compile once).
+// The module is published at <work_dir>/artifacts/<hash>.wasm (the builders
+// link or copy to a temporary file and rename it), then checked against the
+// compute ABI.
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -110,26 +111,36 @@ CompileResult ToolchainCompiler::Compile(const VersionRecord& version) {
     return result;
   }
 
-  app::Manifest manifest;
-  manifest.name = "compute";
-  manifest.dir = options_.work_dir / "build";
-  app::ShardKindSpec spec;
-  spec.config.name = "m-" + hash.substr(0, 16);
-  spec.output = artifacts / (hash + ".wasm");
+  const std::string name = "m-" + hash.substr(0, 16);
+  const fs::path output = artifacts / (hash + ".wasm");
   app::BuildOptions build;
   build.force = true;  // the artifact cache is the queue's, not mtimes
   build.sdk_dir = options_.cpp_sdk_dir;
-  build.rust_sdk_dir = options_.rust_sdk_dir;
+  build.rust_compute_sdk_dir = options_.rust_sdk_dir;
   std::ostringstream progress;
   Status built;
+  fs::path obj_dir;  // the builder's per-kind records, dropped after
   if (version.language == Language::kRust) {
+    app::CrateBuildSpec spec;
+    spec.name = name;
     spec.crate_dir = src_dir;
-    manifest.kinds.push_back(spec);
-    built =
-        app::BuildCrateKind(manifest, manifest.kinds.front(), build, progress);
+    spec.output = output;
+    spec.build_dir = options_.work_dir / "rust";
+    obj_dir = spec.build_dir / "obj" / name;
+    built = app::BuildCrate(spec, build, progress);
+    // cargo writes a Cargo.lock beside the sources; the next compile of the
+    // same hash starts from the uploaded files only.
+    fs::remove(src_dir / "Cargo.lock", ec);
   } else {
+    app::Manifest manifest;
+    manifest.name = "compute";
+    manifest.dir = options_.work_dir / "cpp";
+    app::ShardKindSpec spec;
+    spec.config.name = name;
     spec.source = src_dir;
+    spec.output = output;
     manifest.kinds.push_back(spec);
+    obj_dir = manifest.dir / app::kBuildDirName / "obj" / name;
     built = app::BuildKinds(manifest, build, progress);
   }
   result.log = progress.str();
@@ -144,19 +155,18 @@ CompileResult ToolchainCompiler::Compile(const VersionRecord& version) {
   ReplaceAll(&result.log, src_dir.string(), ".");
   ReplaceAll(&result.log, options_.work_dir.string() + "/", "");
   // The builder's object directory of this version is not needed again.
-  fs::remove_all(manifest.dir / app::kBuildDirName / "obj" / spec.config.name,
-                 ec);
+  fs::remove_all(obj_dir, ec);
   if (!built.ok()) return result;
-  const uintmax_t size = fs::file_size(spec.output, ec);
+  const uintmax_t size = fs::file_size(output, ec);
   if (ec) {
-    result.log += "error: the module " + spec.output.filename().string() +
+    result.log += "error: the module " + output.filename().string() +
                   " was not written: " + ec.message() + "\n";
     return result;
   }
   // A module that compiles but is not a compute module (an export missing,
   // a foreign import) fails here, with the loader's reason, rather than at
   // enable.
-  std::ifstream in(spec.output, std::ios::binary);
+  std::ifstream in(output, std::ios::binary);
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
                                    std::istreambuf_iterator<char>());
   Result<wasm::ModuleInfo> checked =
@@ -165,11 +175,11 @@ CompileResult ToolchainCompiler::Compile(const VersionRecord& version) {
     result.log += "error: the compiled module is not a " +
                   std::string(compute_abi::kImportModule) +
                   " module: " + checked.status().message() + "\n";
-    fs::remove(spec.output, ec);
+    fs::remove(output, ec);
     return result;
   }
   result.ok = true;
-  result.wasm = spec.output;
+  result.wasm = output;
   result.size_bytes = static_cast<int64_t>(size);
   return result;
 }

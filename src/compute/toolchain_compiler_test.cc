@@ -7,6 +7,7 @@
 
 #include "app/build_test_support.h"
 #include "compute/source_compiler.h"
+#include "compute/templates.h"
 #include "compute/test_modules.h"
 #include "tessera/compute_abi.h"
 
@@ -85,6 +86,20 @@ TEST_F(ToolchainCompilerTest, AFailedCompileCarriesTheCompilerErrorVerbatim) {
       fs::exists(root_ / "work" / "artifacts" / (v.source_hash + ".wasm")));
 }
 
+TEST_F(ToolchainCompilerTest, AModuleWithoutTheComputeAbiFails) {
+  // Compiles and links, but registers no entry points.
+  VersionRecord v = Version(
+      Language::kCpp, {{"main.cc",
+                        "extern \"C\" __attribute__((export_name(\"f\"))) int "
+                        "f() { return 1; }\n"}});
+  CompileResult r = compiler_->Compile(v);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.log.find("is not a tessera_compute_v1 module"), std::string::npos)
+      << r.log;
+  EXPECT_FALSE(
+      fs::exists(root_ / "work" / "artifacts" / (v.source_hash + ".wasm")));
+}
+
 TEST_F(ToolchainCompilerTest, RefusesSourcesThatBreakTheRules) {
   VersionRecord v =
       Version(Language::kCpp, {{"main.cc", "#include <unistd.h>\n"}});
@@ -92,6 +107,85 @@ TEST_F(ToolchainCompilerTest, RefusesSourcesThatBreakTheRules) {
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.log.find("main.cc:1"), std::string::npos) << r.log;
   EXPECT_FALSE(fs::exists(root_ / "work" / "src" / v.source_hash));
+}
+
+TEST_F(ToolchainCompilerTest, CompilesARustModule) {
+  VersionRecord v = Version(Language::kRust, testing::RustModule());
+  ASSERT_TRUE(
+      CheckSources(v.language, v.files, v.sdk_version, v.abi_version).ok());
+  CompileResult r = compiler_->Compile(v);
+  ASSERT_TRUE(r.ok) << r.log;
+  EXPECT_EQ(r.wasm, root_ / "work" / "artifacts" / (v.source_hash + ".wasm"));
+  EXPECT_EQ(r.size_bytes, static_cast<int64_t>(fs::file_size(r.wasm)));
+  EXPECT_EQ(app::testing::ReadFile(r.wasm).substr(0, 4),
+            std::string("\0asm", 4));
+  EXPECT_NE(r.log.find("Compiling my-module v0.1.0"), std::string::npos)
+      << r.log;
+  // cargo's Cargo.lock is not left among the sources.
+  EXPECT_FALSE(
+      fs::exists(root_ / "work" / "src" / v.source_hash / "Cargo.lock"));
+}
+
+TEST_F(ToolchainCompilerTest, ARustFailureCarriesRustcsErrorVerbatim) {
+  SourceFiles files = testing::RustModule();
+  files["src/lib.rs"] += "\nfn broken() -> u32 {\n    undefined_thing\n}\n";
+  CompileResult r = compiler_->Compile(Version(Language::kRust, files));
+  ASSERT_FALSE(r.ok);
+  EXPECT_NE(r.log.find("error[E0425]: cannot find value `undefined_thing` in "
+                       "this scope"),
+            std::string::npos)
+      << r.log;
+  EXPECT_NE(r.log.find("src/lib.rs:20:5"), std::string::npos) << r.log;
+  EXPECT_EQ(r.log.find(root_.string()), std::string::npos) << r.log;
+}
+
+// Every bundled template (computeDeployTemplate) and example module passes
+// the deploy rules; the C++ ones compile.
+TEST_F(ToolchainCompilerTest, BundledTemplatesAndExamplesPassTheRules) {
+  Result<fs::path> dir = FindTemplatesDir();
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  Result<std::vector<TemplateInfo>> templates = ListTemplates(*dir);
+  ASSERT_TRUE(templates.ok()) << templates.status().ToString();
+  ASSERT_GE(templates->size(), 3u);
+  std::vector<std::pair<std::string, SourceFiles>> modules;
+  for (const TemplateInfo& info : *templates) {
+    Result<SourceFiles> files = LoadTemplate(*dir, info.name);
+    ASSERT_TRUE(files.ok()) << files.status().ToString();
+    EXPECT_EQ(DetectLanguage(*files), info.language) << info.name;
+    modules.emplace_back("template " + info.name, *files);
+  }
+  const fs::path examples =
+      fs::path(TESSERA_SOURCE_DIR) / "examples" / "compute" / "compute";
+  for (const char* name : {"world-sim", "shop"}) {
+    SourceFiles files;
+    const fs::path root = examples / name;
+    for (auto it = fs::recursive_directory_iterator(root);
+         it != fs::recursive_directory_iterator(); ++it) {
+      const std::string rel = fs::relative(it->path(), root).string();
+      if (rel == "target" || rel[0] == '.' || rel == "Cargo.lock") {
+        if (it->is_directory()) it.disable_recursion_pending();
+        continue;
+      }
+      if (it->is_regular_file() &&
+          (rel.ends_with(".rs") || rel.ends_with(".cc") ||
+           rel.ends_with(".h") || rel == "Cargo.toml")) {
+        files[rel] = app::testing::ReadFile(it->path());
+      }
+    }
+    modules.emplace_back(std::string("example ") + name, files);
+  }
+  for (const auto& [label, files] : modules) {
+    const Language language = DetectLanguage(files);
+    Status rules = CheckSources(language, files, compute_abi::kSdkVersion,
+                                compute_abi::kAbiVersion);
+    EXPECT_TRUE(rules.ok()) << label << ": " << rules.ToString();
+    // The Rust ones are built by compute_rust_test (app::BuildCrate, the
+    // same recipe); compiling them again here would double the cost.
+    if (!rules.ok() || language == Language::kRust) continue;
+    CompileResult r = compiler_->Compile(Version(language, files));
+    EXPECT_TRUE(r.ok) << label << ":\n" << r.log;
+    EXPECT_GT(r.size_bytes, 0) << label;
+  }
 }
 
 }  // namespace

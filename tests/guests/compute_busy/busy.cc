@@ -2,10 +2,10 @@
 // 1,000,000,000,000 times (hours of CPU: with a huge fuel budget only the
 // watchdog ends it); invoke loops params {"iterations": int} times
 // (default the same) and returns {"spins": n}. init returns at once.
+#include <tessera/compute.h>
+
 #include <cstdint>
 #include <string>
-
-#include "tessera/compute.h"
 
 namespace {
 

@@ -5,10 +5,10 @@
 //   "save" -> params {"value": int}: state_set(value); returns
 //             {"ok", "code", "errorCode", "message"} of the call (a stale
 //             write shows here as errorCode "stale_state")
+#include <tessera/compute.h>
+
 #include <cstdint>
 #include <string>
-
-#include "tessera/compute.h"
 
 namespace {
 

@@ -5,10 +5,10 @@
 //   "fail"    -> fails with "echo failed: <params.reason>"
 //   "big"     -> params {"n": int}: n bytes of 'x' (not JSON)
 // init and tick do nothing.
+#include <tessera/compute.h>
+
 #include <cstdint>
 #include <string>
-
-#include "tessera/compute.h"
 
 namespace {
 

@@ -13,10 +13,10 @@
 //   "state"                 -> {"found": bool, "bytes": "..."} state_get
 //   "log"      {"level": int, "text"} logs the line, returns {"ok": true}
 // tick emits "tick" on channel "all" each time; init does nothing.
+#include <tessera/compute.h>
+
 #include <cstdint>
 #include <string>
-
-#include "tessera/compute.h"
 
 namespace {
 

@@ -6,10 +6,10 @@
 // it at the depth limit; the handler returns that call's error code name
 // as its failure when it is refused). invoke "last" returns the blob; init
 // and tick do nothing.
+#include <tessera/compute.h>
+
 #include <cstdint>
 #include <string>
-
-#include "tessera/compute.h"
 
 namespace {
 

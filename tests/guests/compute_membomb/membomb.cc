@@ -2,11 +2,11 @@
 // chunks, touching every page and keeping them, until allocation fails
 // (operator new then panics "out of memory: cannot allocate N bytes").
 // invoke "size" returns {"mib": chunks kept}. init returns at once.
+#include <tessera/compute.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "tessera/compute.h"
 
 namespace {
 

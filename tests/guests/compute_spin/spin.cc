@@ -1,10 +1,10 @@
 // Test compute module: loops forever. tick and every invoke spin without
 // end (a fuel budget stops them; with unlimited fuel, the watchdog). init
 // returns at once.
+#include <tessera/compute.h>
+
 #include <cstdint>
 #include <string>
-
-#include "tessera/compute.h"
 
 namespace {
 

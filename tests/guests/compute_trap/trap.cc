@@ -6,10 +6,10 @@
 //   "bad_log"  -> calls log with a (ptr, len) past the end of memory
 //   "ok"       -> "fine"
 // init returns at once.
+#include <tessera/compute.h>
+
 #include <cstdint>
 #include <string>
-
-#include "tessera/compute.h"
 
 namespace {
 

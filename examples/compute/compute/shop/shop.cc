@@ -9,13 +9,23 @@
 //   balance  {} -> {"gold":85,"inventory":{"plank":3}}
 //
 // The state blob is JSON {"gold": int, "inventory": {item: count}}; a shop
-// without one starts with kStartingGold.
+// without one starts with kStartingGold (seeds cost 2, planks 5, lanterns
+// 20).
+//
+//   tessera compute invoke shop buy '{"amount": 3, "item": "plank"}'
+//
+// The manifest deploys this directory with "source": "compute/shop"; the
+// server compiles its *.cc files with the C++ SDK's recipe, unchanged
+// (sdk/cpp/BUILD.md, ABI in docs/compute-abi.md). The directory holds
+// sources only: a deployed C++ module may contain nothing but .cc and .h
+// files. The repository's build compiles it too (compute_test_guest_shop,
+// exercised by compute_instance_test).
+#include <tessera/compute.h>
+
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
-
-#include "tessera/compute.h"
 
 namespace {
 

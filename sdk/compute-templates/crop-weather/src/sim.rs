@@ -31,13 +31,19 @@ impl Weather {
         }
     }
 
-    /// The next weather for a random number: mostly fair, sometimes harsh.
-    fn pick(r: u32) -> Weather {
-        match r % 10 {
+    /// The weather after this one for a random number: mostly fair,
+    /// sometimes harsh, never the same again.
+    fn next(self, r: u32) -> Weather {
+        let next = match r % 10 {
             0..=3 => Weather::Sunny,
             4..=6 => Weather::Rain,
             7..=8 => Weather::Drought,
             _ => Weather::Frost,
+        };
+        match (next == self, self) {
+            (true, Weather::Rain) => Weather::Sunny,
+            (true, _) => Weather::Rain,
+            (false, _) => next,
         }
     }
 }
@@ -113,7 +119,7 @@ impl World {
         }
         self.harvests += harvested;
         if self.weather_ms_left <= u64::from(dt_ms) {
-            self.weather = Weather::pick(random());
+            self.weather = self.weather.next(random());
             self.weather_ms_left = 20_000 + u64::from(random() % 40_001);
         } else {
             self.weather_ms_left -= u64::from(dt_ms);

@@ -5,7 +5,7 @@
 // of its exports, and optionally event when a compute event it listens for
 // is raised.
 //
-//   #include "tessera/compute.h"
+//   #include <tessera/compute.h>
 //
 //   tessera::Status init() { return {}; }
 //   tessera::Status tick(std::uint32_t dt_ms) { ...; return {}; }

@@ -35,7 +35,7 @@
 //! while the instance stays loaded: keep what matters in the state blob
 //! ([`state_get`] / [`state_set`]).
 //!
-//! The `json` feature adds typed helpers over `serde_json` ([`json`]).
+//! The `json` feature adds typed helpers over `serde_json` (module `json`).
 #![warn(missing_docs)]
 
 pub mod abi;
@@ -125,7 +125,7 @@ impl<E: Display> InvokeResult for Result<String, E> {
 ///   "callerUserId": "..."}` and the function returns the result bytes.
 /// - `event(input: &[u8])` (optional): a `compute_event` the module's event
 ///   triggers subscribe to; `input` is the event JSON (`docs/compute-abi.md`
-///   "Events"; [`json::EventInput`](crate::json) with the `json` feature).
+///   "Events"; `json::EventInput` reads it with the `json` feature).
 ///
 /// Each argument is a function path or a closure. The generated exports
 /// are the ABI's: the marker `tessera_compute_abi_v1`, `tessera_alloc`,

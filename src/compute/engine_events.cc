@@ -1,0 +1,152 @@
+// Compute events: dispatch to the modules whose event triggers match
+// (on_event "compute_event", event_name equal or empty), debounce
+// coalescing per trigger (the first event opens a window of debounceMs; the
+// delivery at its end carries the last event and "coalesced": N), the depth
+// carried along a cascade (a run at kMaxEventDepth cannot emit: kErrDepth,
+// engine_run.cc), and delivery on the module's task: on its loaded instance,
+// or a short-lived one when it is not loaded.
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "compute/engine_internal.h"
+#include "compute/flow_id.h"
+
+namespace tessera::compute::engine_internal {
+namespace {
+
+// The trigger of `slot` that takes event `name`: one naming it, else one
+// for any name. Under slot.mu.
+const TriggerRecord* MatchTrigger(const ModuleSlot& slot,
+                                  std::string_view name) {
+  const TriggerRecord* any = nullptr;
+  for (const TriggerRecord& t : slot.triggers) {
+    if (t.type != TriggerType::kEvent || t.on_event != "compute_event") {
+      continue;
+    }
+    if (t.event_name == name) return &t;
+    if (t.event_name.empty() && any == nullptr) any = &t;
+  }
+  return any;
+}
+
+std::string EventInput(const PendingEvent& e) {
+  nlohmann::json input = {{"event", "compute_event"}, {"name", e.name}};
+  nlohmann::json payload =
+      nlohmann::json::parse(e.payload, nullptr, /*allow_exceptions=*/false);
+  if (!e.payload.empty() && !payload.is_discarded()) {
+    input["payload"] = std::move(payload);
+  } else {
+    input["payload"] = nullptr;
+    if (!e.payload.empty()) input["payloadBase64"] = Base64Encode(e.payload);
+  }
+  input["sourceModule"] = e.source_module;
+  input["flowId"] = e.flow_id;
+  input["depth"] = e.depth;
+  if (e.coalesced > 1) input["coalesced"] = e.coalesced;
+  return input.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+void Core::Dispatch(std::string_view source_module,
+                    std::vector<EmittedEvent> events) {
+  if (events.empty()) return;
+  const Policy policy = CurrentPolicy();
+  if (!policy.enabled) return;  // the kill switch: nothing runs
+  const int64_t now_us = clock->NowUs();
+  for (const auto& slot : AllSlots()) {
+    bool poke = false;
+    {
+      std::lock_guard<std::mutex> lock(slot->mu);
+      if (slot->deleted || !slot->record.enabled ||
+          slot->record.active_version == 0) {
+        continue;
+      }
+      for (const EmittedEvent& e : events) {
+        const TriggerRecord* t = MatchTrigger(*slot, e.name);
+        if (t == nullptr) continue;
+        if (t->debounce_ms > 0) {
+          auto it = std::find_if(
+              slot->events.begin(), slot->events.end(),
+              [&](const PendingEvent& p) { return p.trigger_id == t->id; });
+          if (it != slot->events.end()) {
+            // Folded into the window already open: the last one wins.
+            it->name = e.name;
+            it->payload = e.payload;
+            it->source_module = std::string(source_module);
+            it->flow_id = e.flow_id;
+            it->depth = e.depth;
+            ++it->coalesced;
+            continue;
+          }
+        }
+        PendingEvent p;
+        p.trigger_id = t->id;
+        p.name = e.name;
+        p.payload = e.payload;
+        p.source_module = std::string(source_module);
+        p.flow_id = e.flow_id;
+        p.depth = e.depth;
+        p.debounced = t->debounce_ms > 0;
+        p.due_us = now_us + t->debounce_ms * 1000;
+        slot->events.push_back(std::move(p));
+        poke = true;
+      }
+    }
+    if (poke) Poke(*slot);
+  }
+}
+
+std::optional<int64_t> Core::DeliverEvents(ModuleSlot& slot, int64_t now_us,
+                                           const Policy& policy) {
+  std::vector<PendingEvent> due;
+  std::optional<int64_t> next;
+  {
+    std::lock_guard<std::mutex> lock(slot.mu);
+    const bool runnable = policy.enabled && slot.record.enabled &&
+                          slot.record.active_version != 0 && !slot.deleted;
+    for (auto it = slot.events.begin(); it != slot.events.end();) {
+      if (!runnable) {
+        it = slot.events.erase(it);  // disabled or switched off: dropped
+      } else if (it->due_us <= now_us) {
+        due.push_back(std::move(*it));
+        it = slot.events.erase(it);
+      } else {
+        next = next ? std::min(*next, it->due_us) : it->due_us;
+        ++it;
+      }
+    }
+  }
+  // Caller holds slot.run_mu.
+  for (PendingEvent& e : due) {
+    RunRequest request;
+    request.source = TriggerSource::kEvent;
+    request.entry = "event:" + e.name;
+    request.flow_id = e.flow_id.empty() ? NewFlowId() : e.flow_id;
+    request.depth = e.depth;
+    request.input = EventInput(e);
+    (void)CallLocked(slot, std::move(request), policy);
+  }
+  return next;
+}
+
+}  // namespace tessera::compute::engine_internal
+
+namespace tessera::compute {
+
+void ComputeEngine::RaiseEvent(std::string_view on_event, std::string_view name,
+                               std::string_view payload_json,
+                               std::string_view flow_id) {
+  if (on_event != "compute_event" || name.empty()) return;
+  engine_internal::EmittedEvent e;
+  e.name = std::string(name);
+  e.payload = std::string(payload_json);
+  e.flow_id = IsValidFlowId(flow_id) ? std::string(flow_id) : NewFlowId();
+  e.depth = 1;
+  std::vector<engine_internal::EmittedEvent> events;
+  events.push_back(std::move(e));
+  impl_->Dispatch("", std::move(events));
+}
+
+}  // namespace tessera::compute

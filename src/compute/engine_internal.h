@@ -1,0 +1,324 @@
+// Private to the engine (engine*.cc): ComputeEngine::Impl and what its
+// parts share. One module is a ModuleSlot; each slot has one WorkerPool task
+// (ModuleTask) that loads and unloads its instance, delivers its events and
+// takes its ticks; Invoke runs on the caller's thread under the same
+// per-module run lock, so a module's entry calls never overlap.
+//
+// Files: engine.cc (construction, Start/Shutdown, management), engine_run.cc
+// (one run: circuit, limits, host calls, recording), engine_invoke.cc,
+// engine_ticks.cc (the module task), engine_events.cc, engine_activation.cc
+// (sessions, the housekeeping task), engine_monitor.cc (buffered records and
+// the monitoring reads).
+//
+// Lock order: ModuleSlot::run_mu, then ModuleSlot::persist_mu, then
+// ModuleSlot::mu, then Recorder::mu. Core::mu is a leaf: never held while
+// taking another lock, across a run or a store call. A run (holding its
+// module's run_mu) may take another module's mu (events), never its run_mu.
+#ifndef TESSERA_COMPUTE_ENGINE_INTERNAL_H_
+#define TESSERA_COMPUTE_ENGINE_INTERNAL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compute/circuit.h"
+#include "compute/compute_types.h"
+#include "compute/contract.h"
+#include "compute/egress_budget.h"
+#include "compute/engine.h"
+#include "compute/module_instance.h"
+#include "guest/watchdog.h"
+#include "guest/worker_pool.h"
+
+namespace tessera::compute {
+namespace engine_internal {
+
+// Tick deadlines at a rate in Hz that may be fractional (0.5 Hz):
+// D(n) = start + n * 1e6 / hz, computed from n each time so rounding never
+// accumulates. A tick taken a whole period or more late skips to the latest
+// deadline not after now instead of bursting (shard::TickSchedule does the
+// same for integer rates).
+class TickDeadlines {
+ public:
+  void Reset(int64_t start_us, double hz);
+  bool active() const { return hz_ > 0; }
+  double hz() const { return hz_; }
+  int64_t next_deadline_us() const { return DeadlineOf(next_); }
+  bool Due(int64_t now_us) const {
+    return active() && now_us >= next_deadline_us();
+  }
+  // Consumes the due deadline; returns how many were skipped.
+  uint64_t Take(int64_t now_us);
+
+ private:
+  int64_t DeadlineOf(uint64_t n) const;
+  int64_t start_us_ = 0;
+  double hz_ = 0;
+  uint64_t next_ = 1;
+};
+
+// An event waiting for its module (debounce) or its module's next pass.
+struct PendingEvent {
+  int64_t trigger_id = 0;
+  std::string name;
+  std::string payload;
+  std::string source_module;
+  std::string flow_id;
+  int depth = 1;
+  int64_t coalesced = 1;  // events this delivery stands for
+  int64_t due_us = 0;     // on the engine's monotonic clock
+  bool debounced = false;
+};
+
+// An event a run emitted, dispatched once the run is over.
+struct EmittedEvent {
+  std::string name;
+  std::string payload;
+  std::string flow_id;
+  int depth = 1;
+};
+
+// One instance of a module and what the state revision guard knows of it.
+struct InstanceState {
+  std::unique_ptr<ComputeInstance> instance;
+  int64_t version_no = 0;
+  // The tick-lease holder (the module's loaded instance) always wins
+  // state writes; a short-lived instance writes only over the revision it
+  // last read or wrote.
+  bool lease_holder = false;
+  int64_t known_revision = 0;
+  int64_t loaded_at_us = 0;
+  bool alive() const { return instance != nullptr && !instance->dead(); }
+};
+
+class ModuleTask;
+struct Core;
+
+struct ModuleSlot {
+  ModuleSlot(ModuleRecord record, const Policy& policy);
+
+  const int64_t id;
+  const std::string name;
+
+  // --- under mu
+  mutable std::mutex mu;
+  ModuleRecord record;
+  std::vector<TriggerRecord> triggers;
+  // Parsed contracts of invoke triggers by trigger id (null: none).
+  std::map<int64_t, std::shared_ptr<const Contract>> contracts;
+  Circuit circuit;
+  std::deque<PendingEvent> events;
+  bool reload = false;   // drop the instance at the next pass
+  bool deleted = false;  // DeleteModule: the task ends
+  // Versions deployed with enable_on_success, still compiling.
+  std::set<int64_t> enable_on_success;
+  // The loaded code of one version at one memory cap.
+  std::shared_ptr<const wasm::CompiledModule> compiled;
+  int64_t compiled_version = 0;
+  int64_t compiled_memory_mb = 0;
+
+  // --- under run_mu (one entry call at a time)
+  std::mutex run_mu;
+  InstanceState loaded;  // the lease holder, when the module is active
+  EgressBudget egress;
+  TickDeadlines ticks;
+  int64_t last_tick_us = 0;
+  int64_t retry_load_us = 0;  // no load attempt before (monotonic)
+
+  // Serialises writes of the record's state to the store, so the last one
+  // written is the newest.
+  std::mutex persist_mu;
+
+  // --- any thread
+  std::atomic<bool> is_loaded{false};
+  std::shared_ptr<ModuleTask> task;  // set before the slot is shared
+};
+
+// The slot's WorkerPool task (engine_ticks.cc).
+class ModuleTask final : public guest::WorkerPool::Task {
+ public:
+  ModuleTask(Core* impl, std::weak_ptr<ModuleSlot> slot)
+      : impl_(impl), slot_(std::move(slot)) {}
+  std::optional<int64_t> Run(int64_t now_us) override;
+
+ private:
+  Core* const impl_;
+  const std::weak_ptr<ModuleSlot> slot_;
+};
+
+// The engine-wide housekeeping task: session polling, flushes, retention
+// (engine_activation.cc).
+class HouseTask final : public guest::WorkerPool::Task {
+ public:
+  explicit HouseTask(Core* impl) : impl_(impl) {}
+  std::optional<int64_t> Run(int64_t now_us) override;
+
+ private:
+  Core* const impl_;
+};
+
+// Buffered run rows, usage and logs (engine_monitor.cc).
+class Recorder {
+ public:
+  void AddRun(RunRecord run);
+  void AddLogs(std::vector<LogRecord> logs);
+  // Adds one run to its module's row of the minute of `started_ms`.
+  void AddUsage(int64_t module_id, int64_t started_ms, bool tick, bool ok,
+                const CallOutcome& outcome, int64_t egress_msgs,
+                int64_t egress_bytes);
+  // Drops what is buffered for a deleted module.
+  void Forget(int64_t module_id);
+  Status Flush(ComputeStore& store);
+  size_t dropped_logs() const;
+
+ private:
+  mutable std::mutex mu;
+  std::vector<RunRecord> runs_;
+  std::vector<LogRecord> logs_;
+  std::map<std::pair<int64_t, int64_t>, UsageRow> usage_;
+  size_t dropped_logs_ = 0;
+};
+
+// What one run is (engine_run.cc).
+struct RunRequest {
+  TriggerSource source = TriggerSource::kInit;  // init, tick, event, invoke
+  std::string entry;
+  std::string flow_id;  // empty: made when first needed
+  int depth = 0;        // the event depth of the run (0: not an event)
+  uint32_t dt_ms = 0;
+  std::string input;  // invoke / event input
+  // Skip the circuit (the init of a short-lived instance whose call was
+  // admitted already).
+  bool admitted = false;
+};
+
+struct RunResult {
+  bool refused = false;  // the circuit refused it: not a run
+  CallOutcome outcome;
+  std::string flow_id;
+  std::string circuit_action;
+};
+
+// Loads, activation and limits read the policy often: a copy.
+struct Snapshot {
+  bool enabled = false;
+  int64_t active_version = 0;
+  bool always_on = false;
+  double tick_hz = 0;
+};
+
+// The engine itself (ComputeEngine::Impl is this).
+struct Core {
+  explicit Core(EngineOptions options);
+
+  EngineOptions options;
+  ComputeStore* store;
+  const Clock* clock;
+  const WallClock* wall;
+  std::unique_ptr<guest::WorkerPool> own_pool;
+  guest::WorkerPool* pool;
+  std::unique_ptr<guest::Watchdog> own_watchdog;
+  guest::Watchdog* watchdog;
+  std::unique_ptr<CompileQueue> queue;
+
+  mutable std::mutex mu;
+  Policy policy_value;
+  std::map<std::string, std::shared_ptr<ModuleSlot>, std::less<>> modules;
+  bool started = false;
+  bool shut_down = false;
+
+  Recorder recorder;
+  std::mutex flush_mu;  // one flush at a time: records reach the store in order
+  std::shared_ptr<HouseTask> house;
+
+  // Activation (engine_activation.cc): the app has realtime sessions, or
+  // had them less than idle_unload_ms ago. Written by the housekeeping task.
+  std::atomic<bool> app_active{false};
+  std::atomic<int64_t> sessions_ended_us{-1};  // -1: never had sessions
+  std::atomic<size_t> last_sessions{0};
+  int64_t next_poll_us = 0, next_flush_us = 0, next_prune_us = 0;  // house
+
+  // Counters (ComputeEngine::Counters).
+  std::atomic<int64_t> c_runs{0}, c_failures{0}, c_ticks{0}, c_fuel{0},
+      c_cpu_us{0}, c_egress_msgs{0}, c_egress_bytes{0}, c_egress_refused{0},
+      c_circuit_opens{0};
+
+  // --- engine.cc
+  Policy CurrentPolicy() const;
+  std::shared_ptr<ModuleSlot> Find(std::string_view name) const;
+  std::vector<std::shared_ptr<ModuleSlot>> AllSlots() const;
+  Status AddSlot(const ModuleRecord& record,
+                 std::vector<TriggerRecord> triggers);
+  Status RefreshTriggers(ModuleSlot& slot);
+  // Writes the slot's record state (enabled, active version, circuit...).
+  Status Persist(ModuleSlot& slot);
+  void OnCompiled(const VersionRecord& version);
+  void Apply(const VersionRecord& version);
+  void PokeAll();
+  void Poke(ModuleSlot& slot);
+
+  // --- engine_run.cc
+  // Runs one entry call on `inst` (which must be alive unless source is
+  // init: then it is created first). Caller holds slot.run_mu.
+  RunResult Run(ModuleSlot& slot, InstanceState& inst, RunRequest request,
+                const Policy& policy);
+  // Creates the instance of the active version and runs init (a run).
+  // Caller holds run_mu. False: refused or failed (recorded).
+  bool Load(ModuleSlot& slot, InstanceState& inst, bool lease_holder,
+            const std::string& flow_id, int depth, const Policy& policy,
+            bool admitted, RunResult* failed);
+  void Unload(ModuleSlot& slot);
+  Result<std::shared_ptr<const wasm::CompiledModule>> Compiled(
+      ModuleSlot& slot, int64_t version_no, int64_t memory_mb);
+
+  // --- engine_invoke.cc
+  // Runs an invoke or event call on the loaded instance, loading it first
+  // when the module should be loaded, else on a short-lived instance (init,
+  // the call, dropped). Caller holds slot.run_mu.
+  RunResult CallLocked(ModuleSlot& slot, RunRequest request,
+                       const Policy& policy);
+
+  // --- engine_ticks.cc
+  std::optional<int64_t> RunModuleTask(ModuleSlot& slot, int64_t now_us);
+
+  // --- engine_events.cc
+  void Dispatch(std::string_view source_module,
+                std::vector<EmittedEvent> events);
+  // Runs the slot's due events; returns the earliest remaining due time.
+  std::optional<int64_t> DeliverEvents(ModuleSlot& slot, int64_t now_us,
+                                       const Policy& policy);
+
+  // --- engine_activation.cc
+  // Whether the module should be loaded now.
+  bool WantsLoaded(const Snapshot& snap, const Policy& policy) const;
+  std::optional<int64_t> RunHouse(int64_t now_us);
+  void PollSessions(int64_t now_us);
+
+  // --- engine_monitor.cc
+  Status Flush();
+  void Prune();
+};
+
+// Small helpers shared by the engine's files.
+Snapshot TakeSnapshot(const ModuleSlot& slot);  // under mu
+std::string Base64Encode(std::string_view bytes);
+bool IsJson(std::string_view text);
+// The status of a failed run's outcome (for Invoke).
+Status RunFailure(const std::string& module, const CallOutcome& outcome);
+}  // namespace engine_internal
+
+struct ComputeEngine::Impl : engine_internal::Core {
+  using Core::Core;
+};
+
+}  // namespace tessera::compute
+
+#endif  // TESSERA_COMPUTE_ENGINE_INTERNAL_H_

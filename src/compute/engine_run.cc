@@ -1,0 +1,450 @@
+// One run of a module's entry call: the circuit's admission, the call's
+// limits, the host calls it makes (egress budgets, the state revision guard,
+// events, NOTIFY, logs), and what is recorded (a run row or usage only, log
+// lines, counters, the circuit's new state). Also loading and unloading an
+// instance of the active version.
+#include <sys/random.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "compute/engine_internal.h"
+#include "compute/flow_id.h"
+#include "tessera/compute_abi.h"
+#include "wasm/loader.h"
+
+namespace tessera::compute::engine_internal {
+namespace {
+
+namespace abi = compute_abi;
+
+// The host side of one run.
+class RunCalls final : public HostCalls {
+ public:
+  RunCalls(Core& core, ModuleSlot& slot, InstanceState& inst,
+           const RunRequest& request, const Policy& policy)
+      : core_(core),
+        slot_(slot),
+        inst_(inst),
+        request_(request),
+        policy_(policy),
+        flow_id_(request.flow_id) {}
+
+  int64_t NowMs() override { return core_.wall->UnixNowMs(); }
+
+  // The OS CSPRNG (getrandom), which does not fail for reads this small
+  // once the pool is initialised.
+  void FillRandom(std::span<uint8_t> out) override {
+    size_t done = 0;
+    while (done < out.size()) {
+      ssize_t n = getrandom(out.data() + done, out.size() - done, 0);
+      if (n <= 0) continue;  // EINTR
+      done += static_cast<size_t>(n);
+    }
+  }
+
+  HostCallResult GetState(std::string* bytes) override {
+    if (!DataOp()) return DataOpsError();
+    ++data_reads_;
+    Result<StateBlob> blob = core_.store->GetState(slot_.id);
+    if (!blob.ok()) {
+      return HostCallResult::Error(abi::kErrUnavailable,
+                                   "state_get: " + blob.status().message());
+    }
+    inst_.known_revision = blob->revision;
+    if (blob->revision == 0) {
+      return HostCallResult::Error(abi::kErrNoState, "no state blob yet");
+    }
+    *bytes = std::move(blob->bytes);
+    return HostCallResult::Ok(static_cast<int32_t>(bytes->size()));
+  }
+
+  HostCallResult SetState(std::string_view bytes) override {
+    if (!DataOp()) return DataOpsError();
+    ++data_writes_;
+    Result<int64_t> rev = core_.store->SetState(
+        slot_.id, bytes, inst_.known_revision, inst_.lease_holder);
+    if (rev.ok()) {
+      inst_.known_revision = *rev;
+      return HostCallResult::Ok();
+    }
+    if (rev.status().code() != StatusCode::kAborted) {
+      return HostCallResult::Error(abi::kErrUnavailable,
+                                   "state_set: " + rev.status().message());
+    }
+    int64_t now_rev = -1;
+    if (Result<StateBlob> blob = core_.store->GetState(slot_.id); blob.ok()) {
+      now_rev = blob->revision;
+    }
+    std::string line =
+        "state_set refused: the tick-lease holder persisted revision " +
+        std::to_string(now_rev) + " after this instance read revision " +
+        std::to_string(inst_.known_revision);
+    AddLog(abi::kLogWarn, line);
+    return HostCallResult::Error(abi::kErrStale, line);
+  }
+
+  HostCallResult EmitEvent(std::string_view name,
+                           std::string_view payload) override {
+    if (request_.depth >= static_cast<int>(abi::kMaxEventDepth)) {
+      return HostCallResult::Error(
+          abi::kErrDepth, "emit_event: this run is at event depth " +
+                              std::to_string(request_.depth) +
+                              ", the cascade limit (" +
+                              std::to_string(abi::kMaxEventDepth) + ")");
+    }
+    events_.push_back({std::string(name), std::string(payload), flow_id(),
+                       request_.depth + 1});
+    return HostCallResult::Ok();
+  }
+
+  HostCallResult EmitChannel(std::string_view channel,
+                             std::string_view payload) override {
+    std::string why;
+    if (!Charge(payload.size(), &why)) {
+      return HostCallResult::Error(abi::kErrEgressBudget, why);
+    }
+    if (core_.options.notify == nullptr) return Sent(payload.size(), 0);
+    Notification note{slot_.name, channel, payload, flow_id()};
+    HostCallResult r = core_.options.notify->NotifyChannel(note);
+    if (r.code < 0) return r;
+    return Sent(payload.size(), r.code);
+  }
+
+  HostCallResult EmitSpatial(std::string_view shard, float x, float y,
+                             float radius, std::string_view payload) override {
+    std::string why;
+    if (!Charge(payload.size(), &why)) {
+      return HostCallResult::Error(abi::kErrEgressBudget, why);
+    }
+    if (core_.options.notify == nullptr) return Sent(payload.size(), 0);
+    Notification note{slot_.name, "spatial", payload, flow_id()};
+    HostCallResult r =
+        core_.options.notify->NotifySpatial(shard, x, y, radius, note);
+    if (r.code < 0) return r;
+    return Sent(payload.size(), r.code);
+  }
+
+  void Log(int level, std::string_view text) override { AddLog(level, text); }
+
+  const std::string& flow_id() {
+    if (flow_id_.empty()) flow_id_ = NewFlowId();
+    return flow_id_;
+  }
+  bool has_flow_id() const { return !flow_id_.empty(); }
+
+  std::vector<LogRecord>& logs() { return logs_; }
+  std::vector<EmittedEvent>& events() { return events_; }
+  int64_t egress_msgs() const { return egress_msgs_; }
+  int64_t egress_bytes() const { return egress_bytes_; }
+  int64_t data_reads() const { return data_reads_; }
+  int64_t data_writes() const { return data_writes_; }
+
+ private:
+  // State reads and writes are the module's host data operations for the
+  // per-call cap (maxDbOpsPerTick); the app's data API adds its own.
+  bool DataOp() {
+    return data_reads_ + data_writes_ < policy_.max_db_ops_per_tick;
+  }
+  HostCallResult DataOpsError() const {
+    return HostCallResult::Error(
+        abi::kErrDataOps,
+        "this call made " + std::to_string(data_reads_ + data_writes_) +
+            " host data operations, the policy's maxDbOpsPerTick");
+  }
+
+  bool Charge(size_t bytes, std::string* why) {
+    slot_.egress.SetLimits(policy_.max_egress_msgs_per_min,
+                           policy_.max_egress_bytes_per_min);
+    if (slot_.egress.Charge(core_.wall->UnixNowMs(),
+                            static_cast<int64_t>(bytes), why)) {
+      return true;
+    }
+    core_.c_egress_refused.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+
+  HostCallResult Sent(size_t bytes, int32_t reached) {
+    ++egress_msgs_;
+    egress_bytes_ += static_cast<int64_t>(bytes);
+    return HostCallResult::Ok(reached);
+  }
+
+  void AddLog(int level, std::string_view text) {
+    LogRecord log;
+    log.module_id = slot_.id;
+    log.ts_ms = core_.wall->UnixNowMs();
+    log.level = level;
+    log.message = std::string(text);
+    log.source = request_.source;
+    log.flow_id = flow_id();
+    if (core_.options.forward_log) {
+      core_.options.forward_log(slot_.name, level, text);
+    }
+    logs_.push_back(std::move(log));
+  }
+
+  Core& core_;
+  ModuleSlot& slot_;
+  InstanceState& inst_;
+  const RunRequest& request_;
+  const Policy& policy_;
+  std::string flow_id_;
+  std::vector<LogRecord> logs_;
+  std::vector<EmittedEvent> events_;
+  int64_t egress_msgs_ = 0, egress_bytes_ = 0;
+  int64_t data_reads_ = 0, data_writes_ = 0;
+};
+
+CallOutcome Failed(std::string error) {
+  CallOutcome out;
+  out.error = std::move(error);
+  out.instance_dead = true;
+  return out;
+}
+
+Result<std::vector<uint8_t>> ReadFileBytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError("cannot read " + path.string());
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  return bytes;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const wasm::CompiledModule>> Core::Compiled(
+    ModuleSlot& slot, int64_t version_no, int64_t memory_mb) {
+  {
+    std::lock_guard<std::mutex> lock(slot.mu);
+    if (slot.compiled && slot.compiled_version == version_no &&
+        slot.compiled_memory_mb == memory_mb) {
+      return slot.compiled;
+    }
+  }
+  Result<VersionRecord> version = store->GetVersion(slot.id, version_no);
+  if (!version.ok()) return version.status();
+  if (version->status != CompileStatus::kSucceeded) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "version " + std::to_string(version_no) + " is " +
+                      CompileStatusName(version->status));
+  }
+  Result<std::vector<uint8_t>> bytes = ReadFileBytes(version->artifact_path);
+  if (!bytes.ok()) return bytes.status();
+  wasm::LoadOptions load;
+  load.check = ComputeCheckOptions(static_cast<uint32_t>(memory_mb));
+  load.cache_dir = options.cache_dir.string();
+  load.c_compiler = options.c_compiler;
+  Result<std::shared_ptr<const wasm::CompiledModule>> module =
+      wasm::LoadModule(*bytes, load);
+  if (!module.ok()) return module.status();
+  std::lock_guard<std::mutex> lock(slot.mu);
+  slot.compiled = *module;
+  slot.compiled_version = version_no;
+  slot.compiled_memory_mb = memory_mb;
+  return *module;
+}
+
+void Core::Unload(ModuleSlot& slot) {
+  std::lock_guard<std::mutex> run(slot.run_mu);
+  slot.loaded.instance.reset();
+  slot.loaded.version_no = 0;
+  slot.is_loaded.store(false);
+}
+
+bool Core::Load(ModuleSlot& slot, InstanceState& inst, bool lease_holder,
+                const std::string& flow_id, int depth, const Policy& policy,
+                bool admitted, RunResult* failed) {
+  int64_t version_no = 0;
+  {
+    std::lock_guard<std::mutex> lock(slot.mu);
+    version_no = slot.record.active_version;
+  }
+  inst.instance.reset();
+  inst.version_no = version_no;
+  inst.lease_holder = lease_holder;
+  inst.loaded_at_us = clock->NowUs();
+  inst.known_revision = 0;
+  if (!lease_holder) {
+    // A short-lived instance starts from the last persisted snapshot.
+    if (Result<StateBlob> blob = store->GetState(slot.id); blob.ok()) {
+      inst.known_revision = blob->revision;
+    }
+  }
+  RunRequest init;
+  init.source = TriggerSource::kInit;
+  init.entry = "init";
+  init.flow_id = flow_id;
+  init.depth = depth;
+  init.admitted = admitted;
+  RunResult result = Run(slot, inst, std::move(init), policy);
+  if (result.refused || !result.outcome.ok) {
+    inst.instance.reset();
+    if (failed != nullptr) *failed = std::move(result);
+    return false;
+  }
+  return true;
+}
+
+RunResult Core::Run(ModuleSlot& slot, InstanceState& inst, RunRequest request,
+                    const Policy& policy) {
+  RunResult result;
+  const int64_t started_ms = wall->UnixNowMs();
+  bool probe = false;
+  if (!request.admitted) {
+    std::lock_guard<std::mutex> lock(slot.mu);
+    slot.circuit.SetLimits(policy.failure_threshold, policy.cooldown_ms);
+    Circuit::Admit admit = slot.circuit.Before(started_ms);
+    if (admit == Circuit::Admit::kRefused) {
+      result.refused = true;
+      return result;
+    }
+    probe = admit == Circuit::Admit::kProbe;
+  }
+
+  RunCalls calls(*this, slot, inst, request, policy);
+  const bool long_budget = request.source == TriggerSource::kInvoke ||
+                           request.source == TriggerSource::kEvent;
+  CallLimits limits;
+  limits.fuel = long_budget ? policy.fuel_per_invoke : policy.fuel_per_tick;
+  limits.max_run_ms = static_cast<uint32_t>(policy.max_run_ms);
+  CallOutcome& out = result.outcome;
+  if (request.source == TriggerSource::kInit) {
+    Result<std::shared_ptr<const wasm::CompiledModule>> module =
+        Compiled(slot, inst.version_no, policy.max_memory_mb);
+    if (!module.ok()) {
+      out = Failed("load: " + module.status().message());
+    } else {
+      InstanceOptions io;
+      io.memory_mb = static_cast<uint32_t>(policy.max_memory_mb);
+      io.max_run_ms = limits.max_run_ms;
+      io.instantiate_fuel = policy.fuel_per_tick;
+      guest::SandboxEnv env;
+      env.watchdog = watchdog;
+      Result<std::unique_ptr<ComputeInstance>> created =
+          ComputeInstance::Create(*module, io, env);
+      if (!created.ok()) {
+        out = Failed("instantiate: " + created.status().message());
+      } else {
+        inst.instance = std::move(*created);
+        out = inst.instance->Init(calls, limits);
+      }
+    }
+  } else if (!inst.alive()) {
+    out = Failed("the module has no live instance");
+  } else if (request.source == TriggerSource::kTick) {
+    out = inst.instance->Tick(request.dt_ms, calls, limits);
+  } else if (request.source == TriggerSource::kInvoke) {
+    out = inst.instance->Invoke(request.input, calls, limits);
+  } else {
+    out = inst.instance->Event(request.input, calls, limits);
+  }
+  if (out.instance_dead) inst.instance.reset();
+  if (&inst == &slot.loaded) slot.is_loaded.store(inst.alive());
+
+  // The circuit and the module's record.
+  bool changed = false;
+  std::string action;
+  {
+    std::lock_guard<std::mutex> lock(slot.mu);
+    if (!request.admitted) action = slot.circuit.After(out.ok, started_ms);
+    ModuleRecord& rec = slot.record;
+    if (!out.ok) rec.last_error = out.error, changed = true;
+    if (rec.circuit != slot.circuit.state() ||
+        rec.consecutive_failures != slot.circuit.consecutive_failures() ||
+        rec.circuit_opened_ms != slot.circuit.opened_ms()) {
+      rec.circuit = slot.circuit.state();
+      rec.consecutive_failures = slot.circuit.consecutive_failures();
+      rec.circuit_opened_ms = slot.circuit.opened_ms();
+      changed = true;
+    }
+  }
+  if (changed) (void)Persist(slot);
+  if (action == "opened" || action == "reopened") {
+    c_circuit_opens.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // Records: a row for every run but healthy ticks; usage for all.
+  const bool tick = request.source == TriggerSource::kTick;
+  recorder.AddUsage(slot.id, started_ms, tick, out.ok, out, calls.egress_msgs(),
+                    calls.egress_bytes());
+  if (!tick || !out.ok || probe || !action.empty()) {
+    RunRecord row;
+    row.module_id = slot.id;
+    row.module_name = slot.name;
+    row.version_no = inst.version_no;
+    row.started_ms = started_ms;
+    row.source = probe ? TriggerSource::kProbe : request.source;
+    row.entry = request.entry;
+    row.success = out.ok;
+    row.duration_us = out.duration_us;
+    row.fuel_used = out.fuel_used;
+    row.data_reads = calls.data_reads();
+    row.data_writes = calls.data_writes();
+    row.egress_msgs = calls.egress_msgs();
+    row.egress_bytes = calls.egress_bytes();
+    row.error_message = out.error;
+    row.circuit_action = action;
+    row.flow_id = calls.flow_id();
+    recorder.AddRun(std::move(row));
+  }
+  if (!calls.logs().empty()) recorder.AddLogs(std::move(calls.logs()));
+  c_runs.fetch_add(1, std::memory_order_relaxed);
+  if (!out.ok) c_failures.fetch_add(1, std::memory_order_relaxed);
+  if (tick) c_ticks.fetch_add(1, std::memory_order_relaxed);
+  c_fuel.fetch_add(out.fuel_used, std::memory_order_relaxed);
+  c_cpu_us.fetch_add(out.cpu_us, std::memory_order_relaxed);
+  c_egress_msgs.fetch_add(calls.egress_msgs(), std::memory_order_relaxed);
+  c_egress_bytes.fetch_add(calls.egress_bytes(), std::memory_order_relaxed);
+
+  result.circuit_action = std::move(action);
+  if (calls.has_flow_id() || request.source == TriggerSource::kInvoke) {
+    result.flow_id = calls.flow_id();
+  }
+  if (!calls.events().empty()) Dispatch(slot.name, std::move(calls.events()));
+  return result;
+}
+
+std::string Base64Encode(std::string_view bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    uint32_t v = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) |
+                 uint8_t(bytes[i + 2]);
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += kAlphabet[v & 63];
+  }
+  if (size_t rest = bytes.size() - i; rest > 0) {
+    uint32_t v = uint8_t(bytes[i]) << 16;
+    if (rest == 2) v |= uint8_t(bytes[i + 1]) << 8;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += rest == 2 ? kAlphabet[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+bool IsJson(std::string_view text) {
+  return !text.empty() && nlohmann::json::accept(text);
+}
+
+Status RunFailure(const std::string& module, const CallOutcome& outcome) {
+  StatusCode code = StatusCode::kTrap;
+  if (outcome.stop_kind == "fuel" || outcome.stop_kind == "memory") {
+    code = StatusCode::kResourceExhausted;
+  } else if (outcome.stop_kind == "watchdog") {
+    code = StatusCode::kDeadlineExceeded;
+  }
+  return Status(code, "module \"" + module + "\": " + outcome.error);
+}
+
+}  // namespace tessera::compute::engine_internal
