@@ -223,6 +223,12 @@ Status AppServer::BuildCompute(const std::string& database_url,
   }
   options.engine.ceilings = ceilings;
   options.engine.cache_dir = state_dir / "compute" / "cache";
+  std::error_code ec;
+  fs::create_directories(options.engine.cache_dir, ec);
+  if (ec) {
+    return IoError("cannot create " + options.engine.cache_dir.string() +
+                   ": " + ec.message());
+  }
   options.engine.forward_log = [drain = guest_log_.get()](
                                    std::string_view module, int level,
                                    std::string_view text) {

@@ -17,6 +17,7 @@
 
 #include "compute/compute_test_guests.h"
 #include "compute/memory_compute_store.h"
+#include "compute/policy.h"
 #include "net/router.h"
 #include "net/ticket.h"
 #include "server/compute_service.h"
@@ -84,6 +85,7 @@ class ComputeRoutesTest : public ::testing::Test {
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "artifacts");
+    fs::create_directories(dir_ / "cache");
     ComputeServiceOptions options;
     Result<ApiTokens> tokens =
         ApiTokens::Parse(std::string("manage_compute=") + kManage +
@@ -94,7 +96,7 @@ class ComputeRoutesTest : public ::testing::Test {
     options.ticket_secret = kSecret;
     options.dev = true;
     options.engine.cache_dir = dir_ / "cache";
-    options.engine.ceilings = compute::Policy{};
+    options.engine.ceilings = compute::DefaultCeilings();
     options.engine.ceilings.max_tick_hz = 60;
     options.engine.flush_ms = 50;
     service_ = std::make_unique<ComputeService>(
