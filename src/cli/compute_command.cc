@@ -19,6 +19,8 @@
 // admin token of the dev secrets of --app DIR or the current directory).
 // Exit code 0, or 1 with the server's {"code", "message"} on stderr.
 #include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -127,6 +129,18 @@ class Api {
 };
 
 std::string Enc(const std::string& s) { return net::client::PercentEncode(s); }
+
+// Unix milliseconds as "2026-12-01 19:02:03.456" (UTC).
+std::string Time(int64_t ms) {
+  const std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &tm);
+  char millis[8];
+  std::snprintf(millis, sizeof(millis), ".%03d", static_cast<int>(ms % 1000));
+  return std::string(text) + millis;
+}
 
 // Prints a failed reply (or transport error) and returns 1.
 int Fail(const Result<Reply>& r) {
@@ -442,7 +456,7 @@ void RegisterComputeCommands(CLI::App& app, int* exit_code) {
       if (a->failed) q += "&success=false";
       return Run(a->common, "GET", q, nullptr, [](const json& r) {
         for (const json& run : r.value("runs", json::array())) {
-          std::cout << run.value("startedAt", int64_t{0}) << " "
+          std::cout << Time(run.value("startedAt", int64_t{0})) << " "
                     << run.value("module", "") << " v"
                     << run.value("versionNo", 0) << " "
                     << run.value("triggerSource", "") << " "
@@ -470,9 +484,9 @@ void RegisterComputeCommands(CLI::App& app, int* exit_code) {
       if (!a->module.empty()) q += "&module=" + Enc(a->module);
       return Run(a->common, "GET", q, nullptr, [](const json& r) {
         for (const json& l : r.value("logs", json::array())) {
-          std::cout << l.value("ts", int64_t{0}) << " " << l.value("module", "")
-                    << " [" << l.value("level", 0) << "] "
-                    << l.value("triggerSource", "") << ": "
+          std::cout << Time(l.value("ts", int64_t{0})) << " "
+                    << l.value("module", "") << " [" << l.value("level", 0)
+                    << "] " << l.value("triggerSource", "") << ": "
                     << l.value("message", "") << "\n";
         }
       });
