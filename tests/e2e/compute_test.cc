@@ -112,10 +112,11 @@ class ComputeTest : public ::testing::Test {
   }
 
   // `tessera dev APP --port 0` with the scoped tokens.
-  void StartDev() {
+  void StartDev() { StartDevOn(app_); }
+  void StartDevOn(const fs::path& app) {
     server_.reset();
     SpawnOptions options;
-    options.argv = {TESSERA_BIN, "dev", app_.string(), "--port", "0"};
+    options.argv = {TESSERA_BIN, "dev", app.string(), "--port", "0"};
     options.env = {
         {"TESSERA_API_TOKENS", std::string("manage_compute=") + kManageToken +
                                    ",view_compute_diagnostics=" + kViewToken}};
@@ -126,7 +127,7 @@ class ComputeTest : public ::testing::Test {
         ServerProcess::Start(std::move(options));
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     server_ = std::move(*s);
-    std::ifstream in(app_ / ".tessera/dev-secrets.json");
+    std::ifstream in(app / ".tessera/dev-secrets.json");
     json secrets = json::parse(in, nullptr, false);
     ASSERT_TRUE(secrets.is_object());
     admin_ = secrets.value("adminToken", "");
@@ -453,6 +454,79 @@ TEST_F(ComputeTest, ScopesInvokePoliciesAndTheCli) {
     invokes += r["triggerSource"] == "invoke" ? 1 : 0;
   }
   EXPECT_EQ(invokes, 3);
+}
+
+// examples/compute as `tessera dev examples/compute` runs it: both modules
+// deployed from the manifest at boot, compiled, enabled, their triggers
+// bound; world-sim (alwaysOn) loaded; the shop callable by a player.
+TEST_F(ComputeTest, TheExampleAppBootsFromItsManifest) {
+  // The example refers to the arena kind of examples/arena: copy both.
+  const fs::path root = app_.parent_path() / "examples";
+  fs::remove_all(root);
+  fs::create_directories(root);
+  for (const char* name : {"arena", "compute"}) {
+    fs::copy(fs::path(TESSERA_SOURCE_DIR) / "examples" / name, root / name,
+             fs::copy_options::recursive);
+    fs::remove_all(root / name / ".tessera");
+  }
+  StartDevOn(root / "compute");
+  EXPECT_NE(server_->Log().find("compute: world-sim: deployed version 1"),
+            std::string::npos)
+      << server_->Log();
+  json modules;
+  ASSERT_TRUE(PollUntil(
+      [&] {
+        modules = Admin("GET", "/api/compute/modules").body["modules"];
+        int ready = 0;
+        for (const json& m : modules) {
+          ready += m["enabled"] == true && m["activeVersion"] == 1 ? 1 : 0;
+        }
+        return ready == 2;
+      },
+      kCompileTimeoutMs))
+      << modules;
+  ASSERT_EQ(modules.size(), 2u);
+  EXPECT_EQ(modules[0]["name"], "shop");  // by name
+  EXPECT_EQ(modules[0]["triggerCount"], 2);
+  EXPECT_EQ(modules[1]["name"], "world-sim");
+  EXPECT_EQ(modules[1]["alwaysOn"], true);
+  EXPECT_EQ(modules[1]["triggerCount"], 3);
+  ASSERT_TRUE(PollUntil(
+      [&] {
+        Reply r = Admin("GET", "/api/compute/runs?module=world-sim");
+        for (const json& run : r.body["runs"]) {
+          if (run["triggerSource"] == "init" && run["success"] == true) {
+            return true;
+          }
+        }
+        return false;
+      },
+      60'000));
+  const std::string ticket =
+      Call("POST", "/api/dev/player-token", {{"userId", "carol"}})
+          .body["ticket"];
+  Reply bought =
+      Call("POST", "/api/compute/modules/shop/invoke/buy",
+           {{"params", {{"amount", 2}, {"item", "lantern"}}}}, ticket);
+  ASSERT_EQ(bought.status, 200) << bought.body;
+  EXPECT_EQ(bought.body["resultJson"]["cost"], 40);
+  EXPECT_EQ(bought.body["resultJson"]["gold"], 60);
+  Reply bad = Call("POST", "/api/compute/modules/shop/invoke/buy",
+                   {{"params", {{"item", "lantern"}}}}, ticket);
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.body["message"], "params.amount: required");
+  Reply forecast =
+      Call("POST", "/api/compute/modules/world-sim/invoke/forecast",
+           json::object(), ticket);
+  ASSERT_EQ(forecast.status, 200) << forecast.body;
+  EXPECT_TRUE(forecast.body["resultJson"].is_object());
+  // A second boot on the same sources deploys nothing new.
+  StopServer();
+  StartDevOn(root / "compute");
+  EXPECT_EQ(server_->Log().find("deployed version"), std::string::npos)
+      << server_->Log();
+  Reply versions = Admin("GET", "/api/compute/modules/shop/versions");
+  EXPECT_EQ(versions.body["versions"].size(), 1u);
 }
 
 }  // namespace
