@@ -13,6 +13,7 @@ ASAN_TARGETS ?= common_test wasm_test guest_test shard_test store_test net_proto
                 loadtest_test net_client_test net_session_test sdk_rewind_test \
                 rust_guest_test sdk_talk_test zones_test compute_compile_test
 ASAN_TARGETS += compute_policies_test
+ASAN_TARGETS += compute_engine_test
 # The fuzz run: FUZZ_SECS in total, shared equally by the targets.
 FUZZ_SECS  ?= 75
 FUZZ_TARGETS := module_loader frame ticket replication_changes \

@@ -43,7 +43,10 @@ std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 Core::Core(EngineOptions opts)
     : options(std::move(opts)),
       store(options.store),
-      clock(options.clock != nullptr ? options.clock : RealClock::Get()),
+      // Tick deadlines are on the pool's timeline.
+      clock(options.clock != nullptr     ? options.clock
+            : options.workers != nullptr ? options.workers->clock()
+                                         : RealClock::Get()),
       wall(options.wall_clock != nullptr ? options.wall_clock
                                          : RealWallClock::Get()),
       own_pool(OwnPool(options, clock)),

@@ -14,8 +14,8 @@
 //
 // Threading: every public method may be called from any thread. A module's
 // entry calls never overlap (one instance, one call at a time); runs happen
-// on the worker pool's threads, except Invoke, which may run on the
-// caller's thread.
+// on the worker pool's threads, except Invoke, which runs on the caller's
+// thread (under the module's run lock: no thread hop).
 #ifndef TESSERA_COMPUTE_ENGINE_H_
 #define TESSERA_COMPUTE_ENGINE_H_
 
@@ -48,9 +48,11 @@ struct EngineOptions {
   ComputeStore* store = nullptr;
   SourceCompiler* compiler = nullptr;
   NotifySink* notify = nullptr;
-  guest::WorkerPool* workers = nullptr;   // null: the engine makes its own
-  guest::Watchdog* watchdog = nullptr;    // null: the engine makes its own
-  const Clock* clock = nullptr;           // null: the real monotonic clock
+  guest::WorkerPool* workers = nullptr;  // null: the engine makes its own
+  guest::Watchdog* watchdog = nullptr;   // null: the engine makes its own
+  // The monotonic clock of tick deadlines: the pool's. Null: workers'
+  // clock(), or the real one.
+  const Clock* clock = nullptr;
   const WallClock* wall_clock = nullptr;  // null: the real wall clock
   // Where compiled artifacts are loaded from and the wasm loader's cache.
   std::filesystem::path cache_dir;
@@ -177,7 +179,7 @@ class ComputeEngine {
   // --- invoke (by its trigger's policy). Errors: kNotFound (no module or
   // no invoke trigger for the export), kPermissionDenied (policy),
   // kInvalidArgument ("BAD_REQUEST: ..." contract violations),
-  // kUnavailable (disabled, circuit open, kill switch), kTrap /
+  // kUnavailable (disabled, circuit open, kill switch, shut down), kTrap /
   // kResourceExhausted / kDeadlineExceeded (the run failed: the message is
   // the run's error).
   Result<InvokeResult> Invoke(const InvokeRequest& request);

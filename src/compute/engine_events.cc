@@ -15,6 +15,10 @@
 namespace tessera::compute::engine_internal {
 namespace {
 
+// Events waiting for one module at most (a runaway emitter cannot grow
+// the queue without bound); more are dropped with a warning in its logs.
+constexpr size_t kMaxPendingEvents = 1024;
+
 // The trigger of `slot` that takes event `name`: one naming it, else one
 // for any name. Under slot.mu.
 const TriggerRecord* MatchTrigger(const ModuleSlot& slot,
@@ -55,6 +59,7 @@ void Core::Dispatch(std::string_view source_module,
   const Policy policy = CurrentPolicy();
   if (!policy.enabled) return;  // the kill switch: nothing runs
   const int64_t now_us = clock->NowUs();
+  std::vector<LogRecord> dropped;
   for (const auto& slot : AllSlots()) {
     bool poke = false;
     {
@@ -81,6 +86,19 @@ void Core::Dispatch(std::string_view source_module,
             continue;
           }
         }
+        if (slot->events.size() >= kMaxPendingEvents) {
+          LogRecord warn;
+          warn.module_id = slot->id;
+          warn.ts_ms = wall->UnixNowMs();
+          warn.level = 2;
+          warn.message = "event \"" + e.name +
+                         "\" dropped: " + std::to_string(kMaxPendingEvents) +
+                         " events already wait for this module";
+          warn.source = TriggerSource::kEvent;
+          warn.flow_id = e.flow_id;
+          dropped.push_back(std::move(warn));
+          continue;
+        }
         PendingEvent p;
         p.trigger_id = t->id;
         p.name = e.name;
@@ -96,6 +114,7 @@ void Core::Dispatch(std::string_view source_module,
     }
     if (poke) Poke(*slot);
   }
+  if (!dropped.empty()) recorder.AddLogs(std::move(dropped));
 }
 
 std::optional<int64_t> Core::DeliverEvents(ModuleSlot& slot, int64_t now_us,

@@ -177,14 +177,12 @@ class Recorder {
   // Drops what is buffered for a deleted module.
   void Forget(int64_t module_id);
   Status Flush(ComputeStore& store);
-  size_t dropped_logs() const;
 
  private:
   mutable std::mutex mu;
   std::vector<RunRecord> runs_;
   std::vector<LogRecord> logs_;
   std::map<std::pair<int64_t, int64_t>, UsageRow> usage_;
-  size_t dropped_logs_ = 0;
 };
 
 // What one run is (engine_run.cc).
@@ -195,9 +193,6 @@ struct RunRequest {
   int depth = 0;        // the event depth of the run (0: not an event)
   uint32_t dt_ms = 0;
   std::string input;  // invoke / event input
-  // Skip the circuit (the init of a short-lived instance whose call was
-  // admitted already).
-  bool admitted = false;
 };
 
 struct RunResult {
@@ -207,7 +202,8 @@ struct RunResult {
   std::string circuit_action;
 };
 
-// Loads, activation and limits read the policy often: a copy.
+// What a pass needs of a module's record and triggers (a copy taken under
+// its mu).
 struct Snapshot {
   bool enabled = false;
   int64_t active_version = 0;
@@ -274,7 +270,7 @@ struct Core {
   // Caller holds run_mu. False: refused or failed (recorded).
   bool Load(ModuleSlot& slot, InstanceState& inst, bool lease_holder,
             const std::string& flow_id, int depth, const Policy& policy,
-            bool admitted, RunResult* failed);
+            RunResult* failed);
   void Unload(ModuleSlot& slot);
   Result<std::shared_ptr<const wasm::CompiledModule>> Compiled(
       ModuleSlot& slot, int64_t version_no, int64_t memory_mb);

@@ -10,6 +10,7 @@
 
 #include "compute/engine_internal.h"
 #include "compute/flow_id.h"
+#include "tessera/compute_abi.h"
 
 namespace tessera::compute {
 namespace engine_internal {
@@ -28,20 +29,21 @@ RunResult Core::CallLocked(ModuleSlot& slot, RunRequest request,
     // The module should be loaded: load it here as the lease holder (its
     // task would at its next pass), then call it.
     if (!Load(slot, slot.loaded, /*lease_holder=*/true, request.flow_id,
-              request.depth, policy, /*admitted=*/false, &failed)) {
+              request.depth, policy, &failed)) {
       slot.is_loaded.store(false);
       return failed;
     }
     slot.is_loaded.store(true);
     slot.ticks.Reset(slot.loaded.loaded_at_us, snap.tick_hz);
     slot.last_tick_us = slot.loaded.loaded_at_us;
+    Poke(slot);  // its task schedules the ticks of this instance
     return Run(slot, slot.loaded, std::move(request), policy);
   }
   // Not loaded (no sessions, not alwaysOn): a short-lived instance that
   // does not hold the tick lease.
   InstanceState temp;
   if (!Load(slot, temp, /*lease_holder=*/false, request.flow_id, request.depth,
-            policy, /*admitted=*/false, &failed)) {
+            policy, &failed)) {
     return failed;
   }
   return Run(slot, temp, std::move(request), policy);
@@ -143,6 +145,12 @@ Result<InvokeResult> ComputeEngine::Invoke(const InvokeRequest& request) {
   run.input += ",\"callerUserId\":";
   run.input += JsonString(request.caller_user_id);
   run.input += '}';
+  if (run.input.size() > compute_abi::kMaxInvokeInputBytes) {
+    return InvalidArgument("BAD_REQUEST: the invoke input is " +
+                           std::to_string(run.input.size()) +
+                           " bytes, over the limit of " +
+                           std::to_string(compute_abi::kMaxInvokeInputBytes));
+  }
 
   RunResult result;
   {

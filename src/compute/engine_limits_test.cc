@@ -154,6 +154,31 @@ TEST_F(EngineTest, OverTheEgressBudgetTheModuleGetsAnErrorAndNothingIsSent) {
   EXPECT_EQ(nlohmann::json::parse(again->result)["ok"], true);
 }
 
+TEST_F(EngineTest, TheHostGivesTheWallClockRandomBytesAndSpatialEmits) {
+  Ready("emit", "emit", {Invoke("now"), Invoke("random"), Invoke("spatial")});
+  Pass();
+  Result<InvokeResult> now = Call("emit", "now");
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ(nlohmann::json::parse(now->result)["now"], kStartUnixUs / 1000);
+  Result<InvokeResult> a = Call("emit", "random", R"({"n": 16})");
+  Result<InvokeResult> b = Call("emit", "random", R"({"n": 16})");
+  ASSERT_TRUE(a.ok() && b.ok());
+  std::string ha = nlohmann::json::parse(a->result)["hex"];
+  std::string hb = nlohmann::json::parse(b->result)["hex"];
+  EXPECT_EQ(ha.size(), 32u);
+  EXPECT_NE(ha, hb);
+  Result<InvokeResult> s = Call(
+      "emit", "spatial",
+      R"({"shard": "arena-1", "x": 1, "y": 2, "radius": 5, "payload": "boom"})");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(nlohmann::json::parse(s->result)["count"], 1);
+  std::lock_guard<std::mutex> lock(notify_.mu);
+  ASSERT_EQ(notify_.sent.size(), 1u);
+  EXPECT_EQ(notify_.sent[0].shard, "arena-1");
+  EXPECT_EQ(notify_.sent[0].channel, "spatial");
+  EXPECT_EQ(notify_.sent[0].payload, "boom");
+}
+
 TEST_F(EngineTest, EventsAreDebouncedAndCascadesStopAtTheDepthLimit) {
   const int64_t id =
       Ready("ev", "events", {OnEvent("ping", 1000), OnEvent("again", 0)});
@@ -198,6 +223,56 @@ TEST_F(EngineTest, EventsAreDebouncedAndCascadesStopAtTheDepthLimit) {
                      "base64:AQI="));
   EXPECT_TRUE(HasLog(logs, "event again from ev depth 8"));
   EXPECT_FALSE(HasLog(logs, "depth 9"));
+}
+
+TEST_F(EngineTest, AModuleQueuesAtMost1024Events) {
+  Ready("ev", "events", {OnEvent("", 0)});
+  Pass();
+  for (int i = 0; i < 1030; ++i) {
+    engine_->RaiseEvent("compute_event", "e" + std::to_string(i), "{}", "");
+  }
+  std::vector<LogRecord> logs = LogsOf("ev");
+  EXPECT_TRUE(HasLog(logs,
+                     "event \"e1024\" dropped: 1024 events already "
+                     "wait for this module"));
+  EXPECT_TRUE(HasLog(logs, "event \"e1029\" dropped"));
+  EXPECT_FALSE(HasLog(logs, "event \"e1023\" dropped"));
+  Pass();
+  EXPECT_EQ(UsageTotal("ev").runs, 1 + 1024);
+}
+
+// A version whose artifact is gone fails its init runs (rows, the circuit
+// counts them); a module without an event export fails its event runs.
+TEST_F(EngineTest, LoadFailuresAndMissingEventExportsAreFailedRuns) {
+  ASSERT_TRUE(engine_->SetPolicy(R"({"failureThreshold": 2})").ok());
+  const int64_t id = Ready("gone", "counter", {});
+  Result<VersionRecord> v = store_.GetVersion(id, 1);
+  ASSERT_TRUE(v.ok());
+  // A fresh engine (nothing preloaded) over a store whose file went.
+  engine_->Shutdown();
+  engine_.reset();
+  std::filesystem::path moved = v->artifact_path + ".moved";
+  std::filesystem::rename(v->artifact_path, moved);
+  Boot();
+  Pass();
+  Advance(1'000'000);
+  std::vector<RunRecord> runs = RunsOf("gone");
+  std::filesystem::rename(moved, v->artifact_path);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].source, TriggerSource::kInit);
+  EXPECT_FALSE(runs[0].success);
+  EXPECT_THAT(runs[0].error_message, HasSubstr("load: cannot read"));
+  EXPECT_EQ(runs[0].circuit_action, "opened");
+
+  Ready("plain", "echo", {OnEvent("x", 0)});
+  Pass();
+  engine_->RaiseEvent("compute_event", "x", "{}", "flow-x");
+  Pass();
+  runs = RunsOf("plain");
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].entry, "event:x");
+  EXPECT_FALSE(runs[0].success);
+  EXPECT_EQ(runs[0].flow_id, "flow-x");
 }
 
 TEST_F(EngineTest, TheKillSwitchPausesEverything) {

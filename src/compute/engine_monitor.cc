@@ -35,7 +35,6 @@ void Recorder::AddLogs(std::vector<LogRecord> logs) {
   if (logs_.size() > kMaxBufferedLogs) {
     const size_t drop = logs_.size() - kMaxBufferedLogs;
     logs_.erase(logs_.begin(), logs_.begin() + static_cast<ptrdiff_t>(drop));
-    dropped_logs_ += drop;
   }
 }
 
@@ -91,11 +90,6 @@ Status Recorder::Flush(ComputeStore& store) {
     if (status.ok()) status = st;
   }
   return status;
-}
-
-size_t Recorder::dropped_logs() const {
-  std::lock_guard<std::mutex> lock(mu);
-  return dropped_logs_;
 }
 
 Status Core::Flush() {

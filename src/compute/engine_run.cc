@@ -5,10 +5,12 @@
 // instance of the active version.
 #include <sys/random.h>
 
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <utility>
 
 #include "compute/engine_internal.h"
@@ -35,14 +37,20 @@ class RunCalls final : public HostCalls {
 
   int64_t NowMs() override { return core_.wall->UnixNowMs(); }
 
-  // The OS CSPRNG (getrandom), which does not fail for reads this small
-  // once the pool is initialised.
+  // The OS CSPRNG (getrandom; std::random_device, which reads it too,
+  // should the call be unavailable).
   void FillRandom(std::span<uint8_t> out) override {
     size_t done = 0;
     while (done < out.size()) {
       ssize_t n = getrandom(out.data() + done, out.size() - done, 0);
-      if (n <= 0) continue;  // EINTR
-      done += static_cast<size_t>(n);
+      if (n > 0) {
+        done += static_cast<size_t>(n);
+      } else if (n < 0 && errno != EINTR) {
+        std::random_device rd;
+        for (; done < out.size(); ++done) {
+          out[done] = static_cast<uint8_t>(rd());
+        }
+      }
     }
   }
 
@@ -257,7 +265,7 @@ void Core::Unload(ModuleSlot& slot) {
 
 bool Core::Load(ModuleSlot& slot, InstanceState& inst, bool lease_holder,
                 const std::string& flow_id, int depth, const Policy& policy,
-                bool admitted, RunResult* failed) {
+                RunResult* failed) {
   int64_t version_no = 0;
   {
     std::lock_guard<std::mutex> lock(slot.mu);
@@ -280,7 +288,6 @@ bool Core::Load(ModuleSlot& slot, InstanceState& inst, bool lease_holder,
   init.entry = "init";
   init.flow_id = flow_id;
   init.depth = depth;
-  init.admitted = admitted;
   RunResult result = Run(slot, inst, std::move(init), policy);
   if (result.refused || !result.outcome.ok) {
     inst.instance.reset();
@@ -295,7 +302,7 @@ RunResult Core::Run(ModuleSlot& slot, InstanceState& inst, RunRequest request,
   RunResult result;
   const int64_t started_ms = wall->UnixNowMs();
   bool probe = false;
-  if (!request.admitted) {
+  {
     std::lock_guard<std::mutex> lock(slot.mu);
     slot.circuit.SetLimits(policy.failure_threshold, policy.cooldown_ms);
     Circuit::Admit admit = slot.circuit.Before(started_ms);
@@ -360,11 +367,14 @@ RunResult Core::Run(ModuleSlot& slot, InstanceState& inst, RunRequest request,
     // whose every tick kills its instance would otherwise never trip.
     const bool counts =
         !(request.source == TriggerSource::kInit && out.ok && !probe);
-    if (!request.admitted && counts) {
+    if (counts) {
       action = slot.circuit.After(out.ok, started_ms);
     }
     ModuleRecord& rec = slot.record;
-    if (!out.ok) rec.last_error = out.error, changed = true;
+    if (!out.ok) {
+      rec.last_error = out.error;
+      changed = true;
+    }
     if (rec.circuit != slot.circuit.state() ||
         rec.consecutive_failures != slot.circuit.consecutive_failures() ||
         rec.circuit_opened_ms != slot.circuit.opened_ms()) {

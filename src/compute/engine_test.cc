@@ -240,6 +240,10 @@ TEST_F(EngineTest, PolicyDenialAndContractViolationsNeverReachTheSandbox) {
   EXPECT_THAT(missing.status().message(), HasSubstr("params.amount"));
   EXPECT_EQ(Call("shop", "caller", "[1]").status().code(),
             StatusCode::kInvalidArgument);
+  const std::string huge = R"({"pad": ")" + std::string(1 << 20, 'x') + "\"}";
+  Result<InvokeResult> too_big = Call("shop", "caller", huge);
+  EXPECT_EQ(too_big.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(too_big.status().message(), HasSubstr("over the limit"));
 
   EXPECT_EQ(RunsOf("shop").size(), runs_before);
   EXPECT_EQ(engine_->counters().fuel_used, fuel_before);

@@ -83,8 +83,7 @@ std::optional<int64_t> Core::RunModuleTask(ModuleSlot& slot, int64_t now_us) {
   }
   if (want && inst.instance == nullptr && now_us >= slot.retry_load_us) {
     RunResult failed;
-    if (Load(slot, inst, /*lease_holder=*/true, "", 0, policy,
-             /*admitted=*/false, &failed)) {
+    if (Load(slot, inst, /*lease_holder=*/true, "", 0, policy, &failed)) {
       slot.is_loaded.store(true);
       slot.ticks.Reset(inst.loaded_at_us, snap.tick_hz);
       slot.last_tick_us = inst.loaded_at_us;
