@@ -22,6 +22,9 @@ FUZZ_TARGETS += compute_contract
 .PHONY: all deps build test unit-test asan-test fuzz-test dev run-arena bench spec clean format \
         ts-deps ts-build ts-test compare
 
+# The compute store's conformance suite over the memory store.
+ASAN_TARGETS += compute_store_test
+
 all: build
 
 deps:

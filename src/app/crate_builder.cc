@@ -139,6 +139,15 @@ std::string DependencyHint(const std::string& output,
            "versions below, in " +
            registry + ")\n";
   }
+  if (output.find("the wasm32-unknown-unknown target is not supported by "
+                  "default") != std::string::npos) {
+    return "a dependency pulls in `getrandom`, which has no randomness "
+           "source on wasm32-unknown-unknown (`rand` with its default "
+           "features does): use `rand = { version = \"0.8\", "
+           "default-features = false, features = [\"std_rng\", "
+           "\"small_rng\"] }` seeded from the host (a compute module: the "
+           "SDK's `rand` feature, tessera_compute_sdk::rng())\n";
+  }
   return "";
 }
 
@@ -394,7 +403,9 @@ Result<fs::path> FindRustSdkDir() {
 Result<fs::path> FindRustComputeSdkDir() {
   std::vector<fs::path> candidates;
   if (const char* env = std::getenv("TESSERA_RUST_SDK_DIR"); env && *env) {
-    candidates.push_back(fs::path(env).parent_path() / kComputeSdk);
+    fs::path shard_sdk(env);
+    if (!shard_sdk.has_filename()) shard_sdk = shard_sdk.parent_path();
+    candidates.push_back(shard_sdk.parent_path() / kComputeSdk);
   }
   return FindSdkCrate("TESSERA_RUST_COMPUTE_SDK_DIR", kComputeSdk,
                       std::move(candidates));

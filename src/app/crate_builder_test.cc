@@ -4,6 +4,7 @@
 #include "app/crate_builder.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -106,6 +107,22 @@ TEST_F(CrateBuilderTest, ADependencyDebianLacksIsNamed) {
       << s.message();
 }
 
+TEST_F(CrateBuilderTest, RandWithDefaultFeaturesGetsAHint) {
+  Crate("rand = \"0.8\"\n", "pub fn f() -> u32 { 1 }\n");
+  std::string progress;
+  Status s = Build(&progress);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("cargo build failed (/usr/bin/cargo exited with "
+                             "status 101): a dependency pulls in `getrandom`"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("default-features = false"), std::string::npos);
+  // cargo's own error follows, verbatim.
+  EXPECT_NE(s.message().find("you may need to enable the \"js\" feature"),
+            std::string::npos)
+      << s.message();
+}
+
 TEST_F(CrateBuilderTest, CompilerErrorsPassThroughVerbatim) {
   Crate("", "pub fn f() -> i32 { undefined_name }\n");
   std::string progress;
@@ -199,6 +216,40 @@ TEST_F(CrateBuilderTest, AMissingComputeSdkIsNotFound) {
   EXPECT_NE(s.message().find("nowhere is not a tessera Rust SDK crate"),
             std::string::npos)
       << s.message();
+}
+
+TEST_F(CrateBuilderTest, FindsTheComputeSdkByEnvironmentOrBesideTheShardSdk) {
+  const fs::path rust = root_ / "rust";
+  for (const char* crate : {"tessera-shard-guest", "tessera-compute-sdk"}) {
+    WriteFile(rust / crate / "Cargo.toml", "[package]\n");
+    WriteFile(rust / crate / "src/lib.rs", "\n");
+  }
+  ASSERT_EQ(::setenv("TESSERA_RUST_COMPUTE_SDK_DIR",
+                     (rust / "tessera-compute-sdk").c_str(), 1),
+            0);
+  Result<fs::path> found = FindRustComputeSdkDir();
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(*found, rust / "tessera-compute-sdk");
+  ASSERT_EQ(::setenv("TESSERA_RUST_COMPUTE_SDK_DIR", root_.c_str(), 1), 0);
+  found = FindRustComputeSdkDir();
+  EXPECT_EQ(found.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(
+      found.status().message().find("is not the tessera-compute-sdk crate"),
+      std::string::npos)
+      << found.status().message();
+  ::unsetenv("TESSERA_RUST_COMPUTE_SDK_DIR");
+  // Beside $TESSERA_RUST_SDK_DIR (a trailing slash too).
+  const std::string shard = (rust / "tessera-shard-guest").string() + "/";
+  ASSERT_EQ(::setenv("TESSERA_RUST_SDK_DIR", shard.c_str(), 1), 0);
+  found = FindRustComputeSdkDir();
+  ::unsetenv("TESSERA_RUST_SDK_DIR");
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(*found, rust / "tessera-compute-sdk");
+  // Neither set: the source tree's.
+  found = FindRustComputeSdkDir();
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(found->filename(), "tessera-compute-sdk");
+  EXPECT_TRUE(fs::is_regular_file(*found / "src/lib.rs"));
 }
 
 }  // namespace

@@ -12,6 +12,10 @@ std::string ComputeStoreBackendName(
   return info.param.name;
 }
 
+void PrintTo(const ComputeStoreBackend& backend, std::ostream* os) {
+  *os << backend.name;
+}
+
 void ComputeStoreConformanceTest::SetUp() {
   store_ = GetParam().make(&clock_);
   ASSERT_NE(store_, nullptr);
@@ -312,6 +316,9 @@ TEST_P(ComputeStoreConformanceTest, ListVersionsNewestFirstWithLimit) {
     EXPECT_EQ(v.sdk_version, "0.1.0");
   }
   Result<std::vector<VersionRecord>> none = store_->ListVersions(m.id, 0, true);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  none = store_->ListVersions(m.id, -1, true);  // not "no limit"
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
   Result<std::vector<VersionRecord>> unknown =

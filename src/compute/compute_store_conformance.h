@@ -23,6 +23,7 @@
 
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "common/clock.h"
@@ -36,6 +37,9 @@ struct ComputeStoreBackend {
   // A fresh, empty store dated by `clock` (not owned; outlives the store).
   std::function<std::unique_ptr<ComputeStore>(const WallClock* clock)> make;
 };
+
+// gtest prints a parameter by its name (not its bytes).
+void PrintTo(const ComputeStoreBackend& backend, std::ostream* os);
 
 // For INSTANTIATE_TEST_SUITE_P's name generator.
 std::string ComputeStoreBackendName(

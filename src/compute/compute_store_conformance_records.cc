@@ -161,6 +161,17 @@ TEST_P(ComputeStoreConformanceTest, RunFilters) {
   runs = store_->ListRuns(zero);
   ASSERT_TRUE(runs.ok());
   EXPECT_TRUE(runs->empty());
+  zero.limit = -1;  // not "no limit"
+  runs = store_->ListRuns(zero);
+  ASSERT_TRUE(runs.ok());
+  EXPECT_TRUE(runs->empty());
+  LogFilter no_logs;
+  no_logs.limit = -1;
+  std::vector<LogRecord> one_log = {MakeLog(1, kStartMs, "x")};
+  ASSERT_TRUE(store_->AddLogs(one_log).ok());
+  Result<std::vector<LogRecord>> logs = store_->ListLogs(no_logs);
+  ASSERT_TRUE(logs.ok());
+  EXPECT_TRUE(logs->empty());
 }
 
 TEST_P(ComputeStoreConformanceTest, ListLimitIsCappedAt1000) {

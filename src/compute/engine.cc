@@ -159,12 +159,17 @@ void Core::Apply(const VersionRecord& version) {
     std::lock_guard<std::mutex> lock(slot->mu);
     enable = slot->enable_on_success.erase(version.version_no) > 0;
     if (version.status != CompileStatus::kSucceeded) return;
-    if (!slot->record.enabled && !enable) return;
     if (version.version_no < slot->record.active_version) return;
   }
-  // Loads the code here (the compile queue's thread), not on a worker.
+  // Loads the code here (the compile queue's thread: the loader's C compile
+  // takes seconds), not on a worker shared with the shards, also for a
+  // disabled module (enabling it picks this version).
   Policy policy = CurrentPolicy();
   (void)Compiled(*slot, version.version_no, policy.max_memory_mb);
+  {
+    std::lock_guard<std::mutex> lock(slot->mu);
+    if (!slot->record.enabled && !enable) return;
+  }
   {
     std::lock_guard<std::mutex> lock(slot->mu);
     if (version.version_no < slot->record.active_version) return;
@@ -177,7 +182,6 @@ void Core::Apply(const VersionRecord& version) {
       slot->record.last_error.clear();
     }
     slot->record.active_version = version.version_no;
-    slot->reload = true;
   }
   (void)Persist(*slot);
   Poke(*slot);
@@ -494,7 +498,6 @@ Result<ModuleRecord> ComputeEngine::SetEnabled(std::string_view module,
     std::lock_guard<std::mutex> lock(slot->mu);
     slot->record.enabled = enabled;
     if (enabled) {
-      if (slot->record.active_version != active) slot->reload = true;
       slot->record.active_version = active;
       slot->circuit.Reset();
       slot->record.circuit = CircuitState::kClosed;

@@ -90,6 +90,7 @@ struct EmittedEvent {
 struct InstanceState {
   std::unique_ptr<ComputeInstance> instance;
   int64_t version_no = 0;
+  int64_t memory_mb = 0;  // the memory cap it was loaded with
   // The tick-lease holder (the module's loaded instance) always wins
   // state writes; a short-lived instance writes only over the revision it
   // last read or wrote.
@@ -116,7 +117,6 @@ struct ModuleSlot {
   std::map<int64_t, std::shared_ptr<const Contract>> contracts;
   Circuit circuit;
   std::deque<PendingEvent> events;
-  bool reload = false;   // drop the instance at the next pass
   bool deleted = false;  // DeleteModule: the task ends
   // Versions deployed with enable_on_success, still compiling.
   std::set<int64_t> enable_on_success;

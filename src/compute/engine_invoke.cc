@@ -64,6 +64,10 @@ std::string JsonString(std::string_view s) {
 Result<InvokeResult> ComputeEngine::Invoke(const InvokeRequest& request) {
   using namespace engine_internal;  // NOLINT: the engine's own helpers
   Core& e = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(e.mu);
+    if (e.shut_down) return Unavailable("the compute engine has shut down");
+  }
   std::shared_ptr<ModuleSlot> slot = e.Find(request.module);
   if (slot == nullptr) {
     return NotFound("no compute module \"" + request.module + "\"");

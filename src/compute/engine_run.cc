@@ -265,6 +265,7 @@ bool Core::Load(ModuleSlot& slot, InstanceState& inst, bool lease_holder,
   }
   inst.instance.reset();
   inst.version_no = version_no;
+  inst.memory_mb = policy.max_memory_mb;
   inst.lease_holder = lease_holder;
   inst.loaded_at_us = clock->NowUs();
   inst.known_revision = 0;
@@ -343,14 +344,25 @@ RunResult Core::Run(ModuleSlot& slot, InstanceState& inst, RunRequest request,
     out = inst.instance->Event(request.input, calls, limits);
   }
   if (out.instance_dead) inst.instance.reset();
-  if (&inst == &slot.loaded) slot.is_loaded.store(inst.alive());
+  if (&inst == &slot.loaded) {
+    slot.is_loaded.store(inst.alive());
+    // The module's task loads a fresh instance (at once, or at its next
+    // tick deadline).
+    if (out.instance_dead) Poke(slot);
+  }
 
   // The circuit and the module's record.
   bool changed = false;
   std::string action;
   {
     std::lock_guard<std::mutex> lock(slot.mu);
-    if (!request.admitted) action = slot.circuit.After(out.ok, started_ms);
+    // A successful init outside a probe is not a sign of health: a module
+    // whose every tick kills its instance would otherwise never trip.
+    const bool counts =
+        !(request.source == TriggerSource::kInit && out.ok && !probe);
+    if (!request.admitted && counts) {
+      action = slot.circuit.After(out.ok, started_ms);
+    }
     ModuleRecord& rec = slot.record;
     if (!out.ok) rec.last_error = out.error, changed = true;
     if (rec.circuit != slot.circuit.state() ||

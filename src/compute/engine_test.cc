@@ -302,6 +302,7 @@ TEST_F(EngineTest, ARestartedEngineResumesFromTheStore) {
   Pass();
   Advance(500'000);
   engine_->Shutdown();
+  EXPECT_EQ(Call("counter", "get").status().code(), StatusCode::kUnavailable);
   engine_.reset();
   Boot();
   Pass();

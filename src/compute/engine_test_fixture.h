@@ -80,6 +80,7 @@ class FakeNotify final : public NotifySink {
     std::lock_guard<std::mutex> lock(mu);
     sent.push_back({std::string(note.module), std::string(note.channel),
                     std::string(note.payload), std::string(note.flow_id), ""});
+    cv.notify_all();
     return HostCallResult::Ok(reached);
   }
   HostCallResult NotifySpatial(std::string_view shard, float, float, float,
@@ -91,8 +92,14 @@ class FakeNotify final : public NotifySink {
     return HostCallResult::Ok(reached);
   }
   size_t SessionCount() const override { return sessions.load(); }
+  // Blocks until `n` notifications were sent in all.
+  void WaitSent(size_t n) {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return sent.size() >= n; });
+  }
 
   std::mutex mu;
+  std::condition_variable cv;
   std::vector<SentNote> sent;
   int32_t reached = 1;
   std::atomic<size_t> sessions{0};
@@ -129,6 +136,7 @@ class EngineTest : public ::testing::Test {
     options.wall_clock = &wall_;
     options.cache_dir = TESSERA_COMPUTE_TEST_CACHE;
     options.ceilings = ceilings_;
+    options.templates_dir = templates_dir_;
     options.forward_log = [this](std::string_view, int, std::string_view text) {
       if (on_log) on_log(text);
     };
@@ -259,7 +267,15 @@ class EngineTest : public ::testing::Test {
     return total;
   }
 
-  Policy ceilings_;
+  // High fuel ceilings so a test can let the watchdog stop a call first.
+  static Policy TestCeilings() {
+    Policy p;
+    p.fuel_per_tick = 1'000'000'000'000;
+    p.fuel_per_invoke = 1'000'000'000'000;
+    return p;
+  }
+  Policy ceilings_ = TestCeilings();
+  std::filesystem::path templates_dir_;
   FakeClock clock_{1'000'000};
   FakeWallClock wall_{kStartUnixUs};
   MemoryComputeStore store_{&wall_};

@@ -58,22 +58,23 @@ std::optional<int64_t> ModuleTask::Run(int64_t now_us) {
 std::optional<int64_t> Core::RunModuleTask(ModuleSlot& slot, int64_t now_us) {
   const Policy policy = CurrentPolicy();
   Snapshot snap;
-  bool reload = false;
   {
     std::lock_guard<std::mutex> lock(slot.mu);
     if (slot.deleted) return std::nullopt;
     snap = TakeSnapshot(slot);
-    reload = slot.reload;
-    slot.reload = false;
   }
+  // A trigger above a since lowered maxTickHz runs at the policy's rate.
+  snap.tick_hz = std::min(snap.tick_hz, policy.max_tick_hz);
   const bool want = WantsLoaded(snap, policy);
   int64_t next = kIdle;
 
   std::unique_lock<std::mutex> run(slot.run_mu);
   InstanceState& inst = slot.loaded;
   if (inst.instance != nullptr &&
-      (reload || !want || inst.version_no != snap.active_version)) {
-    inst.instance.reset();  // unload: no run row
+      (!want || inst.version_no != snap.active_version ||
+       inst.memory_mb != policy.max_memory_mb)) {
+    // Unload (no run row); a new version or memory cap loads afresh.
+    inst.instance.reset();
     slot.is_loaded.store(false);
   }
   if (inst.instance != nullptr && inst.instance->dead()) {

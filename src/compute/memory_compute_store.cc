@@ -1,6 +1,7 @@
 #include "compute/memory_compute_store.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <iterator>
 #include <utility>
 
@@ -74,9 +75,8 @@ Status MemoryComputeStore::UpdateModuleState(const ModuleRecord& record) {
 Status MemoryComputeStore::DeleteModule(int64_t module_id) {
   std::lock_guard<std::mutex> lock(mu_);
   if (modules_.erase(module_id) == 0) return NoComputeModule(module_id);
-  auto first = versions_.lower_bound({module_id, INT64_MIN});
-  auto last = versions_.lower_bound({module_id + 1, INT64_MIN});
-  versions_.erase(first, last);
+  versions_.erase(versions_.lower_bound({module_id, INT64_MIN}),
+                  versions_.upper_bound({module_id, INT64_MAX}));
   std::erase_if(triggers_,
                 [&](const auto& t) { return t.second.module_id == module_id; });
   std::erase_if(runs_,
@@ -98,7 +98,7 @@ Result<int64_t> MemoryComputeStore::AddVersion(const VersionRecord& version) {
     return NoComputeModule(version.module_id);
   }
   int64_t version_no = 1;
-  auto next = versions_.lower_bound({version.module_id + 1, INT64_MIN});
+  auto next = versions_.upper_bound({version.module_id, INT64_MAX});
   if (next != versions_.begin()) {
     auto last = std::prev(next);
     if (last->first.first == version.module_id) {
@@ -127,7 +127,7 @@ Result<std::vector<VersionRecord>> MemoryComputeStore::ListVersions(
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<VersionRecord> out;
   auto first = versions_.lower_bound({module_id, INT64_MIN});
-  auto it = versions_.lower_bound({module_id + 1, INT64_MIN});
+  auto it = versions_.upper_bound({module_id, INT64_MAX});
   while (it != first && static_cast<int64_t>(out.size()) < limit) {
     --it;
     out.push_back(it->second.record);

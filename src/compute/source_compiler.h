@@ -33,7 +33,9 @@ using SourceFiles = std::map<std::string, std::string>;
 // SDK (<tessera/...>), the C++ standard library and the files uploaded.
 // `sdk_version` must be in [kOldestSdkVersion, kSdkVersion] and
 // `abi_version` kAbiVersion. `module_name` must be crate-shaped
-// ([a-z][a-z0-9_-]{0,127}).
+// ([a-z][a-z0-9_-]{0,127}). The full list (the Cargo.toml subset read,
+// the header allowlist, the macros and attributes refused because they
+// read the build machine's files or environment): docs/compute-sources.md.
 Status CheckSources(Language language, const SourceFiles& files,
                     std::string_view sdk_version, int abi_version);
 bool IsValidModuleName(std::string_view name);
@@ -80,7 +82,8 @@ std::unique_ptr<SourceCompiler> MakeToolchainCompiler(ToolchainOptions options);
 // compile log. Start() resumes versions a crash left pending or compiling.
 class CompileQueue {
  public:
-  // Called on the queue's thread after each version finishes.
+  // Called on the queue's thread after each version finishes (its record
+  // as stored). It may Enqueue, but must not call Shutdown.
   using Done = std::function<void(const VersionRecord& version)>;
   // `wall` dates compiled_ms (nullptr: RealWallClock).
   CompileQueue(ComputeStore* store, SourceCompiler* compiler, Done done,

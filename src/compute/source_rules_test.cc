@@ -339,6 +339,12 @@ TEST(SourceRules, CppRefusesInlineAssembly) {
   ExpectRefused(CheckCpp(files), {"main.cc:2", "asm"});
 }
 
+TEST(SourceRules, CppRefusesHasInclude) {
+  SourceFiles files = Cpp();
+  files["main.cc"] = "int a;\n#if __has_include(</etc/passwd>)\n#endif\n";
+  ExpectRefused(CheckCpp(files), {"main.cc:2", "__has_include"});
+}
+
 TEST(SourceRules, CppIgnoresIncludesInCommentsAndLiterals) {
   SourceFiles files = Cpp();
   files["main.cc"] =

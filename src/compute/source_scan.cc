@@ -107,6 +107,12 @@ Result<std::vector<LogicalLine>> CppLines(std::string_view path,
                   "inline assembly (`" + std::string(ident) +
                       "`) is not allowed in compute modules");
       }
+      if (ident == "__has_include" || ident == "__has_include_next") {
+        return At(path, line_at(start),
+                  "`" + std::string(ident) +
+                      "` is not allowed (it probes the build machine's "
+                      "files)");
+      }
       text += ident;
       const bool raw = !ident.empty() && ident.back() == 'R' &&
                        (ident == "R" || ident == "u8R" || ident == "uR" ||

@@ -19,7 +19,8 @@ namespace tessera::compute {
 // the C and C++ standard library headers) and `#include "uploaded file"`
 // (resolved against the including file's directory, like the compiler) or
 // `#include "tessera/..."` only; no computed includes, #include_next, #import
-// or #embed; no inline assembly (`asm`, `__asm__`: `.incbin` reads files).
+// or #embed; no inline assembly (`asm`, `__asm__`: `.incbin` reads files),
+// no __has_include (it probes the build machine's files).
 // Errors: kInvalidArgument "<path>:<line>: ...".
 Status CheckCppSource(std::string_view path, std::string_view content,
                       const std::map<std::string, std::string>& files);

@@ -204,6 +204,19 @@ TEST(BundledTemplatesTest, PassTheSourceRules) {
   Status s = CheckSources(Language::kRust, world, compute_abi::kSdkVersion,
                           compute_abi::kAbiVersion);
   EXPECT_TRUE(s.ok()) << s.ToString();
+  // The SDK's features, and rand without its default features (what the
+  // SDK README and the crate builder's hint recommend), are deployable.
+  SourceFiles featured = world;
+  featured["Cargo.toml"] =
+      "[package]\nname = \"m\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"
+      "[lib]\ncrate-type = [\"cdylib\"]\n[dependencies]\n"
+      "tessera-compute-sdk = { version = \"0.1.0\", features = [\"json\", "
+      "\"rand\"] }\n"
+      "rand = { version = \"0.8\", default-features = false, features = "
+      "[\"std_rng\", \"small_rng\"] }\n";
+  s = CheckSources(Language::kRust, featured, compute_abi::kSdkVersion,
+                   compute_abi::kAbiVersion);
+  EXPECT_TRUE(s.ok()) << s.ToString();
 }
 
 // Host calls for a module that only logs.

@@ -1,5 +1,6 @@
 #include "store/sqlite_compute_store.h"
 
+#include <optional>
 #include <utility>
 
 #include "compute/compute_store_rules.h"
@@ -68,7 +69,7 @@ Result<ModuleRecord> SqliteComputeStore::UpsertModule(
     std::string_view name, std::string_view description, bool always_on) {
   const int64_t now = NowMs();
   std::lock_guard<std::mutex> lock(mu_);
-  Result<ModuleRecord> out = Status::Ok();
+  std::optional<ModuleRecord> out;
   Status st = db_->InTransaction("upsert compute module", [&]() -> Status {
     SqliteStatement& up = *stmts_->upsert_module;
     ScopedReset reset(up);
@@ -77,11 +78,13 @@ Result<ModuleRecord> SqliteComputeStore::UpsertModule(
     TESSERA_RETURN_IF_ERROR(up.BindInt64(3, always_on ? 1 : 0));
     TESSERA_RETURN_IF_ERROR(up.BindInt64(4, now));
     TESSERA_RETURN_IF_ERROR(up.Run("upsert compute module"));
-    out = ModuleByNameLocked(name);
-    return out.status();
+    Result<ModuleRecord> m = ModuleByNameLocked(name);
+    if (!m.ok()) return m.status();
+    out = std::move(m).value();
+    return Status::Ok();
   });
   if (!st.ok()) return st;
-  return out;
+  return *std::move(out);
 }
 
 Result<ModuleRecord> SqliteComputeStore::GetModule(std::string_view name) {
@@ -297,7 +300,7 @@ Result<TriggerRecord> SqliteComputeStore::UpsertTrigger(
   const int64_t now = NowMs();
   const std::string key = compute::TriggerKey(trigger);
   std::lock_guard<std::mutex> lock(mu_);
-  Result<TriggerRecord> out = Status::Ok();
+  std::optional<TriggerRecord> out;
   Status status = db_->InTransaction("upsert compute trigger", [&]() -> Status {
     TESSERA_RETURN_IF_ERROR(CheckModuleLocked(trigger.module_id));
     {
@@ -327,11 +330,13 @@ Result<TriggerRecord> SqliteComputeStore::UpsertTrigger(
       return Internal("sqlite store " + path_ +
                       ": the upserted compute trigger is missing");
     }
-    out = ReadTrigger(get, path_);
-    return out.status();
+    Result<TriggerRecord> t = ReadTrigger(get, path_);
+    if (!t.ok()) return t.status();
+    out = std::move(t).value();
+    return Status::Ok();
   });
   if (!status.ok()) return status;
-  return out;
+  return *std::move(out);
 }
 
 Result<std::vector<TriggerRecord>> SqliteComputeStore::ListTriggers(

@@ -35,7 +35,9 @@
 //! while the instance stays loaded: keep what matters in the state blob
 //! ([`state_get`] / [`state_set`]).
 //!
-//! The `json` feature adds typed helpers over `serde_json` (module `json`).
+//! The `json` feature adds typed helpers over `serde_json` (module `json`);
+//! the `rand` feature adds `rng()` (a `rand` generator seeded by the host)
+//! and re-exports `rand`.
 #![warn(missing_docs)]
 
 pub mod abi;
@@ -48,6 +50,24 @@ pub mod testing;
 
 #[doc(hidden)]
 pub mod __private;
+
+/// The `rand` crate (0.8, without its default features), with the `rand`
+/// feature: use `tessera_compute_sdk::rand::Rng` and friends from here.
+#[cfg(feature = "rand")]
+pub use rand;
+
+/// A `rand` [`StdRng`](rand::rngs::StdRng) seeded with 32 bytes of the
+/// host's [`random_bytes`] (the `rand` feature). Modules have no entropy of
+/// their own: `rand`'s `thread_rng` / `OsRng` need `getrandom`, which does
+/// not build for wasm32-unknown-unknown. Keep the generator for the
+/// instance's life (a static) or seed one per call; both are fine.
+#[cfg(feature = "rand")]
+pub fn rng() -> rand::rngs::StdRng {
+    use rand::SeedableRng;
+    let mut seed = [0u8; 32];
+    seed.copy_from_slice(&random_bytes(32));
+    rand::rngs::StdRng::from_seed(seed)
+}
 
 use std::fmt::Display;
 

@@ -92,3 +92,19 @@ fn json_helpers_read_inputs_and_keep_state() {
     assert_eq!(json::state_get_json::<Vec<u32>>().unwrap(), Some(vec![1, 2]));
     assert!(json::state_get_json::<String>().is_err());
 }
+
+#[cfg(feature = "rand")]
+#[test]
+fn rng_is_seeded_by_the_host() {
+    use tessera_compute_sdk::rand::Rng;
+    testing::reset();
+    let a: Vec<u32> = (0..4).map(|_| tessera_compute_sdk::rng().gen()).collect();
+    // Each rng() takes fresh host bytes, so the generators differ.
+    assert!(a.windows(2).any(|w| w[0] != w[1]), "{:?}", a);
+    testing::reset();
+    let b: Vec<u32> = (0..4).map(|_| tessera_compute_sdk::rng().gen()).collect();
+    // Same host bytes (the fake's generator restarts), same numbers.
+    assert_eq!(a, b);
+    let n = tessera_compute_sdk::rng().gen_range(10..20);
+    assert!((10..20).contains(&n));
+}

@@ -3,11 +3,13 @@
 //! Invoke exports, chosen by a substring of the input:
 //!   "panic" -> panics ("boom from invoke")
 //!   "fail"  -> Err("asked to fail")
-//!   "host"  -> JSON of now_ms, random_bytes(3), emit_channel, emit_spatial,
-//!              emit_event and a state round trip, each a number or
-//!              "code|message" for a HostError
+//!   "host"  -> JSON of now_ms, random_bytes(3), a die roll from rng() (the
+//!              SDK's rand feature), emit_channel, emit_spatial, emit_event
+//!              and a state round trip, each a number or "code|message" for
+//!              a HostError
 //!   other   -> the input, echoed
 //! tick(13) returns Err("unlucky tick 13"); tick(666) panics.
+use tessera_compute_sdk::rand::Rng;
 use tessera_compute_sdk::{
     emit_channel, emit_event, emit_spatial, log, now_ms, random_bytes, state_get, state_set,
     HostError,
@@ -44,6 +46,7 @@ fn on_invoke(input: &[u8]) -> Result<Vec<u8>, String> {
         return Ok(input.to_vec());
     }
     let random: Vec<String> = random_bytes(3).iter().map(|b| b.to_string()).collect();
+    let roll: u32 = tessera_compute_sdk::rng().gen_range(1..=6);
     let channel = show(emit_channel("all", b"to everyone"));
     let spatial = show(emit_spatial("zone-1", 1.5, -2.0, 8.0, b"near"));
     let event = show(emit_event("probe-event", b"{\"n\":1}").map(|_| 0));
@@ -53,9 +56,10 @@ fn on_invoke(input: &[u8]) -> Result<Vec<u8>, String> {
         None => "null".to_string(),
     };
     Ok(format!(
-        "{{\"now\":{},\"random\":[{}],\"channel\":{},\"spatial\":{},\"event\":{},\"set\":{},\"state\":{}}}",
+        "{{\"now\":{},\"random\":[{}],\"roll\":{},\"channel\":{},\"spatial\":{},\"event\":{},\"set\":{},\"state\":{}}}",
         now_ms(),
         random.join(","),
+        roll,
         channel,
         spatial,
         event,
