@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
   }
   if (wanted("http")) {
     ok &= tessera::bench::RunHttpInvoke(source_dir, scratch / "http",
-                                        quick ? 300 : 5000, &report["http"]);
+                                        quick ? 300 : 20000, &report["http"]);
   }
   if (wanted("compile")) {
     ok &= tessera::bench::RunColdCompiles(source_dir, scratch / "compile",
