@@ -20,7 +20,14 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kTopFields[] = {"name", "shards"};
+constexpr std::string_view kTopFields[] = {"name", "shards", "compute"};
+constexpr std::string_view kComputeFields[] = {
+    "name",     "description", "source",  "crate",
+    "alwaysOn", "enabled",     "triggers"};
+// The compute API's trigger body (server/compute_json.cc checks the values).
+constexpr std::string_view kTriggerFields[] = {
+    "triggerType", "tickHz",     "onEvent",      "eventName",
+    "debounceMs",  "exportName", "invokePolicy", "contract"};
 constexpr std::string_view kKindFields[] = {"name",
                                             "source",
                                             "crate",
@@ -252,6 +259,89 @@ Result<ShardKindSpec> ParseKind(const Errors& err, const json& obj,
   return spec;
 }
 
+Status ReadBool(const Errors& err, const json& obj, const std::string& path,
+                const char* key, bool* out) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return Status::Ok();
+  if (!it->is_boolean())
+    return err.WrongType(Join(path, key), "a boolean", *it);
+  *out = it->get<bool>();
+  return Status::Ok();
+}
+
+bool IsValidModuleName(std::string_view name) {
+  if (name.empty() || name.size() > 128) return false;
+  if (name[0] < 'a' || name[0] > 'z') return false;
+  return std::all_of(name.begin() + 1, name.end(), [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+           ch == '-';
+  });
+}
+
+Result<ComputeModuleSpec> ParseComputeModule(const Errors& err, const json& obj,
+                                             const std::string& path,
+                                             const std::filesystem::path& dir) {
+  if (!obj.is_object()) return err.WrongType(path, "an object", obj);
+  TESSERA_RETURN_IF_ERROR(err.CheckFields(obj, path, kComputeFields));
+  ComputeModuleSpec spec;
+  spec.where = path;
+  bool present = false;
+  TESSERA_RETURN_IF_ERROR(
+      ReadString(err, obj, path, "name", &spec.name, &present));
+  if (!present) return err.At(path, "missing required field \"name\"");
+  if (!IsValidModuleName(spec.name)) {
+    return err.At(Join(path, "name"),
+                  "\"" + spec.name +
+                      "\" is not a valid module name (lowercase letter, then "
+                      "up to 127 of [a-z0-9_-])");
+  }
+  TESSERA_RETURN_IF_ERROR(
+      ReadString(err, obj, path, "description", &spec.description, &present));
+  std::string source, crate;
+  bool has_source = false, has_crate = false;
+  TESSERA_RETURN_IF_ERROR(
+      ReadString(err, obj, path, "source", &source, &has_source));
+  TESSERA_RETURN_IF_ERROR(
+      ReadString(err, obj, path, "crate", &crate, &has_crate));
+  if (has_source == has_crate) {
+    return err.At(path, has_source
+                            ? "gives both \"source\" and \"crate\"; give one"
+                            : "needs \"source\" (a directory of C++ sources) "
+                              "or \"crate\" (a Rust crate directory)");
+  }
+  const std::string& rel = has_source ? source : crate;
+  if (rel.empty()) {
+    return err.At(Join(path, has_source ? "source" : "crate"),
+                  "must not be empty");
+  }
+  (has_source ? spec.source : spec.crate_dir) = (dir / rel).lexically_normal();
+  TESSERA_RETURN_IF_ERROR(
+      ReadBool(err, obj, path, "alwaysOn", &spec.always_on));
+  TESSERA_RETURN_IF_ERROR(ReadBool(err, obj, path, "enabled", &spec.enabled));
+  auto triggers = obj.find("triggers");
+  if (triggers != obj.end()) {
+    const std::string tpath = Join(path, "triggers");
+    if (!triggers->is_array()) {
+      return err.WrongType(tpath, "an array", *triggers);
+    }
+    for (size_t i = 0; i < triggers->size(); ++i) {
+      const std::string at = tpath + "[" + std::to_string(i) + "]";
+      const json& t = (*triggers)[i];
+      if (!t.is_object()) return err.WrongType(at, "an object", t);
+      TESSERA_RETURN_IF_ERROR(err.CheckFields(t, at, kTriggerFields));
+      auto type = t.find("triggerType");
+      if (type == t.end()) {
+        return err.At(at, "missing required field \"triggerType\"");
+      }
+      if (!type->is_string()) {
+        return err.WrongType(Join(at, "triggerType"), "a string", *type);
+      }
+      spec.triggers.push_back(t.dump());
+    }
+  }
+  return spec;
+}
+
 // Tracks the keys of each open object during parsing to catch duplicates,
 // which nlohmann::json would otherwise silently collapse.
 class DuplicateKeyFinder {
@@ -360,6 +450,26 @@ Result<Manifest> ParseManifest(std::string_view text,
                     "duplicate kind name \"" + kind->config.name + "\"");
     }
     m.kinds.push_back(std::move(kind).value());
+  }
+
+  auto compute = root.find("compute");
+  if (compute != root.end()) {
+    if (!compute->is_array()) {
+      return err.WrongType("compute", "an array", *compute);
+    }
+    for (size_t i = 0; i < compute->size(); ++i) {
+      const std::string path = "compute[" + std::to_string(i) + "]";
+      Result<ComputeModuleSpec> module =
+          ParseComputeModule(err, (*compute)[i], path, m.dir);
+      if (!module.ok()) return module.status();
+      for (const ComputeModuleSpec& other : m.compute) {
+        if (other.name == module->name) {
+          return err.At(path + ".name",
+                        "duplicate module name \"" + module->name + "\"");
+        }
+      }
+      m.compute.push_back(std::move(module).value());
+    }
   }
   return m;
 }

@@ -9,6 +9,15 @@
 //                "memoryMb": 64, "fuelPerTick": 200000000, "maxRunMs": 200,
 //                "idleShutdownSecs": 90, "onStop": "fn"}]}
 //
+// An optional "compute" array declares compute modules (docs/compute.md
+// "The manifest"), synced into the server at boot:
+//   "compute": [{"name": "world-sim", "crate": "compute/world-sim",
+//                "description": "...", "alwaysOn": true, "enabled": true,
+//                "triggers": [{"triggerType": "tick", "tickHz": 2}, ...]}]
+// with exactly one of "source" (C++ sources) and "crate" (a Rust crate);
+// each trigger is the body of the compute API's PUT .../triggers, checked
+// by the server when it syncs (its field names and types here already).
+//
 // Parsing is strict: unknown fields are refused (to catch typos), and every
 // error names the file and the field ("app/tessera.json: shards[0].tickRate:
 // ...").
@@ -55,13 +64,34 @@ struct ShardKindSpec {
   bool is_built() const { return is_source() || is_crate(); }
 };
 
+// One compute module of the app (the "compute" section). Exactly one of
+// `source` and `crate_dir` is set.
+struct ComputeModuleSpec {
+  std::string name;  // [a-z][a-z0-9_-]{0,127}
+  std::string description;
+  std::filesystem::path source;     // C++ sources, joined to the app dir
+  std::filesystem::path crate_dir;  // a Rust crate, joined to the app dir
+  bool always_on = false;
+  // Enable the module once its deployed version compiles (default true).
+  bool enabled = true;
+  // Each trigger object as compact JSON text: the HTTP trigger body.
+  std::vector<std::string> triggers;
+  // "compute[1]": where the module is in the file, for the sync's errors.
+  std::string where;
+
+  const std::filesystem::path& dir() const {
+    return source.empty() ? crate_dir : source;
+  }
+};
+
 struct Manifest {
   std::string name;
   // The app directory as the caller gave it (lexically normalised); every
   // path in `kinds` is joined to it, so relative paths stay relative to the
   // working directory of the load.
   std::filesystem::path dir;
-  std::vector<ShardKindSpec> kinds;  // in manifest order, names unique
+  std::vector<ShardKindSpec> kinds;        // in manifest order, names unique
+  std::vector<ComputeModuleSpec> compute;  // in manifest order, names unique
 
   // The kind named `name`, or nullptr. The pointer lives as long as *this.
   const ShardKindSpec* FindKind(std::string_view name) const;

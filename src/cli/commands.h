@@ -17,6 +17,9 @@ void RegisterDevCommand(CLI::App& app, int* exit_code);
 void RegisterServeCommand(CLI::App& app, int* exit_code);
 // `tessera ticket --shard ID --subscriber ID [--ttl SECS] [--claims JSON]`
 void RegisterTicketCommand(CLI::App& app, int* exit_code);
+// `tessera compute deploy|versions|enable|disable|trigger|invoke|runs|logs|
+// stats|templates|deploy-template|types ...` (a running server's compute API)
+void RegisterComputeCommands(CLI::App& app, int* exit_code);
 // `tessera bench shard|merge|plot ...` (load tests, src/loadtest)
 void RegisterBenchCommands(CLI::App& app, int* exit_code);
 

@@ -102,6 +102,7 @@ int Dev(const DevArgs& args) {
   }
   options.ticket_secret = secrets->ticket_secret;
   options.admin_token = secrets->admin_token;
+  options.api_tokens = server::EnvString(server::kEnvApiTokens).value_or("");
   return server::RunAppServer(std::move(options), PrintReady);
 }
 

@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   tessera::cli::RegisterDevCommand(app, &exit_code);
   tessera::cli::RegisterServeCommand(app, &exit_code);
   tessera::cli::RegisterTicketCommand(app, &exit_code);
+  tessera::cli::RegisterComputeCommands(app, &exit_code);
   tessera::cli::RegisterBenchCommands(app, &exit_code);
 
   try {

@@ -7,8 +7,12 @@
 //   --save-secs      TESSERA_SHARD_SAVE_SECS  default 5 (0: only at shutdown)
 //   --capacity       TESSERA_SHARD_CAPACITY   default 100 shards
 //   --host / --port  TESSERA_HOST / TESSERA_PORT  default 0.0.0.0:4321
-// Modules must be built already (`tessera shards build APP-DIR`); nothing
-// is compiled from source here, and there is no dev join.
+//                    TESSERA_API_TOKENS  scoped compute tokens
+//                    TESSERA_COMPUTE_CEILINGS  compute policy ceilings
+//                    (docs/compute.md "Tokens", "Policy")
+// Shard modules must be built already (`tessera shards build APP-DIR`);
+// compute modules are compiled from the sources deployed to them; there is
+// no dev join.
 //
 // Runs until SIGINT/SIGTERM (saving every shard, then closing connections
 // with 1001); exit code 0 after a clean shutdown, 1 if it could not start,
@@ -66,6 +70,7 @@ int Serve(const ServeArgs& a) {
   }
   options.host =
       server::Setting(Flag(a, "--host", a.host), server::kEnvHost, "0.0.0.0");
+  options.api_tokens = server::EnvString(server::kEnvApiTokens).value_or("");
   options.database_url = server::Setting(
       Flag(a, "--database-url", a.database_url), server::kEnvDatabaseUrl, "");
   Result<int64_t> port = server::IntSetting(

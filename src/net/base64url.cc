@@ -47,9 +47,8 @@ std::optional<std::string> Decode(std::string_view text,
   return out;
 }
 
-}  // namespace
-
-std::string Base64UrlEncode(std::string_view bytes) {
+std::string Encode(std::string_view bytes, const char* alphabet) {
+  const char* kAlphabet = alphabet;
   std::string out;
   out.reserve((bytes.size() * 4 + 2) / 3);
   size_t i = 0;
@@ -74,6 +73,18 @@ std::string Base64UrlEncode(std::string_view bytes) {
     out.push_back(kAlphabet[(v >> 12) & 63]);
     out.push_back(kAlphabet[(v >> 6) & 63]);
   }
+  return out;
+}
+
+}  // namespace
+
+std::string Base64UrlEncode(std::string_view bytes) {
+  return Encode(bytes, kAlphabet);
+}
+
+std::string Base64Encode(std::string_view bytes) {
+  std::string out = Encode(bytes, kStandardAlphabet);
+  while (out.size() % 4 != 0) out.push_back('=');
   return out;
 }
 

@@ -16,6 +16,8 @@ namespace tessera::net {
 std::string Base64UrlEncode(std::string_view bytes);
 // nullopt if `text` is not a canonical unpadded base64url string.
 std::optional<std::string> Base64UrlDecode(std::string_view text);
+// Standard base64 with "=" padding (the compute API's resultBase64).
+std::string Base64Encode(std::string_view bytes);
 // Standard base64: "+" and "/", with the "=" padding (a multiple of 4
 // characters) or without it; otherwise as strict as Base64UrlDecode.
 std::optional<std::string> Base64Decode(std::string_view text);

@@ -44,11 +44,13 @@ TEST(Base64, TheStandardAlphabetWithOrWithoutPadding) {
       {"foobar", "Zm9vYmFy"}};
   for (const auto& [plain, encoded] : vectors) {
     EXPECT_EQ(Base64Decode(encoded), plain) << encoded;
+    EXPECT_EQ(Base64Encode(plain), encoded) << plain;
     std::string unpadded = encoded;
     while (!unpadded.empty() && unpadded.back() == '=') unpadded.pop_back();
     EXPECT_EQ(Base64Decode(unpadded), plain) << unpadded;
   }
   EXPECT_EQ(Base64Decode("+/8="), "\xfb\xff");
+  EXPECT_EQ(Base64Encode("\xfb\xff"), "+/8=");
   for (const char* bad : {"-_8=", "Zg=", "Zg===", "Z===", "Zm9vYg=", "Zm8==",
                           "Zh==", "Zm9v====", "=", "Zm=9", " Zm9v"}) {
     EXPECT_EQ(Base64Decode(bad), std::nullopt) << bad;

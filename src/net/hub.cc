@@ -239,6 +239,41 @@ std::vector<std::string> Hub::Members(std::string_view topic) const {
   return out;
 }
 
+size_t Hub::SubscriptionCount(std::string_view topic,
+                              const std::vector<std::string>* members) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->topics.find(topic);
+  if (impl_->shut_down || it == impl_->topics.end()) return 0;
+  const TopicEntry& entry = *it->second;
+  if (members == nullptr) return entry.subscriptions;
+  size_t n = 0;
+  // The fewer lookups: walk the shorter side.
+  if (members->size() < entry.members.size()) {
+    for (const std::string& m : *members) {
+      auto found = entry.members.find(m);
+      if (found != entry.members.end()) n += found->second.size();
+    }
+  } else {
+    for (const auto& [member, subscribers] : entry.members) {
+      if (std::binary_search(members->begin(), members->end(), member)) {
+        n += subscribers.size();
+      }
+    }
+  }
+  return n;
+}
+
+std::vector<std::string> Hub::Topics(std::string_view prefix) const {
+  std::vector<std::string> out;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->shut_down) return out;
+  for (auto it = impl_->topics.lower_bound(prefix);
+       it != impl_->topics.end() && it->first.starts_with(prefix); ++it) {
+    if (it->second->subscriptions > 0) out.push_back(it->first);
+  }
+  return out;
+}
+
 size_t Hub::subscription_count() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->subscription_count;

@@ -107,6 +107,12 @@ class Hub {
   size_t CloseAll(int code, std::string_view reason);
   // Distinct members with a subscription to `topic`.
   std::vector<std::string> Members(std::string_view topic) const;
+  // Subscriptions of `topic` now: all of them, or (`members` not null,
+  // sorted ascending) those of the listed members.
+  size_t SubscriptionCount(std::string_view topic,
+                           const std::vector<std::string>* members) const;
+  // The topics starting with `prefix` that have subscriptions now.
+  std::vector<std::string> Topics(std::string_view prefix) const;
   size_t subscription_count() const;
 
   // Drops every subscription (outside the lock) and refuses later work.

@@ -266,6 +266,21 @@ Result<ServerMessage> DecodeTransfer(Body* body) {
   return ServerMessage(Transfer{std::string(*shard_id), std::string(*ticket)});
 }
 
+Result<ServerMessage> DecodeNotify(Body* body) {
+  TESSERA_RETURN_IF_ERROR(body->Require(4));
+  auto module = body->Str("module");
+  if (!module.ok()) return module.status();
+  auto channel = body->Str("channel");
+  if (!channel.ok()) return channel.status();
+  auto payload = body->Bin("payload");
+  if (!payload.ok()) return payload.status();
+  auto flow_id = body->Str("flow_id");
+  if (!flow_id.ok()) return flow_id.status();
+  TESSERA_RETURN_IF_ERROR(body->Finish());
+  return ServerMessage(Notify{std::string(*module), std::string(*channel),
+                              std::string(*payload), std::string(*flow_id)});
+}
+
 // PING/PONG are the same in both directions.
 template <typename Message>
 Result<Message> DecodeNonce(Body* body) {
@@ -342,6 +357,10 @@ Result<ServerMessage> DecodeServerMessage(std::span<const uint8_t> bytes) {
     case kTransfer: {
       Body body(&r, "TRANSFER", count);
       return DecodeTransfer(&body);
+    }
+    case kNotify: {
+      Body body(&r, "NOTIFY", count);
+      return DecodeNotify(&body);
     }
     case kPing: {
       Body body(&r, "PING", count);
@@ -441,6 +460,19 @@ std::string EncodeTransfer(std::string_view shard_id, std::string_view ticket) {
   w.Uint(kTransfer);
   w.Str(shard_id);
   w.Str(ticket);
+  return out;
+}
+
+std::string EncodeNotify(std::string_view module, std::string_view channel,
+                         std::string_view payload, std::string_view flow_id) {
+  std::string out;
+  Writer w(&out);
+  w.ArrayHeader(5);
+  w.Uint(kNotify);
+  w.Str(module);
+  w.Str(channel);
+  w.Bin(payload);
+  w.Str(flow_id);
   return out;
 }
 

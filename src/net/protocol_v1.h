@@ -26,6 +26,7 @@ enum MsgType : uint8_t {
   kReject = 18,
   kFrame = 19,
   kTransfer = 20,
+  kNotify = 21,
 };
 
 // HELLO flag bits (docs/protocol.md).
@@ -84,6 +85,11 @@ std::string EncodeBinHeader(size_t size);
 // TRANSFER [20, shard_id, ticket]: the player moved to `shard_id`; `ticket`
 // joins it there. The last message before the close 4011.
 std::string EncodeTransfer(std::string_view shard_id, std::string_view ticket);
+// NOTIFY [21, module, channel, payload, flow_id]: a compute module's
+// notification (docs/protocol.md "Notifications from compute modules");
+// `channel` is the channel emitted, or "spatial:<shard>".
+std::string EncodeNotify(std::string_view module, std::string_view channel,
+                         std::string_view payload, std::string_view flow_id);
 
 // Decoding server messages (test clients, tools).
 struct Welcome {
@@ -109,8 +115,14 @@ struct Transfer {
   std::string shard_id;  // where the player is now
   std::string ticket;    // for HELLO there
 };
+struct Notify {
+  std::string module;   // the emitting compute module
+  std::string channel;  // as emitted, or "spatial:<shard>"
+  std::string payload;  // the module's bytes
+  std::string flow_id;  // of the run that emitted it
+};
 using ServerMessage =
-    std::variant<Welcome, Ack, Reject, Frame, Ping, Pong, Transfer>;
+    std::variant<Welcome, Ack, Reject, Frame, Ping, Pong, Transfer, Notify>;
 Result<ServerMessage> DecodeServerMessage(std::span<const uint8_t> bytes);
 
 // Client-side encoders (test clients, the bench bot driver).

@@ -212,6 +212,48 @@ TEST(ProtocolV1, TransferRoundTrip) {
             "unknown message type 20");
 }
 
+TEST(ProtocolV1, NotifyRoundTrip) {
+  const std::string payload("{\"rain\":1}\x00\xff", 12);
+  std::vector<uint8_t> bytes =
+      Bytes(EncodeNotify("world-sim", "kind:zone", payload, "f-12ab"));
+  EXPECT_EQ(
+      json::from_msgpack(bytes),
+      json::array({21, "world-sim", "kind:zone", Bin(payload), "f-12ab"}));
+  auto m = DecodeServerMessage(bytes);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Notify& n = std::get<Notify>(*m);
+  EXPECT_EQ(n.module, "world-sim");
+  EXPECT_EQ(n.channel, "kind:zone");
+  EXPECT_EQ(n.payload, payload);
+  EXPECT_EQ(n.flow_id, "f-12ab");
+  // An empty payload is a zero-length bin.
+  bytes = Bytes(EncodeNotify("m", "spatial:zone-1", "", ""));
+  EXPECT_EQ(json::from_msgpack(bytes),
+            json::array({21, "m", "spatial:zone-1", Bin(""), ""}));
+  // A server message only.
+  EXPECT_EQ(ClientError(EncodeNotify("m", "all", "p", "f")),
+            "unknown message type 21");
+}
+
+TEST(ProtocolV1, NotifyErrors) {
+  EXPECT_EQ(ServerError(Pack(json::array({21, "m", "all", Bin("p")}))),
+            "NOTIFY needs 5 elements, got 4");
+  EXPECT_EQ(ServerError(Pack(json::array({21, 7, "all", Bin("p"), "f"}))),
+            "NOTIFY module must be a string");
+  EXPECT_EQ(ServerError(Pack(json::array({21, "m", nullptr, Bin("p"), "f"}))),
+            "NOTIFY channel must be a string");
+  // The payload is bin, never str.
+  EXPECT_EQ(ServerError(Pack(json::array({21, "m", "all", "p", "f"}))),
+            "NOTIFY payload must be binary (bin)");
+  EXPECT_EQ(ServerError(Pack(json::array({21, "m", "all", Bin("p"), 3}))),
+            "NOTIFY flow_id must be a string");
+  // Extension elements are skipped.
+  auto m = DecodeServerMessage(
+      Bytes(Pack(json::array({21, "m", "all", Bin("p"), "f", 9}))));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(std::get<Notify>(*m).flow_id, "f");
+}
+
 TEST(ProtocolV1, FrameHeaderPlusSharedSnapshotIsACompleteFrame) {
   for (size_t size : {0, 1, 255, 256, 65535, 65536, 1 << 20}) {
     SCOPED_TRACE(size);
@@ -432,7 +474,8 @@ std::vector<std::string> ValidServerMessages() {
           EncodeFrameHeader(5, 6, 70000) + std::string(70000, 'z'),
           EncodePing(1),
           EncodePong(2),
-          EncodeTransfer("zone-2", "v1.payload.signature")};
+          EncodeTransfer("zone-2", "v1.payload.signature"),
+          EncodeNotify("world-sim", "group:north", "{\"t\":1}", "f-1")};
 }
 
 TEST(ProtocolV1, EveryTruncationIsAnError) {

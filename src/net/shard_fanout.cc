@@ -11,16 +11,19 @@ namespace {
 
 using Results = ShardReceiver::Results;
 
-// What a shard's topic carries: ticks and moves.
+constexpr char kShardTopicPrefix[] = "shard/";
+
+// What a shard's topic carries: ticks, moves and notifications.
 struct ShardTopicMessage : TopicMessage {
-  explicit ShardTopicMessage(bool transfer) : is_transfer(transfer) {}
-  const bool is_transfer;
+  enum class Kind { kTick, kTransfer, kNotify };
+  explicit ShardTopicMessage(Kind k) : kind(k) {}
+  const Kind kind;
 };
 
 // A player that left the shard: its part is the TRANSFER for its
 // connections.
 struct ShardTransfer final : ShardTopicMessage {
-  ShardTransfer() : ShardTopicMessage(true) {}
+  ShardTransfer() : ShardTopicMessage(Kind::kTransfer) {}
   size_t part_count() const override { return 1; }
   std::string_view part_member(size_t) const override { return subscriber; }
   bool part_first(size_t) const override { return true; }
@@ -31,9 +34,20 @@ struct ShardTransfer final : ShardTopicMessage {
   std::shared_ptr<const std::string> message;  // the encoded TRANSFER
 };
 
+// A notification (NOTIFY) for every connection of the shard or, with
+// `only`, for those of the listed subscribers (each of them a part).
+struct ShardNotify final : ShardTopicMessage {
+  ShardNotify() : ShardTopicMessage(Kind::kNotify) {}
+  size_t part_count() const override { return only ? only->size() : 0; }
+  std::string_view part_member(size_t i) const override { return (*only)[i]; }
+
+  std::shared_ptr<const std::string> message;
+  std::shared_ptr<const std::vector<std::string>> only;  // null: everyone
+};
+
 // One tick of a shard, as published on its topic.
 struct ShardTick final : ShardTopicMessage {
-  ShardTick() : ShardTopicMessage(false) {}
+  ShardTick() : ShardTopicMessage(Kind::kTick) {}
 
   struct Part {
     std::string_view subscriber;                  // into `results` or the view
@@ -78,7 +92,7 @@ std::map<std::string_view, std::shared_ptr<const Results>> GroupResults(
 }  // namespace
 
 std::string ShardTopic(std::string_view shard_id) {
-  std::string topic = "shard/";
+  std::string topic = kShardTopicPrefix;
   topic += shard_id;
   return topic;
 }
@@ -95,7 +109,14 @@ std::string EncodeTransferFor(std::string_view secret, const WallClock& clock,
 
 void ShardReceiver::Post(const std::shared_ptr<const TopicMessage>& message,
                          size_t part) {
-  if (static_cast<const ShardTopicMessage*>(message.get())->is_transfer) {
+  const auto kind = static_cast<const ShardTopicMessage*>(message.get())->kind;
+  if (kind == ShardTopicMessage::Kind::kNotify) {
+    const auto* note = static_cast<const ShardNotify*>(message.get());
+    if (note->only != nullptr && part == TopicMessage::kNoPart) return;
+    PostMessage(note->message);
+    return;
+  }
+  if (kind == ShardTopicMessage::Kind::kTransfer) {
     // Only the connections of the player that moved have a part.
     if (part == TopicMessage::kNoPart) return;
     const auto* moved = static_cast<const ShardTransfer*>(message.get());
@@ -205,6 +226,27 @@ void ShardFanout::OnTransfer(std::string_view from,
                      EncodeTransferFor(secret, *clock, moved));
                  return std::shared_ptr<const TopicMessage>(std::move(message));
                });
+}
+
+size_t ShardFanout::Notify(
+    std::string_view shard_id, std::shared_ptr<const std::string> message,
+    std::shared_ptr<const std::vector<std::string>> only) {
+  const std::string topic = ShardTopic(shard_id);
+  const size_t reached = hub_.SubscriptionCount(topic, only.get());
+  if (reached == 0) return 0;
+  hub_.Publish(topic, [message = std::move(message), only = std::move(only)] {
+    auto note = std::make_shared<ShardNotify>();
+    note->message = message;
+    note->only = only;
+    return std::shared_ptr<const TopicMessage>(std::move(note));
+  });
+  return reached;
+}
+
+std::vector<std::string> ShardFanout::ConnectedShards() const {
+  std::vector<std::string> out = hub_.Topics(kShardTopicPrefix);
+  for (std::string& topic : out) topic.erase(0, sizeof(kShardTopicPrefix) - 1);
+  return out;
 }
 
 size_t ShardFanout::CloseSubscriber(std::string_view shard_id,

@@ -74,8 +74,13 @@ class ShardReceiver : public TopicSubscriber {
   virtual void PostTransfer(std::shared_ptr<const std::string> transfer,
                             std::string to, int64_t moved_unix_ms) = 0;
 
+  // Queues `message`, a whole protocol message (a NOTIFY, shared by every
+  // connection it goes to), after what is queued, as an ACK/REJECT is: no
+  // later frame supersedes it. Dropped before the join. Any thread.
+  virtual void PostMessage(std::shared_ptr<const std::string> message) = 0;
+
   // TopicSubscriber: unpacks a shard tick into PostFrame or PostView, a
-  // move into PostTransfer.
+  // move into PostTransfer, a notification into PostMessage.
   void Post(const std::shared_ptr<const TopicMessage>& message,
             size_t part) final;
 };
@@ -117,6 +122,9 @@ class ShardConnections final : public shard::ShardSink, public Connections {
       std::string_view shard_id) const override;
   size_t ConnectionCount() const override { return connection_count_(); }
 
+  // The fan-out (NOTIFY: net/notify_fanout.h).
+  ShardFanout& fanout() { return fanout_; }
+
  private:
   void Count(const std::vector<shard::InputResult>& inputs) const;
 
@@ -154,6 +162,17 @@ class ShardFanout {
   // Sends the TRANSFER of `moved` to every connection of `moved.subscriber`
   // on `from` (after the ticks already posted; see PostTransfer).
   void OnTransfer(std::string_view from, const shard::MovedTo& moved);
+
+  // Puts `message` (a whole protocol message: NOTIFY) on the shard's topic,
+  // after the ticks already posted, for every connection of the shard or,
+  // with `only` (sorted ascending, unique), for the connections of the
+  // listed subscribers. Returns the connections it is for now; 0: nothing
+  // was posted. Any thread.
+  size_t Notify(std::string_view shard_id,
+                std::shared_ptr<const std::string> message,
+                std::shared_ptr<const std::vector<std::string>> only);
+  // The shards with connections now, ascending.
+  std::vector<std::string> ConnectedShards() const;
 
   // Connections API: post closes; return how many connections were asked.
   size_t CloseSubscriber(std::string_view shard_id, std::string_view subscriber,

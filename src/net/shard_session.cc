@@ -124,6 +124,14 @@ class ShardSession final : public ShardReceiver,
     });
   }
 
+  void PostMessage(std::shared_ptr<const std::string> message) override {
+    asio::post(conn_.executor(),
+               [self = shared_from_this(), message = std::move(message)] {
+                 if (!self->Joined()) return;
+                 self->conn_.Send(std::string(*message));
+               });
+  }
+
   void PostClose(int code, std::string reason) override {
     asio::post(conn_.executor(),
                [self = shared_from_this(), code, reason = std::move(reason)] {

@@ -149,9 +149,8 @@ std::string MintTicket(std::string_view secret, const Ticket& ticket,
   return text;
 }
 
-TicketCheck VerifyTicket(std::string_view secret, std::string_view text,
-                         std::string_view kind, std::string_view id,
-                         int64_t now_unix) {
+TicketCheck VerifyTicketAnyResource(std::string_view secret,
+                                    std::string_view text, int64_t now_unix) {
   if (secret.empty()) return Invalid("no ticket secret is configured");
   if (text.size() > kMaxTicketBytes) return Invalid("too long");
   if (text.substr(0, kPrefix.size()) != kPrefix) return Invalid("not v1");
@@ -175,6 +174,16 @@ TicketCheck VerifyTicket(std::string_view secret, std::string_view text,
   if (now_unix >= ticket.expires_unix) {
     return Fail(TicketError::kExpired, "ticket expired");
   }
+  check.ticket = std::move(ticket);
+  return check;
+}
+
+TicketCheck VerifyTicket(std::string_view secret, std::string_view text,
+                         std::string_view kind, std::string_view id,
+                         int64_t now_unix) {
+  TicketCheck check = VerifyTicketAnyResource(secret, text, now_unix);
+  if (check.error != TicketError::kNone) return check;
+  const Ticket& ticket = check.ticket;
   if (ticket.resource_kind != kind) {
     return Fail(TicketError::kWrongResource,
                 "ticket is not for a " + std::string(kind));
@@ -183,7 +192,6 @@ TicketCheck VerifyTicket(std::string_view secret, std::string_view text,
     return Fail(TicketError::kWrongResource,
                 "ticket is for another " + std::string(kind));
   }
-  check.ticket = std::move(ticket);
   return check;
 }
 

@@ -58,6 +58,10 @@ struct TicketCheck {
 TicketCheck VerifyTicket(std::string_view secret, std::string_view text,
                          std::string_view kind, std::string_view id,
                          int64_t now_unix);
+// The signature, the payload and expiry only: a ticket of any resource
+// (the compute API identifies a player by one, docs/compute.md).
+TicketCheck VerifyTicketAnyResource(std::string_view secret,
+                                    std::string_view text, int64_t now_unix);
 // The same for the shard `shard_id`.
 TicketCheck VerifyTicket(std::string_view secret, std::string_view text,
                          std::string_view shard_id, int64_t now_unix);

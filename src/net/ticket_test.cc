@@ -177,6 +177,26 @@ TEST(Ticket, AnyFlippedBitIsRejected) {
   }
 }
 
+// The compute API's player check: any resource, still signed and dated.
+TEST(Ticket, AnyResourceChecksTheSignatureAndExpiryOnly) {
+  Ticket player = Sample();
+  player.resource_kind = "player";
+  player.resource_id = "*";
+  const std::string text = MintTicket(kSecret, player);
+  TicketCheck any = VerifyTicketAnyResource(kSecret, text, kNow);
+  ASSERT_EQ(any.error, TicketError::kNone) << any.message;
+  EXPECT_EQ(any.ticket.subscriber_id, "alice");
+  EXPECT_EQ(any.ticket.resource_kind, "player");
+  EXPECT_EQ(VerifyTicket(kSecret, text, "arena-1", kNow).error,
+            TicketError::kWrongResource);
+  EXPECT_EQ(VerifyTicketAnyResource("other-secret", text, kNow).error,
+            TicketError::kInvalid);
+  EXPECT_EQ(
+      VerifyTicketAnyResource(kSecret, text, kNow + kDefaultTicketLifetimeSecs)
+          .error,
+      TicketError::kExpired);
+}
+
 TEST(Ticket, WrongSecretIsInvalid) {
   const std::string text = MintTicket("another-secret", Sample());
   TicketCheck check = Verify(text);

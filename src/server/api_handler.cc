@@ -103,6 +103,7 @@ HttpResponse ApiHandler::Handle(const HttpRequest& request) {
 
 HttpResponse ApiHandler::HandleMetrics() {
   host_metrics_.Refresh();
+  if (options_.refresh_metrics) options_.refresh_metrics();
   HttpResponse r;
   r.status = 200;
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";

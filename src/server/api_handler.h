@@ -94,6 +94,9 @@ struct ApiOptions {
   int64_t max_ticket_ttl_secs = 7 * 24 * 3600;
   // How long POST .../transfer waits for the move's outcome (then 504).
   int64_t transfer_timeout_ms = 10'000;
+  // Called before each /metrics render (other services' counters, e.g.
+  // ComputeService::RefreshMetrics); may be empty. Any thread.
+  std::function<void()> refresh_metrics;
 };
 
 class ApiHandler final : public net::HttpHandler, public Service {

@@ -8,12 +8,17 @@
 
 #include "app/app_set.h"
 #include "common/text.h"
+#include "compute/policy.h"
+#include "compute/source_compiler.h"
 #include "guest/log_drain.h"
+#include "net/notify_fanout.h"
 #include "net/router.h"
 #include "net/server.h"
 #include "net/shard_fanout.h"
 #include "server/api_handler.h"
+#include "server/api_tokens.h"
 #include "server/app_kinds.h"
+#include "server/compute_service.h"
 #include "server/env_config.h"
 #include "server/port_probe.h"
 #include "server/shard_service.h"
@@ -159,7 +164,12 @@ Status AppServer::Init() {
                                     *router_, &shards_->gateway(), &metrics_);
   shards_->Observe(server_->shards());
 
+  TESSERA_RETURN_IF_ERROR(BuildCompute(url, state_dir));
+
   ApiOptions api;
+  api.refresh_metrics = [compute = compute_.get()] {
+    compute->RefreshMetrics();
+  };
   api.admin_token = options_.admin_token;
   api.ticket_secret = options_.ticket_secret;
   api.dev_join = options_.dev;
@@ -169,6 +179,7 @@ Status AppServer::Init() {
                                       &metrics_, &server_->shards());
 
   for (Service* service : {static_cast<Service*>(shards_.get()),
+                           static_cast<Service*>(compute_.get()),
                            static_cast<Service*>(api_.get())}) {
     service->RegisterRoutes(*router_);
   }
@@ -182,8 +193,60 @@ Status AppServer::Init() {
          << " failed\n";
   }
 
+  // Compute after the shards: modules may notify their players at once.
+  TESSERA_RETURN_IF_ERROR(compute_->Start());
+  TESSERA_RETURN_IF_ERROR(compute_->SyncManifest(
+      manifest_, [this](const std::string& line) { log_ << line << "\n"; }));
+
   notifier_->Start();
   TESSERA_RETURN_IF_ERROR(server_->Start());
+  return Status::Ok();
+}
+
+Status AppServer::BuildCompute(const std::string& database_url,
+                               const fs::path& state_dir) {
+  ComputeServiceOptions options;
+  Result<ApiTokens> tokens =
+      ApiTokens::Parse(options_.api_tokens, options_.admin_token);
+  if (!tokens.ok()) return tokens.status();
+  options.tokens = std::move(tokens).value();
+  options.ticket_secret = options_.ticket_secret;
+  options.dev = options_.dev;
+  compute::Policy ceilings = compute::DefaultCeilings();
+  if (std::optional<std::string> text = EnvString(kEnvComputeCeilings)) {
+    Result<compute::Policy> parsed = compute::ParseCeilings(*text);
+    if (!parsed.ok()) {
+      return InvalidArgument(std::string(kEnvComputeCeilings) + ": " +
+                             parsed.status().message());
+    }
+    ceilings = *parsed;
+  }
+  options.engine.ceilings = ceilings;
+  options.engine.cache_dir = state_dir / "compute" / "cache";
+  std::error_code ec;
+  fs::create_directories(options.engine.cache_dir, ec);
+  if (ec) {
+    return IoError("cannot create " + options.engine.cache_dir.string() +
+                   ": " + ec.message());
+  }
+  options.engine.forward_log = [drain = guest_log_.get()](
+                                   std::string_view module, int level,
+                                   std::string_view text) {
+    drain->Push("compute " + std::string(module), level, text);
+  };
+  Result<std::unique_ptr<compute::ComputeStore>> store =
+      store::OpenComputeStore(database_url);
+  if (!store.ok()) return store.status();
+  notify_shards_ =
+      std::make_unique<net::ShardHostNotifyShards>(shards_->host());
+  compute::ToolchainOptions toolchain;
+  toolchain.work_dir = state_dir / "compute";
+  compute_ = std::make_unique<ComputeService>(
+      std::move(store).value(),
+      compute::MakeToolchainCompiler(std::move(toolchain)),
+      std::make_unique<net::NotifyFanout>(server_->shards().fanout(),
+                                          notify_shards_.get()),
+      metrics_, std::move(options));
   return Status::Ok();
 }
 
@@ -194,6 +257,8 @@ void AppServer::Shutdown() {
   shut_down_ = true;
   // Stop ticking and save first, while clients are still connected; then
   // tell them to come back.
+  // Compute first: its ticks notify players on the shards' connections.
+  if (compute_) compute_->Shutdown();
   if (shards_) shards_->Shutdown();
   if (server_) server_->Stop(net::kCloseGoingAway, kRestartCloseReason);
   if (notifier_) notifier_->Stop();

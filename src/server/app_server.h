@@ -17,7 +17,15 @@
 //   net::Server(Router, ShardGateway): WebSocket upgrades by path prefix
 //                 ("/shard/" -> the shard sessions -> ShardHostGateway),
 //                 other HTTP requests -> ApiHandler
-//   ApiHandler(ShardDirectory, Connections = the server's ShardConnections)
+//   ComputeService(ComputeStore = store::OpenComputeStore (the same
+//                  SQLite file), SourceCompiler = the toolchain compiler
+//                  (work dir .tessera/compute), NotifySink =
+//                  net::NotifyFanout over the server's ShardConnections and
+//                  the host): owns the ComputeEngine; routes /api/compute
+//                  (scoped tokens: TESSERA_API_TOKENS) and, in dev mode,
+//                  /api/dev/player-token
+//   ApiHandler(ShardDirectory, Connections = the server's ShardConnections;
+//              /metrics refreshes the compute counters first)
 //
 // A subsystem (Service, service.h) registers its own routes on the Router
 // and its metrics when it is built (it takes the Metrics registry); adding
@@ -27,11 +35,13 @@
 //
 // Start restores every shard of the store's directory, then the moves
 // between shards that a crash interrupted (the store is also the transfer
-// journal), before it accepts connections. The host's own log lines
-// (refused messages, failed moves, recovery) go to stderr with the guests'.
-// Shutdown (SIGTERM) stops ticking, saves every shard, closes every connection
-// with 1001 "server restarting: reconnect" and stops the notifier; the
-// directory keeps the shards so the next start resumes them.
+// journal), starts the compute engine and syncs the manifest's compute
+// section (compute_service.h), before it accepts connections. The host's own
+// log lines (refused messages, failed moves, recovery) go to stderr with the
+// guests'. Shutdown (SIGTERM) stops the compute engine (ticks, then the
+// buffered runs, usage and logs are written), stops ticking, saves every shard,
+// closes every connection with 1001 "server restarting: reconnect" and stops
+// the notifier; the directory keeps the shards so the next start resumes them.
 //
 // Threading: Start, Shutdown and the destructor from one controlling
 // thread; everything else runs on the server's io threads and the host's
@@ -55,6 +65,7 @@ namespace tessera::guest {
 class LogDrain;
 }
 namespace tessera::net {
+class ShardHostNotifyShards;
 class Router;
 class Server;
 }  // namespace tessera::net
@@ -68,6 +79,7 @@ class Store;
 namespace tessera::server {
 
 class ApiHandler;
+class ComputeService;
 class ShardService;
 class StopNotifier;
 
@@ -85,6 +97,9 @@ struct AppServerOptions {
   size_t capacity = 100;      // shards starting or running; 0 = unlimited
   bool dev = false;           // build source kinds first; /api/dev/join
   int workers = -1;           // shard workers; -1 = one per core
+  // Scoped API tokens (api_tokens.h; TESSERA_API_TOKENS); empty: only the
+  // admin token.
+  std::string api_tokens;
   // Network threads; 0: env TESSERA_IO_THREADS, else half the cores (2
   // to 8).
   int io_threads = 0;
@@ -102,7 +117,9 @@ class AppServer {
   // and restore problems to `log` (which must outlive the server). Errors:
   // kFailedPrecondition without a ticket secret or admin token; the
   // manifest's, the builder's, the loader's, the store's and the server's
-  // errors (kIo when the port is taken).
+  // errors (kIo when the port is taken), a bad api_tokens entry or compute
+  // ceiling (kInvalidArgument), the compute store's and the manifest
+  // compute section's.
   static Result<std::unique_ptr<AppServer>> Start(AppServerOptions options,
                                                   std::ostream& log);
   // Shutdown().
@@ -122,6 +139,9 @@ class AppServer {
  private:
   AppServer(AppServerOptions options, std::ostream& log);
   Status Init();
+  // The compute service on the store at `database_url` (compute_service.h).
+  Status BuildCompute(const std::string& database_url,
+                      const std::filesystem::path& state_dir);
 
   const AppServerOptions options_;
   std::ostream& log_;
@@ -140,6 +160,9 @@ class AppServer {
   // declared before it, so the server (stopped in Shutdown) goes first.
   std::unique_ptr<ApiHandler> api_;
   std::unique_ptr<net::Server> server_;
+  // After the server: its fan-out (the NotifySink's) outlives them.
+  std::unique_ptr<net::ShardHostNotifyShards> notify_shards_;
+  std::unique_ptr<ComputeService> compute_;
 };
 
 }  // namespace tessera::server

@@ -2,6 +2,7 @@
 #ifndef TESSERA_SERVER_BEARER_AUTH_H_
 #define TESSERA_SERVER_BEARER_AUTH_H_
 
+#include <optional>
 #include <string_view>
 
 #include "net/http_types.h"
@@ -11,6 +12,10 @@ namespace tessera::server {
 // Compares in time that depends only on the lengths, never on where the
 // first difference is.
 bool ConstantTimeEquals(std::string_view a, std::string_view b);
+
+// The token of the request's "Authorization: Bearer <token>" (scheme
+// case-insensitive, surrounding blanks trimmed), or nullopt without one.
+std::optional<std::string_view> BearerToken(const net::HttpRequest& request);
 
 // True when `request` carries "Authorization: Bearer <token>" (scheme
 // case-insensitive) with exactly `token`. An empty `token` admits nobody.

@@ -20,6 +20,10 @@ inline constexpr char kEnvDatabaseUrl[] = "TESSERA_DATABASE_URL";
 inline constexpr char kEnvSaveSecs[] = "TESSERA_SHARD_SAVE_SECS";
 inline constexpr char kEnvCapacity[] = "TESSERA_SHARD_CAPACITY";
 inline constexpr char kEnvIoThreads[] = "TESSERA_IO_THREADS";
+// Compute (docs/compute.md): scoped API tokens ("scope=token,...") and the
+// server-wide policy ceilings (a JSON object of policy fields).
+inline constexpr char kEnvApiTokens[] = "TESSERA_API_TOKENS";
+inline constexpr char kEnvComputeCeilings[] = "TESSERA_COMPUTE_CEILINGS";
 
 // The variable's value, or nullopt when unset or empty.
 std::optional<std::string> EnvString(const char* name);

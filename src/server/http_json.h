@@ -19,8 +19,9 @@ net::HttpResponse JsonResponse(int status, const nlohmann::json& value);
 net::HttpResponse ErrorResponse(int status, std::string_view code,
                                 std::string_view message);
 
-// The HTTP status for a failed Status (400 invalid_argument, 404 not_found,
-// 409 already_exists / failed_precondition, 422 refused / trap, 429
+// The HTTP status for a failed Status (400 invalid_argument, 403
+// permission_denied, 404 not_found, 409 already_exists /
+// failed_precondition / aborted, 422 refused / trap, 503 unavailable, 429
 // resource_exhausted, 504 deadline_exceeded, 500 otherwise).
 int HttpStatusFor(StatusCode code);
 

@@ -30,6 +30,36 @@ std::optional<std::string> PercentDecode(std::string_view text) {
   return out;
 }
 
+std::optional<std::map<std::string, std::string>> ParseQuery(
+    std::string_view target) {
+  std::map<std::string, std::string> out;
+  const size_t q = target.find('?');
+  if (q == std::string_view::npos) return out;
+  std::string_view query = target.substr(q + 1);
+  if (const size_t hash = query.find('#'); hash != std::string_view::npos) {
+    query = query.substr(0, hash);
+  }
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    std::string pair(query.substr(0, amp));
+    query = amp == std::string_view::npos ? std::string_view()
+                                          : query.substr(amp + 1);
+    if (pair.empty()) continue;
+    for (char& c : pair) {
+      if (c == '+') c = ' ';
+    }
+    const size_t eq = pair.find('=');
+    std::optional<std::string> name = PercentDecode(pair.substr(0, eq));
+    std::optional<std::string> value =
+        PercentDecode(eq == std::string::npos ? "" : pair.substr(eq + 1));
+    if (!name || !value || name->empty()) return std::nullopt;
+    if (!out.emplace(std::move(*name), std::move(*value)).second) {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
 std::optional<RequestTarget> ParseTarget(std::string_view target) {
   RequestTarget parsed;
   const size_t query = target.find_first_of("?#");

@@ -3,6 +3,7 @@
 #ifndef TESSERA_SERVER_REQUEST_TARGET_H_
 #define TESSERA_SERVER_REQUEST_TARGET_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,12 @@ struct RequestTarget {
 // Returns nullopt for a target that is not an absolute path or holds a bad
 // percent escape or a decoded NUL.
 std::optional<RequestTarget> ParseTarget(std::string_view target);
+
+// The query of `target` ("/p?a=1&b=x%20y" -> {a: "1", b: "x y"}; "+" is a
+// space; a name without "=" has value ""). nullopt for a bad escape or a
+// name given twice. No query: {}.
+std::optional<std::map<std::string, std::string>> ParseQuery(
+    std::string_view target);
 
 // Decodes %XX escapes ('+' stays '+'); nullopt on a malformed escape.
 std::optional<std::string> PercentDecode(std::string_view text);

@@ -70,6 +70,8 @@ class HostedShard final : public guest::WorkerPool::Task {
   int64_t idle_since_us GUARDED_BY(mu) = 0;
   bool stop_requested GUARDED_BY(mu) = false;
   ShardInfo info GUARDED_BY(mu);
+  // The subscribers' interest-area centres at the last tick (null: none).
+  std::shared_ptr<const AreaCentres> centres GUARDED_BY(mu);
 
   // Talk. The hooks the module exports (set when it starts running).
   bool has_transfers GUARDED_BY(mu) = false;

@@ -474,6 +474,7 @@ void ShardHost::RunTick(HostedShard& shard, int64_t now_us) {
     fuel_used = shard.guest->fuel_used() - shard.info.fuel_used;
     shard.info.fuel_used = shard.guest->fuel_used();
     shard.info.overruns = shard.schedule->overruns();
+    if (shard.views != nullptr) shard.centres = shard.views->centres();
   }
   if (options_.on_tick) {
     options_.on_tick(shard.id,

@@ -208,6 +208,22 @@ class ShardHost {
   // kNotFound. Any thread.
   Status RequestBaseline(std::string_view id, std::string_view subscriber);
 
+  // ---- What compute modules' notifications ask (shard_queries.cc) -------
+
+  // The running shards of kind `kind`, ascending. Any thread.
+  std::vector<std::string> ShardsOfKind(std::string_view kind) const;
+  // The running shards in message group `group` (their last tessera_groups),
+  // ascending. Any thread.
+  std::vector<std::string> GroupMembers(std::string_view group) const;
+  // The subscribers of the running shard `id` whose interest-area centre
+  // (from tessera_interest_areas at its last tick) is within `radius` of
+  // (x, y), ascending; empty when its module gives no interest areas.
+  // Errors: kNotFound (no such shard running). Any thread; a lock and a
+  // walk of the last tick's centres (kept per tick as one shared buffer).
+  Result<std::vector<std::string>> SubscribersWithin(std::string_view id,
+                                                     float x, float y,
+                                                     float radius) const;
+
   // ---- Shards that talk -------------------------------------------------
 
   struct TransferSpec {

@@ -154,9 +154,25 @@ Status SubscriberFrames::Compute(
     Status parsed = ParseAreas(out->bytes, subscribers.size(), areas_);
     if (!parsed.ok()) return Abi(guest, parsed);
   }
+  KeepCentres(guest, subscribers);
   if (interest()) TESSERA_RETURN_IF_ERROR(ComputeInterest(guest, subscribers));
   if (replication()) return EncodeEntities(subscribers, restart, tick, frame);
   return SnapshotsVisible(guest, subscribers, frame);
+}
+
+void SubscriberFrames::KeepCentres(GuestShard& guest,
+                                   std::span<const std::string> subscribers) {
+  if (!guest.has_hook(Hook::kInterestAreas)) {
+    centres_ = nullptr;
+    return;
+  }
+  auto centres = std::make_shared<AreaCentres>();
+  for (size_t i = 0; i < subscribers.size(); ++i) {
+    if (areas_[i]) {
+      centres->push_back({subscribers[i], areas_[i]->x, areas_[i]->y});
+    }
+  }
+  centres_ = std::move(centres);
 }
 
 Status SubscriberFrames::ComputeInterest(

@@ -53,6 +53,14 @@
 
 namespace tessera::shard {
 
+// A subscriber's interest-area centre at a tick (spatial notifications).
+struct AreaCentre {
+  std::string subscriber;
+  float x = 0, y = 0;
+};
+// One tick's centres, ascending by subscriber; shared read-only.
+using AreaCentres = std::vector<AreaCentre>;
+
 class SubscriberFrames {
  public:
   // Reads the module's interest, replication and lag compensation configs
@@ -93,6 +101,11 @@ class SubscriberFrames {
   // lag compensation it leaves every input as it is.
   void PrepareRewinds(std::span<PendingInput> inputs, uint64_t tick) const;
 
+  // The interest-area centres of the last Compute (the subscribers the
+  // module gave an area); null when the module gives no interest areas.
+  // The buffer is never changed: each tick makes a new one.
+  std::shared_ptr<const AreaCentres> centres() const { return centres_; }
+
   // With replication: the snapshot as a shared buffer, the previous one
   // when the bytes are equal (connections then send nil). Without: a new
   // buffer (or null for an empty string).
@@ -101,6 +114,8 @@ class SubscriberFrames {
  private:
   SubscriberFrames() = default;
 
+  // Keeps this tick's area centres for centres().
+  void KeepCentres(GuestShard& guest, std::span<const std::string> subscribers);
   Status ComputeInterest(GuestShard& guest,
                          std::span<const std::string> subscribers);
   Status EncodeEntities(std::span<const std::string> subscribers,
@@ -140,6 +155,7 @@ class SubscriberFrames {
   std::vector<GuestEntity> guest_entities_;
   std::vector<interest::EntityPos> entities_;
   std::vector<std::optional<GuestArea>> areas_;
+  std::shared_ptr<const AreaCentres> centres_;
   std::vector<interest::Subscriber> subscribers_;
   std::vector<interest::View> views_;
   std::string payload_;

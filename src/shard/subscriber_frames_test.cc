@@ -303,3 +303,65 @@ TEST_F(SubscriberFramesTest, BudgetedPayloadsAreNotShared) {
 
 }  // namespace
 }  // namespace tessera::shard
+
+namespace tessera::shard {
+namespace {
+
+std::vector<std::string> Within(const ShardHost& host, std::string_view id,
+                                float x, float y, float radius) {
+  auto within = host.SubscribersWithin(id, x, y, radius);
+  EXPECT_TRUE(within.ok()) << within.status().ToString();
+  return within.ok() ? *within : std::vector<std::string>{"<error>"};
+}
+
+// Spatial notifications: the subscribers whose interest-area centre at the
+// last tick is within a radius of a point.
+TEST_F(SubscriberFramesTest, SubscribersWithinReadsTheLastTicksAreaCentres) {
+  Start({{"mode", "interest"}});
+  // Before any tick: running, no centres yet.
+  auto none = host_->SubscribersWithin("z", 0, 0, 1e9f);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_THAT(*none, IsEmpty());
+  Join("alice");
+  Join("bob");
+  ASSERT_TRUE(host_->AddSubscriber("z", "carol").ok());  // no player: no area
+  Step();
+  // alice and bob stand at (0, 0); carol has no area.
+  auto near = host_->SubscribersWithin("z", 3, 4, 5);  // distance 5: inside
+  ASSERT_TRUE(near.ok());
+  EXPECT_THAT(*near, ElementsAre("alice", "bob"));
+  auto just_out = host_->SubscribersWithin("z", 3, 4, 4.99f);
+  ASSERT_TRUE(just_out.ok());
+  EXPECT_THAT(*just_out, IsEmpty());
+
+  Input("alice", {{"move_to", {{"x", 500}, {"y", 500}}}});
+  // Not ticked yet: the centres are still the last tick's.
+  EXPECT_THAT(Within(*host_, "z", 0, 0, 10), ElementsAre("alice", "bob"));
+  Step();
+  EXPECT_THAT(Within(*host_, "z", 0, 0, 10), ElementsAre("bob"));
+  EXPECT_THAT(Within(*host_, "z", 505, 500, 10), ElementsAre("alice"));
+  // A subscriber that left is gone from the next tick's centres.
+  ASSERT_TRUE(host_->RemoveSubscriber("z", "bob").ok());
+  Step();
+  EXPECT_THAT(Within(*host_, "z", 0, 0, 10), IsEmpty());
+
+  EXPECT_EQ(host_->SubscribersWithin("nope", 0, 0, 1).status().code(),
+            StatusCode::kNotFound);
+  ASSERT_TRUE(host_->Stop("z").ok());
+  Step();
+  EXPECT_EQ(host_->SubscribersWithin("z", 0, 0, 1).status().code(),
+            StatusCode::kNotFound);
+}
+
+TEST_F(SubscriberFramesTest, ShardsOfKindListsTheRunningOnes) {
+  Start({{"mode", "interest"}});
+  ASSERT_TRUE(host_->Create("zone", "a", Msgpack({{"mode", "interest"}})).ok());
+  EXPECT_THAT(host_->ShardsOfKind("zone"), ElementsAre("a", "z"));
+  EXPECT_THAT(host_->ShardsOfKind("other"), IsEmpty());
+  ASSERT_TRUE(host_->Stop("a").ok());
+  Step();
+  EXPECT_THAT(host_->ShardsOfKind("zone"), ElementsAre("z"));
+}
+
+}  // namespace
+}  // namespace tessera::shard

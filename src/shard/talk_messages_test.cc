@@ -15,6 +15,22 @@ namespace {
 
 // ---- Messages ---------------------------------------------------------------
 
+// The group index as compute notifications read it: a shard's last
+// tessera_groups, running shards only.
+TEST_F(TalkHostTest, GroupMembersAreTheRunningShardsOfAGroup) {
+  StartHost();
+  Talk("a", {{"groups", {"world"}}});
+  Talk("b", {{"groups", {"world", "north"}}});
+  Talk("c");
+  Step(2);
+  EXPECT_THAT(host_->GroupMembers("world"), ::testing::ElementsAre("a", "b"));
+  EXPECT_THAT(host_->GroupMembers("north"), ::testing::ElementsAre("b"));
+  EXPECT_THAT(host_->GroupMembers("south"), ::testing::IsEmpty());
+  ASSERT_TRUE(host_->Stop("a").ok());
+  Step(2);
+  EXPECT_THAT(host_->GroupMembers("world"), ::testing::ElementsAre("b"));
+}
+
 json Inbox(const json& snapshot) {
   return snapshot.value("inbox", json::array());
 }

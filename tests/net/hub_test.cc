@@ -59,10 +59,19 @@ class FakeSession final : public ShardReceiver {
     transfers.push_back(
         {std::move(transfer), std::move(to), moved_unix_ms, frames.size()});
   }
+  void PostMessage(std::shared_ptr<const std::string> message) override {
+    std::lock_guard<std::mutex> lock(mu);
+    messages.push_back({std::move(message), frames.size()});
+  }
   void PostClose(int code, std::string reason) override {
     std::lock_guard<std::mutex> lock(mu);
     closes.emplace_back(code, std::move(reason));
   }
+  struct Message {
+    std::shared_ptr<const std::string> bytes;
+    size_t frames_before;  // frames posted to this session before it
+  };
+  std::vector<Message> messages;
   struct Transfer {
     std::shared_ptr<const std::string> message;
     std::string to;

@@ -3,6 +3,8 @@
 #include <future>
 
 #include "common/clock.h"
+#include "net/notify_fanout.h"
+#include "tessera/compute_abi.h"
 #include "tests/net/server_fixture.h"
 
 namespace tessera::net {
@@ -55,6 +57,50 @@ TEST_F(ServerTest, JoinGetsWelcomeThenFrames) {
       WaitFor([&] { return server_->shards().ConnectionCount() == 0; }));
   EXPECT_TRUE(server_->shards().Subscribers(shard).empty());
   EXPECT_TRUE(WaitFor([&] { return host_->Get(shard)->subscribers == 0; }));
+}
+
+// A compute module's NOTIFY over real sockets: the joined connections of
+// the channel get it in their stream of frames; others do not.
+TEST_F(ServerTest, NotifyReachesTheJoinedConnectionsOfItsChannel) {
+  StartServer();
+  CreateShard("n1");
+  CreateShard("n2");
+  ShardHostNotifyShards shards(*host_);
+  NotifyFanout notify(server_->shards().fanout(), &shards);
+  auto alice = Join("n1", "alice");
+  auto bob = Join("n2", "bob");
+  ASSERT_NE(alice, nullptr);
+  ASSERT_NE(bob, nullptr);
+  EXPECT_EQ(notify.SessionCount(), 2u);
+  const std::string payload("{\"rain\":true}\x00", 14);
+  compute::HostCallResult r = notify.NotifyChannel(
+      compute::Notification{"weather", "kind:counter", payload, "f-9"});
+  ASSERT_EQ(r.code, 2) << r.message;
+  for (TestClient* client : {alice.get(), bob.get()}) {
+    auto note = client->ReadUntil<v1::Notify>(kGiveUpMs);
+    ASSERT_TRUE(note.ok()) << note.status().ToString();
+    EXPECT_EQ(note->module, "weather");
+    EXPECT_EQ(note->channel, "kind:counter");
+    EXPECT_EQ(note->payload, payload);
+    EXPECT_EQ(note->flow_id, "f-9");
+  }
+  // Only bob's; frames keep flowing around it.
+  r = notify.NotifyChannel(
+      compute::Notification{"weather", "player:bob", "b", "f-10"});
+  ASSERT_EQ(r.code, 1) << r.message;
+  auto note = bob->ReadUntil<v1::Notify>(kGiveUpMs);
+  ASSERT_TRUE(note.ok()) << note.status().ToString();
+  EXPECT_EQ(note->channel, "player:bob");
+  ExpectFrames(*bob, 2);
+  // The counter module gives no interest areas: spatial reaches nobody.
+  r = notify.NotifySpatial("n1", 0, 0, 1000,
+                           compute::Notification{"weather", "", "s", "f-11"});
+  EXPECT_EQ(r.code, 0) << r.message;
+  EXPECT_EQ(notify
+                .NotifySpatial("nope", 0, 0, 1,
+                               compute::Notification{"w", "", "s", "f"})
+                .code,
+            compute_abi::kErrNotFound);
 }
 
 TEST_F(ServerTest, NoSubprotocolWhenNotOffered) {

@@ -28,6 +28,7 @@ import {
 } from "./protocol.js";
 import { CLIENT_BUG_CODES, describeClose, ShardClosedError, TICKET_CODES } from "./close-codes.js";
 import { PendingAcks } from "./acks.js";
+import { type FetchLike, type InvokeResult, invokeCompute, type Notification, toNotification } from "./compute.js";
 
 export { CloseCodeName, ShardClosedError } from "./close-codes.js";
 
@@ -151,6 +152,8 @@ export interface ConnectShardOptions {
    * shard opens.
    */
   onTransfer?: (transfer: ShardTransfer) => void;
+  /** The `fetch` {@link ShardConnection.invoke} uses (default: the global one). */
+  fetch?: FetchLike;
 }
 
 /** What the connection reports; see {@link ShardConnection.on}. */
@@ -186,6 +189,8 @@ export interface ShardEvents<S> {
    * with the new shard's WELCOME.
    */
   transfer: (transfer: ShardTransfer) => void;
+  /** A compute module's notification (NOTIFY); see {@link ShardConnection.onNotify}. */
+  notify: (notification: Notification) => void;
 }
 
 /** A live session with one shard; created by {@link connectShard}. */
@@ -242,6 +247,26 @@ export interface ShardConnection<S = unknown, I = unknown> {
   reconnect(): void;
   /** Closes the connection for good (no reconnect). Idempotent. */
   close(): void;
+  /**
+   * Calls `handler` with every compute module notification (NOTIFY) that
+   * reaches this player: `{module, channel, payload, json?, flowId}`, in
+   * order with the frames. Returns a function that unsubscribes.
+   */
+  onNotify(handler: (notification: Notification) => void): () => void;
+  /**
+   * Calls export `exportName` of compute module `module` over HTTP (`POST
+   * /api/compute/modules/<module>/invoke/<export>` on this connection's
+   * server) as this player: the bearer token is the connection's current
+   * ticket (the last one sent in HELLO, or one from the ticket source), or
+   * `options.token` (a management token, say).
+   * @throws {@link ComputeInvokeError} with the server's `code` and `message`
+   */
+  invoke<R = unknown>(
+    module: string,
+    exportName: string,
+    params?: unknown,
+    options?: { token?: string; signal?: AbortSignal },
+  ): Promise<InvokeResult<R>>;
 }
 
 // ---------------------------------------------------------------------------
@@ -292,6 +317,8 @@ class Connection<S, I> implements ShardConnection<S, I> {
   private readonly ticketSource: TicketSource;
   private readonly onTransfer: ((transfer: ShardTransfer) => void) | undefined;
   private transferTicket: string | undefined; // from the latest TRANSFER, until refused
+  private lastTicket: string | undefined; // the ticket of the latest HELLO
+  private readonly fetchImpl: FetchLike | undefined;
   private _transfers = 0;
   private transfersWithoutWelcome = 0;
   private readonly optionSubscriber: string | undefined;
@@ -338,6 +365,7 @@ class Connection<S, I> implements ShardConnection<S, I> {
     this.url = shardUrl(this.baseUrl, shardId);
     this.ticketSource = options.ticket;
     this.onTransfer = options.onTransfer;
+    this.fetchImpl = options.fetch;
     this.optionSubscriber = options.subscriberId;
     this.WS = resolveWebSocket(options.WebSocket);
     const r = options.reconnect ?? true;
@@ -458,6 +486,28 @@ class Connection<S, I> implements ShardConnection<S, I> {
     this.finish(undefined);
   }
 
+  onNotify(handler: (notification: Notification) => void): () => void {
+    return this.on("notify", handler);
+  }
+
+  async invoke<R = unknown>(
+    module: string,
+    exportName: string,
+    params?: unknown,
+    options?: { token?: string; signal?: AbortSignal },
+  ): Promise<InvokeResult<R>> {
+    let token = options?.token ?? this.lastTicket;
+    if (token === undefined) {
+      token = typeof this.ticketSource === "string" ? this.ticketSource : await this.ticketSource(this._shardId);
+    }
+    return invokeCompute<R>(module, exportName, params ?? {}, {
+      url: this.baseUrl,
+      token,
+      ...(this.fetchImpl ? { fetch: this.fetchImpl } : {}),
+      ...(options?.signal ? { signal: options.signal } : {}),
+    });
+  }
+
   reconnect(): void {
     if (this._state === "closed") return;
     const ws = this.ws;
@@ -484,6 +534,7 @@ class Connection<S, I> implements ShardConnection<S, I> {
       if (this.transferTicket !== undefined) ticket = this.transferTicket;
       else ticket = typeof this.ticketSource === "string" ? this.ticketSource : await this.ticketSource(this._shardId);
       if (typeof ticket !== "string" || ticket === "") throw new Error("the ticket function returned no ticket");
+      this.lastTicket = ticket;
     } catch (e) {
       if (gen !== this.generation || this._state === "closed") return;
       const err = new Error(`tessera: getting a ticket for shard "${this.shardId}" failed: ${(e as Error)?.message ?? e}`, {
@@ -582,6 +633,10 @@ class Connection<S, I> implements ShardConnection<S, I> {
       }
       case MessageType.Transfer:
         this.followTransfer(ws, msg.shardId, msg.ticket);
+        return;
+      case MessageType.Notify:
+        if (!this.open) return;
+        this.emit("notify", toNotification(msg));
         return;
       case MessageType.Ack:
         if (this.unanswered.answer(msg.seq)) this.emit("ack", msg.seq);

@@ -12,5 +12,6 @@
  */
 export * from "./protocol.js";
 export * from "./client.js";
+export * from "./compute.js";
 // --- game layer (src/game/, owned by the game-client engineer)
 export * from "./game/index.js";

@@ -28,6 +28,7 @@ export const MessageType = {
   Reject: 18,
   Frame: 19,
   Transfer: 20,
+  Notify: 21,
 } as const;
 
 /**
@@ -142,6 +143,24 @@ export interface TransferMessage {
   ticket: string;
 }
 
+/**
+ * NOTIFY `[21, module, channel, payload, flow_id]`: a compute module's
+ * notification to this player (docs/protocol.md "Notifications from compute
+ * modules"). `channel` is the channel the module emitted on (`all`,
+ * `shard:<id>`, `kind:<kind>`, `group:<name>`, `player:<id>`) or
+ * `spatial:<shard>`; `payload` is at most 1,024 bytes.
+ */
+export interface NotifyMessage {
+  type: typeof MessageType.Notify;
+  /** The emitting module's name. */
+  module: string;
+  channel: string;
+  /** The module's bytes (often UTF-8 JSON). */
+  payload: Uint8Array;
+  /** The flow of the run that emitted it (as in the module's runs and logs). */
+  flowId: string;
+}
+
 /** A message a client sends. */
 export type ClientMessage = HelloMessage | InputMessage | PingMessage | PongMessage;
 /** A message a server sends. */
@@ -151,6 +170,7 @@ export type ServerMessage =
   | RejectMessage
   | FrameMessage
   | TransferMessage
+  | NotifyMessage
   | PingMessage
   | PongMessage;
 
@@ -293,6 +313,14 @@ export function encodeServerMessage(msg: ServerMessage): Uint8Array {
     }
     case MessageType.Transfer:
       return encodeArray([msg.type, checkNonEmptyStr(msg.shardId, "shard_id"), checkNonEmptyStr(msg.ticket, "ticket")]);
+    case MessageType.Notify:
+      return encodeArray([
+        msg.type,
+        checkStr(msg.module, "module"),
+        checkStr(msg.channel, "channel"),
+        checkBin(msg.payload, "payload"),
+        checkStr(msg.flowId, "flow_id"),
+      ]);
     case MessageType.Ping:
     case MessageType.Pong:
       return encodeArray([msg.type, checkUint(msg.nonce, "nonce")]);
@@ -343,6 +371,15 @@ export function decodeServerMessage(data: Uint8Array | ArrayBuffer | ArrayBuffer
     case MessageType.Transfer:
       need(a, 3, "TRANSFER");
       return { type, shardId: checkNonEmptyStr(a[1], "shard_id"), ticket: checkNonEmptyStr(a[2], "ticket") };
+    case MessageType.Notify:
+      need(a, 5, "NOTIFY");
+      return {
+        type,
+        module: checkStr(a[1], "module"),
+        channel: checkStr(a[2], "channel"),
+        payload: checkBin(a[3], "payload"),
+        flowId: checkStr(a[4], "flow_id"),
+      };
     case MessageType.Ping:
     case MessageType.Pong:
       need(a, 2, type === MessageType.Ping ? "PING" : "PONG");
