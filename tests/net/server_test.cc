@@ -103,6 +103,45 @@ TEST_F(ServerTest, NotifyReachesTheJoinedConnectionsOfItsChannel) {
             compute_abi::kErrNotFound);
 }
 
+// Spatial NOTIFY through the real host: the subscribers whose interest-area
+// centre (zone_mini: their player) was within the radius at the last tick.
+TEST_F(ServerTest, SpatialNotifyReachesThePlayersNearThePoint) {
+  TESSERA_LOAD_GUEST(zone_mini, "zone_mini", 64);
+  AddKind("zone", zone_mini);
+  StartServer();
+  ASSERT_TRUE(host_->Create("zone", "z", Msgpack({{"mode", "interest"}})).ok());
+  ShardHostNotifyShards shards(*host_);
+  NotifyFanout notify(server_->shards().fanout(), &shards);
+  auto alice = Join("z", "alice");
+  auto bob = Join("z", "bob");
+  ASSERT_NE(alice, nullptr);
+  ASSERT_NE(bob, nullptr);
+  ASSERT_TRUE(alice->SendInput(1, Msgpack({{"join", json::object()}})).ok());
+  ASSERT_TRUE(
+      bob->SendInput(1, Msgpack({{"move_to", {{"x", 500}, {"y", 500}}}})).ok());
+  // Both players exist once a tick has given both areas.
+  ASSERT_TRUE(WaitFor([&] {
+    auto near = host_->SubscribersWithin("z", 0, 0, 1e6f);
+    return near.ok() && near->size() == 2;
+  }));
+  compute::HostCallResult r = notify.NotifySpatial(
+      "z", 3, 4, 10, compute::Notification{"npc", "", "{\"roar\":1}", "f-s"});
+  ASSERT_EQ(r.code, 1) << r.message;  // alice at (0, 0) only
+  auto note = alice->ReadUntil<v1::Notify>(kGiveUpMs);
+  ASSERT_TRUE(note.ok()) << note.status().ToString();
+  EXPECT_EQ(note->channel, "spatial:z");
+  EXPECT_EQ(note->payload, "{\"roar\":1}");
+  // bob's first NOTIFY is the one sent to him afterwards, not the spatial.
+  ASSERT_EQ(
+      notify
+          .NotifyChannel(compute::Notification{"npc", "player:bob", "b", "f-b"})
+          .code,
+      1);
+  note = bob->ReadUntil<v1::Notify>(kGiveUpMs);
+  ASSERT_TRUE(note.ok()) << note.status().ToString();
+  EXPECT_EQ(note->channel, "player:bob");
+}
+
 TEST_F(ServerTest, NoSubprotocolWhenNotOffered) {
   StartServer();
   CreateShard("a");
