@@ -118,7 +118,7 @@ std::string GenerateTypeScript(const std::vector<ExportContract>& exports) {
       "    module: string,\n"
       "    exportName: string,\n"
       "    params: object,\n"
-      "  ): Promise<{ resultJson?: unknown }>;\n"
+      "  ): Promise<{ result: unknown }>;\n"
       "}\n";
   std::set<std::string> used;
   for (const auto& [key, e] : sorted) {
@@ -158,7 +158,7 @@ std::string GenerateTypeScript(const std::vector<ExportContract>& exports) {
            "  const response = await client.invoke(" +
            StringLiteral(module) + ", " + StringLiteral(export_name) +
            ", params);\n"
-           "  return response.resultJson as " +
+           "  return response.result as " +
            result +
            ";\n"
            "}\n";

@@ -110,7 +110,7 @@ TEST(TsTypesTest, CollidingNamesAreNumbered) {
   EXPECT_THAT(ts, HasSubstr("invokeABC(\n"));
   EXPECT_THAT(ts, HasSubstr("invokeABC2(\n"));
   EXPECT_THAT(ts, HasSubstr("client.invoke(\"a-b\", \"c\", params);\n"
-                            "  return response.resultJson as ABC2Result;"));
+                            "  return response.result as ABC2Result;"));
 }
 
 TEST(TsTypesTest, DuplicateExportsAppearOnce) {

@@ -7,7 +7,7 @@ export interface ComputeInvoker {
     module: string,
     exportName: string,
     params: object,
-  ): Promise<{ resultJson?: unknown }>;
+  ): Promise<{ result: unknown }>;
 }
 
 /** Params of shop.buy. */
@@ -33,7 +33,7 @@ export async function invokeShopBuy(
   params: ShopBuyParams,
 ): Promise<ShopBuyResult> {
   const response = await client.invoke("shop", "buy", params);
-  return response.resultJson as ShopBuyResult;
+  return response.result as ShopBuyResult;
 }
 
 /** Params of shop.list_items. */
@@ -50,7 +50,7 @@ export async function invokeShopListItems(
   params: ShopListItemsParams,
 ): Promise<ShopListItemsResult> {
   const response = await client.invoke("shop", "list_items", params);
-  return response.resultJson as ShopListItemsResult;
+  return response.result as ShopListItemsResult;
 }
 
 /** Params of world-sim.get_forecast. */
@@ -76,5 +76,5 @@ export async function invokeWorldSimGetForecast(
   params: WorldSimGetForecastParams,
 ): Promise<WorldSimGetForecastResult> {
   const response = await client.invoke("world-sim", "get_forecast", params);
-  return response.resultJson as WorldSimGetForecastResult;
+  return response.result as WorldSimGetForecastResult;
 }

@@ -1,29 +1,23 @@
 // Type-checked by ctest compute_policies_ts_compiles (tsc --strict): the
-// golden output of GenerateTypeScript compiles, a client shaped like
-// @tessera/client's invoke fits the wrappers, and the generated types
-// refuse wrong params (each @ts-expect-error must see an error).
+// golden output of GenerateTypeScript compiles, a client returning
+// @tessera/client's own InvokeResult (clients/ts/src/compute.ts) fits the
+// wrappers, and the generated types refuse wrong params (every
+// expect-error directive below must see an error).
+import type { InvokeResult } from "../../../clients/ts/src/compute.js";
 import {
   invokeShopBuy,
   invokeWorldSimGetForecast,
   type ShopBuyResult,
 } from "./ts_types_golden";
 
-interface InvokeResponse {
-  resultJson?: unknown;
-  resultBase64?: string;
-  fuelUsed: number;
-  durationUs: number;
-  flowId: string;
-}
-
 class FakeClient {
   async invoke(
     module: string,
     exportName: string,
     params: Record<string, unknown>,
-  ): Promise<InvokeResponse> {
+  ): Promise<InvokeResult> {
     return {
-      resultJson: { module, exportName, params },
+      result: { module, exportName, params },
       fuelUsed: 1,
       durationUs: 1,
       flowId: "f",
