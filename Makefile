@@ -31,7 +31,9 @@ all: build
 deps:
 	scripts/install-deps
 
-build: deps
+# ts-deps first: the configure step finds clients/ts's tsc for the
+# compute_policies_ts_compiles check of the generated TypeScript.
+build: deps ts-deps
 	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build $(BUILD) -j $(JOBS)
 
