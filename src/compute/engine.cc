@@ -466,6 +466,37 @@ Status ComputeEngine::DeleteTrigger(std::string_view module,
   return e.RefreshTriggers(*slot);
 }
 
+Status ComputeEngine::EnableWhenCompiled(std::string_view module,
+                                         int64_t version_no) {
+  Impl& e = *impl_;
+  std::shared_ptr<ModuleSlot> slot = e.Find(module);
+  if (slot == nullptr) {
+    return NotFound("no compute module " + engine_internal::Quote(module));
+  }
+  {
+    std::lock_guard<std::mutex> lock(slot->mu);
+    slot->enable_on_success.insert(version_no);
+  }
+  // The queue's Apply takes the mark when the version finishes; if it had
+  // finished before the mark was set, the mark is still here to take.
+  Result<VersionRecord> version = e.store->GetVersion(slot->id, version_no);
+  if (!version.ok()) return version.status();
+  if (version->status != CompileStatus::kSucceeded &&
+      version->status != CompileStatus::kFailed) {
+    return Status::Ok();
+  }
+  bool ours = false;
+  {
+    std::lock_guard<std::mutex> lock(slot->mu);
+    ours = slot->enable_on_success.erase(version_no) > 0;
+  }
+  if (!ours || version->status != CompileStatus::kSucceeded) {
+    return Status::Ok();
+  }
+  Result<ModuleRecord> enabled = SetEnabled(module, true);
+  return enabled.ok() ? Status::Ok() : enabled.status();
+}
+
 Result<ModuleRecord> ComputeEngine::SetEnabled(std::string_view module,
                                                bool enabled) {
   Impl& e = *impl_;

@@ -174,6 +174,12 @@ class ComputeEngine {
   Result<TriggerRecord> UpsertTrigger(const TriggerSpec& spec);
   Status DeleteTrigger(std::string_view module, int64_t trigger_id);
   Result<ModuleRecord> SetEnabled(std::string_view module, bool enabled);
+  // Enables `module` once its version `version_no` compiles, or now when it
+  // already has (a manifest module whose first compile a restart
+  // interrupted: the queue resumes it at Start, and the boot sync asks for
+  // the enable again, since enable_on_success is not stored). A version
+  // that failed leaves the module as it is. Errors: kNotFound, the store's.
+  Status EnableWhenCompiled(std::string_view module, int64_t version_no);
   Result<Policy> SetPolicy(std::string_view patch_json);
 
   // --- invoke (by its trigger's policy). Errors: kNotFound (no module or

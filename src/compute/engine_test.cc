@@ -301,6 +301,45 @@ TEST_F(EngineTest, EnableOnSuccessEnablesTheModuleOnceCompiled) {
   EXPECT_TRUE(ViewOf("m").loaded);
 }
 
+// A restart while a manifest module's first version compiled: the store
+// has the version pending, the restarted queue resumes it, and the boot
+// sync's EnableWhenCompiled enables the module when (or if already) it
+// succeeded; a failed version leaves it disabled.
+TEST_F(EngineTest, EnableWhenCompiledEnablesAVersionAResumedCompileFinishes) {
+  engine_->Shutdown();
+  engine_.reset();
+  Result<ModuleRecord> m = store_.UpsertModule("m", "", true);
+  ASSERT_TRUE(m.ok());
+  Result<ModuleRecord> bad = store_.UpsertModule("bad", "", true);
+  ASSERT_TRUE(bad.ok());
+  for (auto [id, guest] : {std::pair<int64_t, const char*>{m->id, "counter"},
+                           {bad->id, "broken"}}) {
+    VersionRecord pending;
+    pending.module_id = id;
+    pending.language = Language::kCpp;
+    pending.sdk_version = "0.1.0";
+    pending.files = ModuleFiles(guest);
+    pending.source_hash =
+        SourceHash(Language::kCpp, pending.sdk_version, pending.files);
+    ASSERT_TRUE(store_.AddVersion(pending).ok());
+  }
+  Boot();
+  ASSERT_TRUE(engine_->EnableWhenCompiled("m", 1).ok());
+  ASSERT_TRUE(engine_->EnableWhenCompiled("bad", 1).ok());
+  WaitCompiled(2);
+  EXPECT_TRUE(ViewOf("m").record.enabled);
+  EXPECT_EQ(ViewOf("m").record.active_version, 1);
+  EXPECT_FALSE(ViewOf("bad").record.enabled);
+  // Asked again after the compile finished: still enabled, no error.
+  ASSERT_TRUE(engine_->EnableWhenCompiled("m", 1).ok());
+  EXPECT_TRUE(ViewOf("m").record.enabled);
+  Result<ModuleRecord> stored = store_.GetModule("m");
+  ASSERT_TRUE(stored.ok());
+  EXPECT_TRUE(stored->enabled);
+  EXPECT_EQ(engine_->EnableWhenCompiled("nope", 1).code(),
+            StatusCode::kNotFound);
+}
+
 TEST_F(EngineTest, ARestartedEngineResumesFromTheStore) {
   Ready("counter", "counter", {Tick(2)});
   Pass();

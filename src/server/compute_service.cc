@@ -175,6 +175,14 @@ Status ComputeService::SyncManifest(
       Result<compute::ModuleRecord> enabled =
           engine_->SetEnabled(spec.name, true);
       if (!enabled.ok()) return enabled.status();
+    } else if (spec.enabled && !module->enabled &&
+               module->active_version == 0 &&
+               (latest->front().status == compute::CompileStatus::kPending ||
+                latest->front().status == compute::CompileStatus::kCompiling)) {
+      // A restart interrupted its first compile, which the queue resumed:
+      // enable it when that compile succeeds, as the deploy asked.
+      TESSERA_RETURN_IF_ERROR(
+          engine_->EnableWhenCompiled(spec.name, latest->front().version_no));
     }
     for (compute::TriggerRecord& t : triggers) {
       Result<compute::TriggerRecord> stored =
