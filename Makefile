@@ -12,8 +12,9 @@ ASAN_TARGETS ?= common_test wasm_test guest_test shard_test store_test net_proto
                 interest_test replication_test replication_fixtures \
                 loadtest_test net_client_test net_session_test sdk_rewind_test \
                 rust_guest_test sdk_talk_test zones_test compute_compile_test
-ASAN_TARGETS += compute_policies_test
-ASAN_TARGETS += compute_engine_test
+ASAN_TARGETS += compute_policies_test compute_engine_test compute_store_test \
+                compute_instance_test compute_templates_test compute_rust_test \
+                compute_server_test
 # The fuzz run: FUZZ_SECS in total, shared equally by the targets.
 FUZZ_SECS  ?= 75
 FUZZ_TARGETS := module_loader frame ticket replication_changes \
@@ -22,9 +23,6 @@ FUZZ_TARGETS += compute_contract
 
 .PHONY: all deps build test unit-test asan-test fuzz-test dev run-arena bench spec clean format \
         ts-deps ts-build ts-test compare
-
-# The compute store's conformance suite over the memory store.
-ASAN_TARGETS += compute_store_test
 
 all: build
 

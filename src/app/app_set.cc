@@ -26,6 +26,16 @@ Result<AppSet> MergeApps(std::vector<AppEntry> apps) {
     }
     set.merged.kinds.insert(set.merged.kinds.end(), app.manifest.kinds.begin(),
                             app.manifest.kinds.end());
+    for (const ComputeModuleSpec& module : app.manifest.compute) {
+      for (const ComputeModuleSpec& earlier : set.merged.compute) {
+        if (earlier.name == module.name) {
+          return InvalidArgument("compute module \"" + module.name + "\" of " +
+                                 app.dir.string() +
+                                 " is also a module of another app served");
+        }
+      }
+      set.merged.compute.push_back(module);
+    }
     set.web_mounts.push_back(
         AppWebMount{AppMountPrefix(app.dir), app.dir / "web"});
   }

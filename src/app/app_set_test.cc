@@ -82,6 +82,44 @@ TEST(AppSetTest, ADuplicateKindIsRefused) {
             "served");
 }
 
+AppEntry ComputeApp(const std::string& dir, const std::string& module) {
+  Result<Manifest> m =
+      ParseManifest(R"({"name":"c","shards":[{"name":")" + module +
+                        R"(-kind","wasm":"k.wasm"}],"compute":[{"name":")" +
+                        module + R"(","source":"compute/m"}]})",
+                    dir, dir + "/tessera.json");
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  return AppEntry{dir, m.ok() ? *m : Manifest{}};
+}
+
+TEST(AppSetTest, ComputeModulesOfEveryAppJoinNamingTheirOwnManifest) {
+  Result<AppSet> set = MergeApps(
+      {ComputeApp("games/main", "sim"), ComputeApp("more/shop", "shop")});
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  ASSERT_EQ(set->merged.compute.size(), 2u);
+  EXPECT_EQ(set->merged.compute[0].name, "sim");
+  EXPECT_EQ(set->merged.compute[1].name, "shop");
+  EXPECT_EQ(set->merged.compute[1].source, fs::path("more/shop/compute/m"));
+  EXPECT_EQ(set->merged.compute[1].where, "more/shop/tessera.json: compute[0]");
+
+  set = MergeApps(
+      {ComputeApp("games/main", "sim"), ComputeApp("more/sim", "sim")});
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.status().message(),
+            "shard kind \"sim-kind\" of more/sim is also a kind of another app "
+            "served");
+}
+
+TEST(AppSetTest, ADuplicateComputeModuleIsRefused) {
+  AppEntry other = ComputeApp("more/other", "sim");
+  other.manifest.kinds.clear();
+  Result<AppSet> set = MergeApps({ComputeApp("games/main", "sim"), other});
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.status().message(),
+            "compute module \"sim\" of more/other is also a module of another "
+            "app served");
+}
+
 TEST(AppSetTest, NoAppIsRefused) {
   EXPECT_EQ(MergeApps({}).status().code(), StatusCode::kInvalidArgument);
 }

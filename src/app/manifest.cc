@@ -280,11 +280,12 @@ bool IsValidModuleName(std::string_view name) {
 
 Result<ComputeModuleSpec> ParseComputeModule(const Errors& err, const json& obj,
                                              const std::string& path,
-                                             const std::filesystem::path& dir) {
+                                             const std::filesystem::path& dir,
+                                             const std::string& file_label) {
   if (!obj.is_object()) return err.WrongType(path, "an object", obj);
   TESSERA_RETURN_IF_ERROR(err.CheckFields(obj, path, kComputeFields));
   ComputeModuleSpec spec;
-  spec.where = path;
+  spec.where = file_label + ": " + path;
   bool present = false;
   TESSERA_RETURN_IF_ERROR(
       ReadString(err, obj, path, "name", &spec.name, &present));
@@ -460,7 +461,7 @@ Result<Manifest> ParseManifest(std::string_view text,
     for (size_t i = 0; i < compute->size(); ++i) {
       const std::string path = "compute[" + std::to_string(i) + "]";
       Result<ComputeModuleSpec> module =
-          ParseComputeModule(err, (*compute)[i], path, m.dir);
+          ParseComputeModule(err, (*compute)[i], path, m.dir, file_label);
       if (!module.ok()) return module.status();
       for (const ComputeModuleSpec& other : m.compute) {
         if (other.name == module->name) {

@@ -76,7 +76,9 @@ struct ComputeModuleSpec {
   bool enabled = true;
   // Each trigger object as compact JSON text: the HTTP trigger body.
   std::vector<std::string> triggers;
-  // "compute[1]": where the module is in the file, for the sync's errors.
+  // "app/tessera.json: compute[1]": which manifest declares the module and
+  // where in it, for the sync's errors (apps served together each name
+  // their own file).
   std::string where;
 
   const std::filesystem::path& dir() const {

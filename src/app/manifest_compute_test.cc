@@ -44,7 +44,7 @@ TEST(ManifestComputeTest, TheContractExampleParses) {
   EXPECT_EQ(sim.dir(), sim.crate_dir);
   EXPECT_TRUE(sim.always_on);
   EXPECT_TRUE(sim.enabled);  // the default
-  EXPECT_EQ(sim.where, "compute[0]");
+  EXPECT_EQ(sim.where, "games/demo/tessera.json: compute[0]");
   ASSERT_EQ(sim.triggers.size(), 2u);
   EXPECT_EQ(nlohmann::json::parse(sim.triggers[1]),
             (nlohmann::json{{"triggerType", "event"},

@@ -123,9 +123,8 @@ void ComputeService::RefreshMetrics() {
 Status ComputeService::SyncManifest(
     const app::Manifest& manifest,
     const std::function<void(const std::string&)>& log) {
-  const std::string file = (manifest.dir / app::kManifestFileName).string();
   for (const app::ComputeModuleSpec& spec : manifest.compute) {
-    const std::string where = file + ": " + spec.where;
+    const std::string& where = spec.where;
     // Triggers first: a bad one fails the boot before anything changes.
     std::vector<compute::TriggerRecord> triggers;
     for (size_t i = 0; i < spec.triggers.size(); ++i) {
