@@ -67,6 +67,12 @@ std::shared_ptr<ModuleSlot> Core::Find(std::string_view name) const {
   return it == modules.end() ? nullptr : it->second;
 }
 
+Result<std::shared_ptr<ModuleSlot>> Core::Require(std::string_view name) const {
+  std::shared_ptr<ModuleSlot> slot = Find(name);
+  if (slot == nullptr) return NotFound("no compute module " + Quote(name));
+  return slot;
+}
+
 std::vector<std::shared_ptr<ModuleSlot>> Core::AllSlots() const {
   std::lock_guard<std::mutex> lock(mu);
   std::vector<std::shared_ptr<ModuleSlot>> out;
@@ -319,10 +325,9 @@ Result<ModuleRecord> ComputeEngine::UpsertModule(std::string_view name,
 
 Status ComputeEngine::DeleteModule(std::string_view name) {
   Impl& e = *impl_;
-  std::shared_ptr<ModuleSlot> slot = e.Find(name);
-  if (slot == nullptr) {
-    return NotFound("no compute module " + engine_internal::Quote(name));
-  }
+  Result<std::shared_ptr<ModuleSlot>> required = e.Require(name);
+  if (!required.ok()) return required.status();
+  std::shared_ptr<ModuleSlot> slot = std::move(required).value();
   {
     std::lock_guard<std::mutex> persist(slot->persist_mu);
     std::lock_guard<std::mutex> lock(slot->mu);
@@ -341,11 +346,9 @@ Status ComputeEngine::DeleteModule(std::string_view name) {
 
 Result<VersionRecord> ComputeEngine::DeployVersion(DeployRequest request) {
   Impl& e = *impl_;
-  std::shared_ptr<ModuleSlot> slot = e.Find(request.module);
-  if (slot == nullptr) {
-    return NotFound("no compute module " +
-                    engine_internal::Quote(request.module));
-  }
+  Result<std::shared_ptr<ModuleSlot>> required = e.Require(request.module);
+  if (!required.ok()) return required.status();
+  std::shared_ptr<ModuleSlot> slot = std::move(required).value();
   if (e.queue == nullptr) {
     return Status(StatusCode::kFailedPrecondition,
                   "this server compiles no compute modules (no compiler)");
@@ -379,10 +382,9 @@ Result<VersionRecord> ComputeEngine::DeployVersion(DeployRequest request) {
 
 Result<TriggerRecord> ComputeEngine::UpsertTrigger(const TriggerSpec& spec) {
   Impl& e = *impl_;
-  std::shared_ptr<ModuleSlot> slot = e.Find(spec.module);
-  if (slot == nullptr) {
-    return NotFound("no compute module " + engine_internal::Quote(spec.module));
-  }
+  Result<std::shared_ptr<ModuleSlot>> required = e.Require(spec.module);
+  if (!required.ok()) return required.status();
+  std::shared_ptr<ModuleSlot> slot = std::move(required).value();
   TriggerRecord t;
   t.module_id = slot->id;
   t.type = spec.trigger.type;
@@ -449,10 +451,9 @@ Result<TriggerRecord> ComputeEngine::UpsertTrigger(const TriggerSpec& spec) {
 Status ComputeEngine::DeleteTrigger(std::string_view module,
                                     int64_t trigger_id) {
   Impl& e = *impl_;
-  std::shared_ptr<ModuleSlot> slot = e.Find(module);
-  if (slot == nullptr) {
-    return NotFound("no compute module " + engine_internal::Quote(module));
-  }
+  Result<std::shared_ptr<ModuleSlot>> required = e.Require(module);
+  if (!required.ok()) return required.status();
+  std::shared_ptr<ModuleSlot> slot = std::move(required).value();
   bool mine = false;
   {
     std::lock_guard<std::mutex> lock(slot->mu);
@@ -469,10 +470,9 @@ Status ComputeEngine::DeleteTrigger(std::string_view module,
 Status ComputeEngine::EnableWhenCompiled(std::string_view module,
                                          int64_t version_no) {
   Impl& e = *impl_;
-  std::shared_ptr<ModuleSlot> slot = e.Find(module);
-  if (slot == nullptr) {
-    return NotFound("no compute module " + engine_internal::Quote(module));
-  }
+  Result<std::shared_ptr<ModuleSlot>> required = e.Require(module);
+  if (!required.ok()) return required.status();
+  std::shared_ptr<ModuleSlot> slot = std::move(required).value();
   {
     std::lock_guard<std::mutex> lock(slot->mu);
     slot->enable_on_success.insert(version_no);
@@ -500,10 +500,9 @@ Status ComputeEngine::EnableWhenCompiled(std::string_view module,
 Result<ModuleRecord> ComputeEngine::SetEnabled(std::string_view module,
                                                bool enabled) {
   Impl& e = *impl_;
-  std::shared_ptr<ModuleSlot> slot = e.Find(module);
-  if (slot == nullptr) {
-    return NotFound("no compute module " + engine_internal::Quote(module));
-  }
+  Result<std::shared_ptr<ModuleSlot>> required = e.Require(module);
+  if (!required.ok()) return required.status();
+  std::shared_ptr<ModuleSlot> slot = std::move(required).value();
   int64_t active = 0;
   if (enabled) {
     Result<std::vector<VersionRecord>> versions =

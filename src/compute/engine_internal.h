@@ -250,6 +250,8 @@ struct Core {
   // --- engine.cc
   Policy CurrentPolicy() const;
   std::shared_ptr<ModuleSlot> Find(std::string_view name) const;
+  // Find, or kNotFound 'no compute module "<name>"'.
+  Result<std::shared_ptr<ModuleSlot>> Require(std::string_view name) const;
   std::vector<std::shared_ptr<ModuleSlot>> AllSlots() const;
   Status AddSlot(const ModuleRecord& record,
                  std::vector<TriggerRecord> triggers);

@@ -70,10 +70,9 @@ Result<InvokeResult> ComputeEngine::Invoke(const InvokeRequest& request) {
     std::lock_guard<std::mutex> lock(e.mu);
     if (e.shut_down) return Unavailable("the compute engine has shut down");
   }
-  std::shared_ptr<ModuleSlot> slot = e.Find(request.module);
-  if (slot == nullptr) {
-    return NotFound("no compute module \"" + request.module + "\"");
-  }
+  Result<std::shared_ptr<ModuleSlot>> required = e.Require(request.module);
+  if (!required.ok()) return required.status();
+  std::shared_ptr<ModuleSlot> slot = std::move(required).value();
   std::string policy_json;
   std::shared_ptr<const Contract> contract;
   Snapshot snap;

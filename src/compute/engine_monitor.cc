@@ -167,19 +167,17 @@ Result<std::vector<ModuleView>> ComputeEngine::Modules() {
 
 Result<std::vector<VersionRecord>> ComputeEngine::Versions(
     std::string_view module, int64_t limit) {
-  std::shared_ptr<ModuleSlot> slot = impl_->Find(module);
-  if (slot == nullptr) {
-    return NotFound("no compute module \"" + std::string(module) + "\"");
-  }
+  Result<std::shared_ptr<ModuleSlot>> required = impl_->Require(module);
+  if (!required.ok()) return required.status();
+  std::shared_ptr<ModuleSlot> slot = std::move(required).value();
   return impl_->store->ListVersions(slot->id, limit, /*with_files=*/false);
 }
 
 Result<std::vector<TriggerRecord>> ComputeEngine::Triggers(
     std::string_view module) {
-  std::shared_ptr<ModuleSlot> slot = impl_->Find(module);
-  if (slot == nullptr) {
-    return NotFound("no compute module \"" + std::string(module) + "\"");
-  }
+  Result<std::shared_ptr<ModuleSlot>> required = impl_->Require(module);
+  if (!required.ok()) return required.status();
+  std::shared_ptr<ModuleSlot> slot = std::move(required).value();
   std::lock_guard<std::mutex> lock(slot->mu);
   return slot->triggers;
 }
@@ -188,10 +186,9 @@ Result<std::vector<RunRecord>> ComputeEngine::Runs(
     std::optional<std::string> module, RunFilter filter) {
   Core& e = *impl_;
   if (module && !module->empty()) {
-    std::shared_ptr<ModuleSlot> slot = e.Find(*module);
-    if (slot == nullptr) {
-      return NotFound("no compute module \"" + *module + "\"");
-    }
+    Result<std::shared_ptr<ModuleSlot>> required = e.Require(*module);
+    if (!required.ok()) return required.status();
+    std::shared_ptr<ModuleSlot> slot = std::move(required).value();
     filter.module_id = slot->id;
   }
   TESSERA_RETURN_IF_ERROR(e.Flush());
@@ -202,10 +199,9 @@ Result<std::vector<LogRecord>> ComputeEngine::Logs(
     std::optional<std::string> module, LogFilter filter) {
   Core& e = *impl_;
   if (module && !module->empty()) {
-    std::shared_ptr<ModuleSlot> slot = e.Find(*module);
-    if (slot == nullptr) {
-      return NotFound("no compute module \"" + *module + "\"");
-    }
+    Result<std::shared_ptr<ModuleSlot>> required = e.Require(*module);
+    if (!required.ok()) return required.status();
+    std::shared_ptr<ModuleSlot> slot = std::move(required).value();
     filter.module_id = slot->id;
   }
   TESSERA_RETURN_IF_ERROR(e.Flush());
@@ -217,10 +213,9 @@ Result<std::vector<UsageRow>> ComputeEngine::Usage(
   Core& e = *impl_;
   int64_t module_id = 0;
   if (module && !module->empty()) {
-    std::shared_ptr<ModuleSlot> slot = e.Find(*module);
-    if (slot == nullptr) {
-      return NotFound("no compute module \"" + *module + "\"");
-    }
+    Result<std::shared_ptr<ModuleSlot>> required = e.Require(*module);
+    if (!required.ok()) return required.status();
+    std::shared_ptr<ModuleSlot> slot = std::move(required).value();
     module_id = slot->id;
   }
   TESSERA_RETURN_IF_ERROR(e.Flush());
