@@ -30,6 +30,8 @@
 namespace tessera::store {
 namespace {
 
+using testing::WaitFor;
+
 using compute::ComputeStore;
 using testing::CheckPayload;
 using testing::Payload;
@@ -149,13 +151,6 @@ std::string Expected(int64_t k) {
     EXPECT_TRUE(st.ok()) << "model write " << i << ": " << st.ToString();
   }
   return Describe(model, w.module_id);
-}
-
-int WaitFor(pid_t pid) {
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-  }
-  return status;
 }
 
 TEST(SqliteComputeCrashTest, SigkillLeavesEveryWriteWholeOrAbsent) {

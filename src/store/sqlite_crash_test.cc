@@ -19,6 +19,8 @@
 namespace tessera::store {
 namespace {
 
+using testing::WaitFor;
+
 using testing::CheckPayload;
 using testing::Payload;
 using testing::ScratchDir;
@@ -26,13 +28,6 @@ using testing::ScratchDir;
 // Exit codes of a child that could not do its part.
 constexpr int kChildOpenFailed = 10;
 constexpr int kChildWriteFailed = 11;
-
-int WaitFor(pid_t pid) {
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-  }
-  return status;
-}
 
 TEST(SqliteCrashTest, ExitWithoutCloseKeepsCompletedWrites) {
   ScratchDir dir;

@@ -5,12 +5,23 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 
 #include <cstdint>
 #include <filesystem>
 #include <string>
 
 namespace tessera::store::testing {
+
+// Waits for child `pid` (retrying interrupted waits) and returns its wait
+// status: what the crash tests read after their SIGKILL.
+inline int WaitFor(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+  }
+  return status;
+}
 
 // A fresh directory under the test temp dir, removed with its contents.
 class ScratchDir {

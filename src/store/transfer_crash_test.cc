@@ -29,6 +29,8 @@
 namespace tessera::store {
 namespace {
 
+using testing::WaitFor;
+
 using shard::TransferAdvance;
 using shard::TransferJournal;
 using shard::TransferRecord;
@@ -116,13 +118,6 @@ std::string Expected(int64_t k) {
     EXPECT_TRUE(st.ok()) << "model transaction " << i << ": " << st.ToString();
   }
   return Describe(model, model);
-}
-
-int WaitFor(pid_t pid) {
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-  }
-  return status;
 }
 
 TEST(TransferCrashTest, SigkillLeavesEveryTransactionWholeOrAbsent) {
