@@ -92,6 +92,36 @@ inline constexpr unsigned kMaxMessagesAppliedPerTick = 64; // per shard
 inline constexpr unsigned kMaxTransferStateBytes = 1u << 20;
 inline constexpr unsigned kMaxTransferRequestsPerTick = 256;
 
+// The app's data and functions (all optional; docs/guest-abi.md, "Keyed
+// calls and entity writes"). Payloads are UTF-8 JSON.
+//   calls(): kOk, output = [{"key": str, "function": "module.export" or
+//     "export", "args": any}, ...] (every call the shard still waits for;
+//     the host skips keys in flight and sends each other key once);
+//     kNoState = none. Taken after every tick.
+//   on_call_result(ptr, len), arg = {"key": str, "ok": true, "result": any}
+//     or {"key": str, "ok": false, "error": "CODE: message"}: kOk. Called
+//     before the next tick's inputs, once per key per shard run.
+//   writes(): kOk, output = [{"entity": "Type", "id": str, "set": {field:
+//     value, ...}}, ...]; kNoState = none. Taken after every tick; the host
+//     keeps the latest value per row and field and writes them every
+//     flush interval (2 s) and when the shard stops.
+// An input whose subscriber id is empty comes from the server (a function's
+// shards.send): no connection can have an empty subscriber id.
+inline constexpr const char kExportCalls[] = "tessera_calls";                  // () -> i32
+inline constexpr const char kExportOnCallResult[] = "tessera_on_call_result";  // (i32 x2) -> i32
+inline constexpr const char kExportWrites[] = "tessera_writes";                // () -> i32
+
+// Limits of keyed calls and entity writes; beyond them the host refuses
+// (logged on the shard's log, counted), never drops silently.
+inline constexpr unsigned kMaxCallKeyBytes = 128;           // key: 1..128 B
+inline constexpr unsigned kMaxCallFunctionBytes = 256;
+inline constexpr unsigned kMaxCallArgsBytes = 65536;        // args JSON
+inline constexpr unsigned kMaxCallsInFlight = 1024;         // per shard
+inline constexpr unsigned kMaxCallsOutputBytes = 4u << 20;  // calls() JSON
+inline constexpr unsigned kMaxWritesPerTick = 4096;         // rows per tick
+inline constexpr unsigned kMaxWritesOutputBytes = 4u << 20; // writes() JSON
+inline constexpr unsigned kMaxCallResultBytes = 1u << 20;   // result JSON
+
 // Codec ids passed to tessera_init / tessera_restore.
 enum Codec : int { kCodecMsgpack = 0, kCodecJson = 1 };
 

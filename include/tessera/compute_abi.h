@@ -54,6 +54,21 @@ inline constexpr const char kImportPrefix[] = "tessera_compute_v";
 //       the last failed host call's error as JSON
 //       {"code":"egress_budget","message":"..."}; returns its full size
 //       (0 when no host call has failed in this entry call).
+//   data(op_ptr, op_len, req_ptr, req_len) -> i32
+//       one operation on the app's data (docs/compute-abi.md "The app's
+//       data"), inside the entry call's transaction: op is one of
+//       kDataOp*, req its JSON request. Returns the byte size of the JSON
+//       reply, read with reply(); a negative ErrorCode otherwise (kErrData:
+//       last_error's code is the data code, e.g. "ROW_NOT_FOUND";
+//       kErrDataOps: over the per-call cap, maxDbOpsPerTick).
+//   shards(op_ptr, op_len, req_ptr, req_len) -> i32
+//       one operation on the app's shards (kShardsOp*, docs/compute-abi.md
+//       "Shards"); reply and errors as data (kErrShards: last_error's code
+//       is e.g. "SHARD_NOT_FOUND"). send and publish take effect only once
+//       the entry call's transaction commits (nothing on a failed run).
+//   reply(ptr, cap) -> i32
+//       copies min(cap, size) bytes of the last data/shards reply to ptr
+//       and returns its full size (0 when there is none).
 inline constexpr const char kImportLog[] = "log";
 inline constexpr const char kImportNowMs[] = "now_ms";
 inline constexpr const char kImportRandomBytes[] = "random_bytes";
@@ -63,6 +78,48 @@ inline constexpr const char kImportEmitEvent[] = "emit_event";
 inline constexpr const char kImportEmitChannel[] = "emit_channel";
 inline constexpr const char kImportEmitSpatial[] = "emit_spatial";
 inline constexpr const char kImportLastError[] = "last_error";
+inline constexpr const char kImportData[] = "data";
+inline constexpr const char kImportShards[] = "shards";
+inline constexpr const char kImportReply[] = "reply";
+
+// data ops and their JSON (reply shapes in docs/compute-abi.md; a row is
+// {"id", "createdAt", "updatedAt", "version", ...fields}):
+//   get     {"type", "id"}                         -> {"row": row|null}
+//   lookup  {"type", "field", "value"}             -> {"row": row|null}
+//   list    {"type", "where"?, "cursor"?, "limit"?} -> {"rows": [...],
+//                                                       "nextCursor": str}
+//   count   {"type", "where"?}                     -> {"count": n}
+//   insert  {"type", "id"?, "fields": {...}}       -> {"row": row}
+//   update  {"type", "id", "set": {...}}           -> {"row": row}
+//   delete  {"type", "id"}                         -> {"deleted": bool}
+inline constexpr const char kDataOpGet[] = "get";
+inline constexpr const char kDataOpLookup[] = "lookup";
+inline constexpr const char kDataOpList[] = "list";
+inline constexpr const char kDataOpCount[] = "count";
+inline constexpr const char kDataOpInsert[] = "insert";
+inline constexpr const char kDataOpUpdate[] = "update";
+inline constexpr const char kDataOpDelete[] = "delete";
+// shards ops:
+//   create   {"kind", "id", "params"?: any, "machine"?: str} -> shard
+//   get      {"id"}                           -> {"shard": shard|null}
+//   list     {"kind"?}                        -> {"shards": [shard...]}
+//   ticket   {"id", "subscriber", "claims"?: {...}, "ttlSecs"?: n}
+//                                             -> {"ticket": str}
+//   send     {"id", "input": any}             -> {}
+//   publish  {"target": "shard:<id>"|"group:<g>"|"all", "topic",
+//             "data": str}                    -> {}
+//   transfer {"from", "subscriber", "to", "claims"?: {...}} -> {}
+//   stop     {"id"}                           -> {}
+// shard = {"id", "kind", "status", "tick", "subscribers", "machine",
+//          "stopReason"?, "error"?}.
+inline constexpr const char kShardsOpCreate[] = "create";
+inline constexpr const char kShardsOpGet[] = "get";
+inline constexpr const char kShardsOpList[] = "list";
+inline constexpr const char kShardsOpTicket[] = "ticket";
+inline constexpr const char kShardsOpSend[] = "send";
+inline constexpr const char kShardsOpPublish[] = "publish";
+inline constexpr const char kShardsOpTransfer[] = "transfer";
+inline constexpr const char kShardsOpStop[] = "stop";
 
 // Exports. "Required" ones must be present or the module is refused.
 inline constexpr const char kExportMemory[] = "memory";  // required
@@ -102,6 +159,8 @@ enum ErrorCode : int {
   kErrDataOps = -7,       // over maxDbOpsPerTick host data ops in this call
   kErrDepth = -8,         // emit_event: the cascade is at the depth limit
   kErrUnavailable = -9,   // the host cannot do it now (shutting down)
+  kErrData = -10,         // a data op refused: last_error's code says why
+  kErrShards = -11,       // a shards op refused: last_error's code says why
 };
 // The `code` strings of last_error's JSON, by ErrorCode.
 inline constexpr const char kCodeNoState[] = "no_state";
@@ -135,6 +194,8 @@ inline constexpr unsigned kMaxInvokeInputBytes = 1u << 20;  // invoke input
 inline constexpr unsigned kMaxResultBytes = 1u << 20;       // invoke output
 inline constexpr unsigned kMaxErrorBytes = 4096;            // error text
 inline constexpr unsigned kMaxEventDepth = 8;  // emit_event cascade
+inline constexpr unsigned kMaxDataRequestBytes = 2u << 20;  // data/shards req
+inline constexpr unsigned kMaxReplyBytes = 8u << 20;        // a reply
 
 }  // namespace tessera::compute_abi
 

@@ -9,6 +9,13 @@
 //                "memoryMb": 64, "fuelPerTick": 200000000, "maxRunMs": 200,
 //                "idleShutdownSecs": 90, "onStop": "fn"}]}
 //
+// An optional "data" object declares the app's entity types (docs/data.md
+// "The manifest"): {"types": [{"name": "Character", "owner": "userId",
+// "fields": [{"name": "hp", "type": "int", "default": 100}, ...],
+// "indexes": [{"field": "userId"}, {"field": "name", "unique": true}]}]}.
+// A kind's "onStop" is an http(s):// URL or a function name; its
+// "writeFlushMs" (100..60000, default 2000) paces its entity writes.
+//
 // An optional "compute" array declares compute modules (docs/compute.md
 // "The manifest"), synced into the server at boot:
 //   "compute": [{"name": "world-sim", "crate": "compute/world-sim",
@@ -30,6 +37,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "data/data_types.h"
 #include "shard/shard_types.h"
 
 namespace tessera::app {
@@ -94,6 +102,9 @@ struct Manifest {
   std::filesystem::path dir;
   std::vector<ShardKindSpec> kinds;        // in manifest order, names unique
   std::vector<ComputeModuleSpec> compute;  // in manifest order, names unique
+  // The "data" section: the app's entity types (docs/data.md), parsed with
+  // data::ParseDataSchema; empty when absent.
+  data::DataSchema data;
 
   // The kind named `name`, or nullptr. The pointer lives as long as *this.
   const ShardKindSpec* FindKind(std::string_view name) const;

@@ -82,10 +82,16 @@ struct TriggerRecord {
   TriggerType type = TriggerType::kTick;
   // tick
   double tick_hz = 0;
-  // event: on_event is "compute_event" now (data events come with the app's
-  // data); event_name filters compute_event by name ("" = any).
+  // event: on_event is one of kEventSources (below). Filters, "" = any:
+  // event_name (compute_event's name), entity_type (row_created,
+  // field_changed, row_deleted), field_name (field_changed), function_name
+  // (function_invoked: "module.export" or an export name). A filter that
+  // does not apply to on_event is refused on upsert.
   std::string on_event = "compute_event";
   std::string event_name;
+  std::string entity_type;
+  std::string field_name;
+  std::string function_name;
   int64_t debounce_ms = 0;
   // invoke
   std::string export_name;
@@ -96,6 +102,14 @@ struct TriggerRecord {
   int64_t created_ms = 0;
   int64_t updated_ms = 0;
 };
+
+// The events an event trigger can listen to ("onEvent"). Data events are
+// raised after their transaction commits, one per row change (field_changed:
+// one per changed field), with the payloads of docs/compute-abi.md
+// "Events".
+inline constexpr const char* kEventSources[] = {
+    "compute_event", "row_created", "field_changed", "row_deleted",
+    "function_invoked"};
 
 // The per-app policy (computeModulePolicy); defaults are the seed's.
 struct Policy {

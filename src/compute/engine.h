@@ -33,7 +33,9 @@
 #include "compute/compute_store.h"
 #include "compute/compute_types.h"
 #include "compute/notify_sink.h"
+#include "compute/shards_port.h"
 #include "compute/source_compiler.h"
+#include "data/data_store.h"
 
 namespace tessera::guest {
 class WorkerPool;
@@ -48,6 +50,10 @@ struct EngineOptions {
   ComputeStore* store = nullptr;
   SourceCompiler* compiler = nullptr;
   NotifySink* notify = nullptr;
+  // The app's data and shards (the `data` / `shards` host calls); null:
+  // those calls fail with kErrUnavailable. Not owned.
+  data::DataStore* data = nullptr;
+  ShardsPort* shards = nullptr;
   guest::WorkerPool* workers = nullptr;  // null: the engine makes its own
   guest::Watchdog* watchdog = nullptr;   // null: the engine makes its own
   // The monotonic clock of tick deadlines: the pool's. Null: workers'
@@ -108,6 +114,9 @@ struct InvokeRequest {
   // identified by a verified ticket (caller_user_id = its subscriber id).
   bool management = false;
   std::string caller_user_id;
+  // Set for a shard's keyed call or onStop (management is true then too):
+  // the invoke input carries it as "callerShardId".
+  std::string caller_shard_id;
   std::string flow_id;  // empty: a new one
 };
 
@@ -117,6 +126,33 @@ struct InvokeResult {
   int64_t fuel_used = 0;
   int64_t duration_us = 0;
   std::string flow_id;
+};
+
+// A function of the app: an invoke trigger's export of one module.
+struct FunctionRef {
+  std::string module;
+  std::string export_name;
+};
+
+// What runs did that takes effect only once their transaction commits
+// (shards.send, shards.publish, the compute events they emitted and the
+// function_invoked events of the invokes). Filled by InvokeInTxn, run by
+// AfterCommit; dropped when the transaction rolls back. Opaque outside the
+// engine: move it around, never look inside.
+class Deferred {
+ public:
+  Deferred();
+  ~Deferred();
+  Deferred(Deferred&&) noexcept;
+  Deferred& operator=(Deferred&&) noexcept;
+  bool empty() const;
+  // Appends `other`'s effects after this one's.
+  void Append(Deferred&& other);
+  struct Effects;
+
+ private:
+  friend class ComputeEngine;
+  std::unique_ptr<Effects> effects_;
 };
 
 // Stats over a window (computeModuleStats).
@@ -190,7 +226,32 @@ class ComputeEngine {
   // the run's error).
   Result<InvokeResult> Invoke(const InvokeRequest& request);
 
-  // --- events from outside the modules (tests, the app's data next).
+  // --- functions and transactions (the app's data).
+  // "module.export", or a bare export name that exactly one module has an
+  // invoke trigger for. Errors: kNotFound ("FUNCTION_NOT_FOUND: ..."),
+  // kInvalidArgument ("BAD_REQUEST: ..." ambiguous or malformed).
+  Result<FunctionRef> ResolveFunction(std::string_view function) const;
+  // Invoke inside the caller's write transaction `txn` (the keyed-call
+  // runner's scope): the module's data ops use `txn`, and what must wait
+  // for the commit goes to `*deferred`. The caller commits (or rolls back)
+  // and then calls AfterCommit. A failed run leaves `txn`'s scope for the
+  // caller to roll back (its data ops may have written). Errors as Invoke.
+  // (Invoke itself opens, commits and follows up its own transaction when
+  // the module imports `data`.)
+  Result<InvokeResult> InvokeInTxn(data::DataTxn& txn,
+                                   const InvokeRequest& request,
+                                   Deferred* deferred);
+  // After the commit: runs `deferred` and raises the data events of
+  // `changes` (ChangeEvents from DataTxn::Commit).
+  void AfterCommit(Deferred deferred,
+                   const std::vector<data::ChangeEvent>& changes,
+                   std::string_view flow_id);
+  // Data events of changes committed outside the engine (the admin API,
+  // the shards' entity writes).
+  void OnDataChanges(const std::vector<data::ChangeEvent>& changes,
+                     std::string_view flow_id);
+
+  // --- events from outside the modules (tests).
   void RaiseEvent(std::string_view on_event, std::string_view name,
                   std::string_view payload_json, std::string_view flow_id);
 

@@ -4,7 +4,7 @@
 // enforces the ABI's size limits and turns results into the ABI's return
 // codes and last_error JSON; the engine implements HostCalls per run
 // (egress budgets, the state revision guard, event cascades, NOTIFY
-// delivery, counting). A later issue adds the app's data operations here.
+// delivery, counting) and the app's data and shards operations.
 //
 // Called on the thread running the entry call, inside the guest call: must
 // not block for long.
@@ -26,10 +26,13 @@ namespace tessera::compute {
 struct HostCallResult {
   int32_t code = 0;
   std::string message;
+  // last_error's "code" when set (data and shards errors: "ROW_NOT_FOUND",
+  // "SHARD_NOT_FOUND", ...); else the ErrorCode's kCode* string.
+  std::string code_name;
 
-  static HostCallResult Ok(int32_t count = 0) { return {count, {}}; }
+  static HostCallResult Ok(int32_t count = 0) { return {count, {}, {}}; }
   static HostCallResult Error(int32_t code, std::string message) {
-    return {code, std::move(message)};
+    return {code, std::move(message), {}};
   }
 };
 
@@ -50,9 +53,27 @@ class HostCalls {
   virtual HostCallResult EmitSpatial(std::string_view shard, float x, float y,
                                      float radius,
                                      std::string_view payload) = 0;
+  // The app's data and shards (compute_abi.h kImportData / kImportShards):
+  // `op` and `request` (JSON, size already checked against
+  // kMaxDataRequestBytes) as the guest gave them; on success `*reply` is
+  // the JSON reply (<= kMaxReplyBytes) and the result's code its size.
+  // The defaults refuse (hosts without the app's data: test fakes).
+  virtual HostCallResult Data(std::string_view op, std::string_view request,
+                              std::string* reply);
+  virtual HostCallResult Shards(std::string_view op, std::string_view request,
+                                std::string* reply);
   // A guest log line (already cut to valid UTF-8) with its level.
   virtual void Log(int level, std::string_view text) = 0;
 };
+
+inline HostCallResult HostCalls::Data(std::string_view, std::string_view,
+                                      std::string*) {
+  return HostCallResult::Error(-9, "this host has no app data");
+}
+inline HostCallResult HostCalls::Shards(std::string_view, std::string_view,
+                                        std::string*) {
+  return HostCallResult::Error(-9, "this host has no shards");
+}
 
 }  // namespace tessera::compute
 

@@ -27,6 +27,8 @@ namespace tessera::server {
 enum class Scope : uint8_t {
   kManageCompute = 1 << 0,           // "manage_compute"
   kViewComputeDiagnostics = 1 << 1,  // "view_compute_diagnostics"
+  kManageData = 1 << 2,              // "manage_data" (implies view_data)
+  kViewData = 1 << 3,                // "view_data"
 };
 const char* ScopeName(Scope scope);
 // By name; nullopt for an unknown one.

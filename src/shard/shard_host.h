@@ -56,6 +56,7 @@
 #include "guest/watchdog.h"
 #include "guest/worker_pool.h"
 #include "shard/kind_registry.h"
+#include "shard/shard_calls.h"
 #include "shard/shard_sink.h"
 #include "shard/shard_types.h"
 #include "shard/state_store.h"
@@ -86,6 +87,11 @@ struct ShardInfo {
   int64_t fuel_used = 0;
   uint64_t overruns = 0;
   size_t queued_inputs = 0;
+  // This run of the shard (Create or Restore), unique within the process
+  // and across restarts (a random 64-bit value, never 0): keyed call
+  // results go only to the run that asked.
+  uint64_t run_id = 0;
+  size_t calls_in_flight = 0;
 };
 
 // One tick that ran, for metrics (HostOptions::on_tick).
@@ -141,6 +147,12 @@ struct HostOptions {
   // target's commit (or to the refusal). Any worker thread.
   std::function<void(const TransferResult& result, int64_t duration_us)>
       on_transfer;
+  // The app's functions and data (shard_calls.h): where keyed calls and
+  // entity writes go. Null: calls() and writes() are not taken (a module
+  // exporting them gets one log line at start). Not owned; must outlive
+  // the host.
+  CallGateway* calls = nullptr;
+  EntityWriteSink* writes = nullptr;
   // Message limits per shard (benches raise these).
   size_t max_inbox_messages = abi::kMaxInboxMessages;
   size_t max_messages_sent_per_tick = abi::kMaxMessagesSentPerTick;
@@ -246,6 +258,15 @@ class ShardHost {
   };
   Result<PublishResult> Publish(const MessageTarget& to, std::string topic,
                                 std::string data);
+
+  // ---- The app's functions (shard_calls.h) ------------------------------
+
+  // The result of a keyed call of run `run_id` of shard `id`, queued for
+  // its on_call_result before its next inputs (the shard's worker is
+  // poked). False (dropped) when that run is no longer running or the key
+  // is not in flight for it. Any thread.
+  bool DeliverCallResult(std::string_view id, uint64_t run_id,
+                         CallResult result);
 
   // The player that left `from` within kMovedRecordSecs, or nullopt. Any
   // thread.

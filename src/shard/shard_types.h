@@ -23,7 +23,15 @@ struct KindConfig {
   uint64_t fuel_per_tick = 200000000;  // one budget per tick (all its calls)
   uint32_t max_run_ms = 200;           // wall clock of one guest call
   uint32_t idle_shutdown_secs = 90;    // 0 = never
-  std::string on_stop;                 // function to notify (later issue)
+  // What hears of each stop: an http(s):// URL (POSTed, server/
+  // stop_notifier.h) or a function ("module.export", or an export name that
+  // one module's invoke trigger has), invoked with {shardId, kind, reason,
+  // error} in a transaction (server/stop_functions.h). "" = nothing.
+  std::string on_stop;
+  // How often the host writes the shard's buffered entity writes
+  // (tessera_writes) to the app's data, and at every stop. Manifest
+  // "writeFlushMs", 100..60000.
+  uint32_t write_flush_ms = 2000;
 };
 
 enum class ShardStatus : uint8_t { kStarting, kRunning, kStopped };

@@ -14,6 +14,7 @@
 
 #include "common/status.h"
 #include "compute/compute_store.h"
+#include "data/data_store.h"
 #include "shard/state_store.h"
 #include "shard/transfer_journal.h"
 
@@ -70,6 +71,13 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& url);
 // stores share nothing.
 Result<std::unique_ptr<compute::ComputeStore>> OpenComputeStore(
     const std::string& url);
+
+// Opens the app's data (data/data_store.h) in the store named by `url`,
+// with the same URL forms and errors as OpenStore: for SQLite, connections
+// of its own to the same file (one writer, readers; sqlite_data_store.h),
+// the data's system tables in the one schema (migration 4) and one table
+// per entity type ("data_<Type>") made by ApplySchema.
+Result<std::unique_ptr<data::DataStore>> OpenDataStore(const std::string& url);
 
 }  // namespace tessera::store
 
