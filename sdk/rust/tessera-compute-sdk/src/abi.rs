@@ -45,6 +45,12 @@ pub const ERR_DATA_OPS: i32 = -7;
 pub const ERR_DEPTH: i32 = -8;
 /// Host error: the host cannot do it now (shutting down).
 pub const ERR_UNAVAILABLE: i32 = -9;
+/// Host error: a data operation was refused; the [`HostError`](crate::HostError)'s
+/// code says why (`"ROW_NOT_FOUND"`, `"UNIQUE_VIOLATION"`, ...).
+pub const ERR_DATA: i32 = -10;
+/// Host error: a shards operation was refused; the
+/// [`HostError`](crate::HostError)'s code says why (`"SHARD_NOT_FOUND"`, ...).
+pub const ERR_SHARDS: i32 = -11;
 
 /// The `code` string of a host error number (`last_error`'s "code"), or
 /// `None` for a number the ABI does not define.
@@ -84,3 +90,47 @@ pub const MAX_RESULT_BYTES: usize = 1 << 20;
 pub const MAX_ERROR_BYTES: usize = 4096;
 /// `emit_event` cascades stop at this depth.
 pub const MAX_EVENT_DEPTH: u32 = 8;
+/// A data or shards request is at most this many bytes (2 MiB).
+pub const MAX_DATA_REQUEST_BYTES: usize = 2 << 20;
+/// A data or shards reply is at most this many bytes (8 MiB).
+pub const MAX_REPLY_BYTES: usize = 8 << 20;
+
+/// The `data` host function's operations (`docs/compute-abi.md` "The
+/// app's data"); [`data_call`](crate::data_call) takes them.
+pub mod data_op {
+    /// `{"type", "id"}` -> `{"row": row|null}`
+    pub const GET: &str = "get";
+    /// `{"type", "field", "value"}` -> `{"row": row|null}` (an indexed field)
+    pub const LOOKUP: &str = "lookup";
+    /// `{"type", "where"?, "cursor"?, "limit"?}` -> `{"rows", "nextCursor"}`
+    pub const LIST: &str = "list";
+    /// `{"type", "where"?}` -> `{"count": n}`
+    pub const COUNT: &str = "count";
+    /// `{"type", "id"?, "fields"}` -> `{"row": row}`
+    pub const INSERT: &str = "insert";
+    /// `{"type", "id", "set"}` -> `{"row": row}`
+    pub const UPDATE: &str = "update";
+    /// `{"type", "id"}` -> `{"deleted": bool}`
+    pub const DELETE: &str = "delete";
+}
+
+/// The `shards` host function's operations (`docs/compute-abi.md`
+/// "Shards"); [`shards_call`](crate::shards_call) takes them.
+pub mod shards_op {
+    /// `{"kind", "id", "params"?, "machine"?}` -> the shard
+    pub const CREATE: &str = "create";
+    /// `{"id"}` -> `{"shard": shard|null}`
+    pub const GET: &str = "get";
+    /// `{"kind"?}` -> `{"shards": [...]}`
+    pub const LIST: &str = "list";
+    /// `{"id", "subscriber", "claims"?, "ttlSecs"?}` -> `{"ticket": str}`
+    pub const TICKET: &str = "ticket";
+    /// `{"id", "input"}` -> `{}` (delivered after the call commits)
+    pub const SEND: &str = "send";
+    /// `{"target", "topic", "data"}` -> `{}` (after the call commits)
+    pub const PUBLISH: &str = "publish";
+    /// `{"from", "subscriber", "to", "claims"?}` -> `{}`
+    pub const TRANSFER: &str = "transfer";
+    /// `{"id"}` -> `{}`
+    pub const STOP: &str = "stop";
+}

@@ -204,6 +204,53 @@ pub fn emit_spatial(shard: &str, x: f32, y: f32, radius: f32, payload: &[u8]) ->
     check(r)
 }
 
+/// One operation on the app's data with a request you built: `op` is one
+/// of [`abi::data_op`], `request` its JSON object (at most
+/// [`abi::MAX_DATA_REQUEST_BYTES`]). Returns the host's JSON reply.
+///
+/// The operation runs inside the entry call's transaction: it commits
+/// only if the entry call succeeds (an `Err`, a panic, running out of fuel
+/// or the watchdog roll back every data operation of the call). With the
+/// `json` feature, [`data`](crate::data) has one typed function per op.
+///
+/// Errors: the host's code, e.g. `"ROW_NOT_FOUND"`, `"UNIQUE_VIOLATION"`,
+/// `"BAD_VALUE"` ([`abi::ERR_DATA`]), `data_ops` (over the policy's
+/// `maxDbOpsPerTick` in this call), `too_large`, `unavailable`.
+pub fn data_call(op: &str, request: &str) -> Result<String, HostError> {
+    // SAFETY: the host reads both buffers during the call only.
+    let size = unsafe { sys::data(op.as_ptr(), op.len(), request.as_ptr(), request.len()) };
+    read_reply(size)
+}
+
+/// One operation on the app's shards with a request you built: `op` is
+/// one of [`abi::shards_op`], `request` its JSON object. Returns the
+/// host's JSON reply. `send` and `publish` take effect only once the entry
+/// call's transaction commits. With the `json` feature,
+/// [`shards`](crate::shards) has one typed function per op.
+///
+/// Errors: the host's code, e.g. `"SHARD_NOT_FOUND"`, `"SHARD_EXISTS"`
+/// ([`abi::ERR_SHARDS`]), `too_large`, `unavailable`.
+pub fn shards_call(op: &str, request: &str) -> Result<String, HostError> {
+    // SAFETY: the host reads both buffers during the call only.
+    let size = unsafe { sys::shards(op.as_ptr(), op.len(), request.as_ptr(), request.len()) };
+    read_reply(size)
+}
+
+/// The reply of a data / shards call that returned `size`.
+fn read_reply(size: i32) -> Result<String, HostError> {
+    let size = check(size)? as usize;
+    let mut buf = vec![0u8; size];
+    if size > 0 {
+        // SAFETY: `buf` is writable for its length.
+        let got = check(unsafe { sys::reply(buf.as_mut_ptr(), buf.len()) })? as usize;
+        buf.truncate(got);
+    }
+    String::from_utf8(buf).map_err(|_| HostError {
+        code: "BAD_REPLY".to_string(),
+        message: "the host's reply is not UTF-8".to_string(),
+    })
+}
+
 /// Reads `{"code": "...", "message": "..."}` (other members skipped).
 pub(crate) fn parse_error_json(json: &str) -> Option<HostError> {
     let mut p = Parser { s: json.as_bytes(), at: 0 };

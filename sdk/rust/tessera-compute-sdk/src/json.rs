@@ -19,7 +19,8 @@ pub use serde_json::{json, Value};
 /// The `serde_json` crate this module uses, for modules that do not name it.
 pub use serde_json;
 
-/// The input of an invoke entry: `{"export", "params", "callerUserId"}`.
+/// The input of an invoke entry: `{"export", "params", "callerUserId",
+/// "callerShardId"}`.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(bound(deserialize = "P: Deserialize<'de> + Default"))]
 pub struct InvokeInput<P = Value> {
@@ -32,6 +33,14 @@ pub struct InvokeInput<P = Value> {
     /// The player who called, or "" for a management caller.
     #[serde(rename = "callerUserId", default)]
     pub caller_user_id: String,
+    /// The shard whose keyed call (or onStop) runs this invoke, or "".
+    #[serde(rename = "callerShardId", default, deserialize_with = "null_as_empty")]
+    pub caller_shard_id: String,
+}
+
+/// A string member that may also be `null` (read as "").
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.unwrap_or_default())
 }
 
 impl<P: DeserializeOwned + Default> InvokeInput<P> {

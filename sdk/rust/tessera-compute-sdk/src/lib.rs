@@ -35,18 +35,33 @@
 //! while the instance stays loaded: keep what matters in the state blob
 //! ([`state_get`] / [`state_set`]).
 //!
-//! The `json` feature adds typed helpers over `serde_json` (module `json`);
-//! the `rand` feature adds `rng()` (a `rand` generator seeded by the host)
-//! and re-exports `rand`.
+//! The app's data and shards: [`data_call`] and [`shards_call`] take a
+//! request you built as JSON text; with the `json` feature, modules
+//! [`data`] (`get`, `lookup`, `list`, `count`, `insert`, `update`,
+//! `delete`) and [`shards`] (`create`, `get`, `list`, `ticket`, `send`,
+//! `publish`, `transfer`, `stop`) take and return `serde_json` values.
+//! Every entry call that uses them is one transaction: its data changes
+//! commit only if the call succeeds, and its `send` / `publish` happen
+//! only then.
+//!
+//! The `json` feature adds typed helpers over `serde_json` (modules `json`,
+//! `data`, `shards`); the `rand` feature adds `rng()` (a `rand` generator
+//! seeded by the host) and re-exports `rand`.
 #![warn(missing_docs)]
 
 pub mod abi;
+#[cfg(feature = "json")]
+pub mod data;
 mod host;
 #[cfg(feature = "json")]
 pub mod json;
+#[cfg(feature = "json")]
+pub mod shards;
 mod sys;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testing;
+#[cfg(all(not(target_arch = "wasm32"), feature = "json"))]
+mod fake_data;
 
 #[doc(hidden)]
 pub mod __private;
@@ -72,8 +87,8 @@ pub fn rng() -> rand::rngs::StdRng {
 use std::fmt::Display;
 
 pub use host::{
-    emit_channel, emit_event, emit_spatial, log, now_ms, random_bytes, state_get, state_set,
-    try_state_get, HostError,
+    data_call, emit_channel, emit_event, emit_spatial, log, now_ms, random_bytes, shards_call,
+    state_get, state_set, try_state_get, HostError,
 };
 
 /// What an `init`, `tick` or `event` function may return: `()` (always a
@@ -142,7 +157,8 @@ impl<E: Display> InvokeResult for Result<String, E> {
 ///   the time since the previous one.
 /// - `invoke(input: &[u8])`: a call of one of the module's invoke exports;
 ///   `input` is the JSON `{"export": "...", "params": {...},
-///   "callerUserId": "..."}` and the function returns the result bytes.
+///   "callerUserId": "...", "callerShardId": "..."}` and the function
+///   returns the result bytes.
 /// - `event(input: &[u8])` (optional): a `compute_event` the module's event
 ///   triggers subscribe to; `input` is the event JSON (`docs/compute-abi.md`
 ///   "Events"; `json::EventInput` reads it with the `json` feature).

@@ -40,6 +40,12 @@ extern "C" {
     ) -> i32;
     #[link_name = "last_error"]
     pub fn last_error(ptr: *mut u8, cap: usize) -> i32;
+    #[link_name = "data"]
+    pub fn data(op_ptr: *const u8, op_len: usize, req_ptr: *const u8, req_len: usize) -> i32;
+    #[link_name = "shards"]
+    pub fn shards(op_ptr: *const u8, op_len: usize, req_ptr: *const u8, req_len: usize) -> i32;
+    #[link_name = "reply"]
+    pub fn reply(ptr: *mut u8, cap: usize) -> i32;
 }
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -131,5 +137,22 @@ mod native {
     pub unsafe fn last_error(ptr: *mut u8, cap: usize) -> i32 {
         let json = with_host(|h| h.last_error_json());
         copy_out(json.as_bytes(), ptr, cap)
+    }
+
+    pub unsafe fn data(op_ptr: *const u8, op_len: usize, req_ptr: *const u8, req_len: usize) -> i32 {
+        let op = text(op_ptr, op_len);
+        let request = text(req_ptr, req_len);
+        with_host(|h| h.host_op("data", op, request))
+    }
+
+    pub unsafe fn shards(op_ptr: *const u8, op_len: usize, req_ptr: *const u8, req_len: usize) -> i32 {
+        let op = text(op_ptr, op_len);
+        let request = text(req_ptr, req_len);
+        with_host(|h| h.host_op("shards", op, request))
+    }
+
+    pub unsafe fn reply(ptr: *mut u8, cap: usize) -> i32 {
+        let reply = with_host(|h| h.reply.clone());
+        copy_out(reply.as_bytes(), ptr, cap)
     }
 }
