@@ -559,6 +559,47 @@ pub unsafe fn on_messages<S: Shard>(slot: &mut Option<S>, ptr: usize, len: u32) 
     abi::OK
 }
 
+/// `OK` with the pending calls as JSON, or `NO_STATE` when there are none.
+pub fn calls<S: Shard>(slot: &mut Option<S>) -> i32 {
+    install_panic_hook();
+    let s = started(slot, "tessera_calls");
+    runtime().output.clear();
+    let calls = s.calls();
+    if calls.is_empty() {
+        return abi::NO_STATE;
+    }
+    crate::calls::encode_json(&calls, &mut runtime().output);
+    abi::OK
+}
+
+/// # Safety
+/// As [`init`].
+pub unsafe fn on_call_result<S: Shard>(slot: &mut Option<S>, ptr: usize, len: u32) -> i32 {
+    install_panic_hook();
+    let arg = Arg::new(ptr, len);
+    let s = started(slot, "tessera_on_call_result");
+    runtime().output.clear();
+    let (key, result) = match crate::calls::decode_call_result(arg.bytes()) {
+        Ok(v) => v,
+        Err(e) => return fail_with(&format!("tessera_on_call_result: malformed argument: {}", e)),
+    };
+    s.on_call_result(&key, result);
+    abi::OK
+}
+
+/// `OK` with the rows to write as JSON, or `NO_STATE` when there are none.
+pub fn writes<S: Shard>(slot: &mut Option<S>) -> i32 {
+    install_panic_hook();
+    let s = started(slot, "tessera_writes");
+    runtime().output.clear();
+    let writes = s.writes();
+    if writes.is_empty() {
+        return abi::NO_STATE;
+    }
+    crate::calls::encode_json(&writes, &mut runtime().output);
+    abi::OK
+}
+
 /// Native tests only: forgets the shard and all SDK state.
 pub fn reset_for_testing<S>(slot: &mut Option<S>) {
     *slot = None;

@@ -68,3 +68,20 @@ pub const MAX_MESSAGES_APPLIED_PER_TICK: u32 = 64;
 pub const MAX_TRANSFER_STATE_BYTES: u32 = 1 << 20;
 /// Transfer requests the host takes from one shard per tick.
 pub const MAX_TRANSFER_REQUESTS_PER_TICK: u32 = 256;
+
+/// A keyed call's key is 1 to this many bytes.
+pub const MAX_CALL_KEY_BYTES: u32 = 128;
+/// A keyed call's function name is at most this many bytes.
+pub const MAX_CALL_FUNCTION_BYTES: u32 = 256;
+/// A keyed call's args are at most this many bytes of JSON (64 KiB).
+pub const MAX_CALL_ARGS_BYTES: u32 = 65536;
+/// Keyed calls one shard may have in flight; the host takes no more.
+pub const MAX_CALLS_IN_FLIGHT: u32 = 1024;
+/// The `tessera_calls` output is at most this many bytes (4 MiB).
+pub const MAX_CALLS_OUTPUT_BYTES: u32 = 4 << 20;
+/// Rows one shard may write per tick; the host refuses the rest.
+pub const MAX_WRITES_PER_TICK: u32 = 4096;
+/// The `tessera_writes` output is at most this many bytes (4 MiB).
+pub const MAX_WRITES_OUTPUT_BYTES: u32 = 4 << 20;
+/// A keyed call's result is at most this many bytes of JSON (1 MiB).
+pub const MAX_CALL_RESULT_BYTES: u32 = 1 << 20;

@@ -6,7 +6,8 @@
 //! in the codec the shard kind names (MessagePack or JSON, see [`codec`]),
 //! turns a panic into the shard's failure message, and exports the optional
 //! interest and replication hooks, and on request the transfer and message
-//! hooks ([`transfer`], [`messages`]).
+//! hooks ([`transfer`], [`messages`]) and the keyed call and entity write
+//! hooks ([`calls`]).
 //!
 //! ```ignore
 //! use std::time::Duration;
@@ -47,6 +48,7 @@
 
 pub mod abi;
 mod binary;
+pub mod calls;
 pub mod codec;
 pub mod interest;
 pub mod log;
@@ -62,6 +64,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+pub use calls::{Call, Write};
 pub use codec::Codec;
 pub use interest::{EntityPos, InterestArea, InterestConfig, View};
 pub use log::{log, log_debug, log_error, log_info, log_warn, Level};
@@ -245,6 +248,35 @@ pub trait Shard: Sized {
     fn on_message(&mut self, from: &str, topic: &str, data: &[u8]) {
         let _ = (from, topic, data);
     }
+
+    /// Every keyed call this shard still waits for, read after every tick
+    /// ([`calls`] explains the pattern): return all pending calls each
+    /// time, not only new ones (the host skips keys in flight and runs
+    /// each other key once), and drop a call in
+    /// [`on_call_result`](Shard::on_call_result). Exported, with
+    /// `on_call_result`, only with `export_shard!(Type, calls)`.
+    fn calls(&mut self) -> Vec<Call> {
+        Vec::new()
+    }
+
+    /// The outcome of the keyed call `key`: `Ok(result)` (the function's
+    /// JSON result), or `Err("CODE: message")` (the function refused, e.g.
+    /// its error; `KEY_REUSED` when the key was used with other args;
+    /// `FUNCTION_NOT_FOUND`). Comes once per key per shard run, before the
+    /// next tick's inputs; apply the call's effect here. Exported only
+    /// with `export_shard!(Type, calls)`.
+    fn on_call_result(&mut self, key: &str, result: Result<serde_json::Value, String>) {
+        let _ = (key, result);
+    }
+
+    /// The entity fields to write to the app's data, taken after every
+    /// tick (drain a list you fill during the tick, `std::mem::take`); the
+    /// host keeps the latest value per row and field and writes them every
+    /// flush interval and when the shard stops. Exported only with
+    /// `export_shard!(Type, writes)`.
+    fn writes(&mut self) -> Vec<Write> {
+        Vec::new()
+    }
 }
 
 /// `value` as MessagePack (structs as maps), for [`Shard::save`].
@@ -281,12 +313,16 @@ pub mod __private;
 ///   does not compile);
 /// - `groups`: `tessera_groups` ([`Shard::groups`]);
 /// - `outbox`: `tessera_outbox` ([`Shard::outbox`]);
-/// - `on_message`: `tessera_on_messages` ([`Shard::on_message`]).
+/// - `on_message`: `tessera_on_messages` ([`Shard::on_message`]);
+/// - `calls`: `tessera_calls` / `tessera_on_call_result` ([`Shard::calls`],
+///   [`Shard::on_call_result`]; always both);
+/// - `writes`: `tessera_writes` ([`Shard::writes`]).
 ///
 /// ```ignore
 /// export_shard!(Arena);
 /// export_shard!(Zone, save, can_see, snapshot_visible);
 /// export_shard!(Realm, save, transfers, transfer_requests, groups, outbox, on_message);
+/// export_shard!(Dungeon, save, calls, writes);
 /// ```
 ///
 /// `transfer_requests` comes with `transfers` (the host refuses a module
@@ -466,11 +502,27 @@ macro_rules! __export_hook {
             $crate::__private::on_messages::<$ty>(__tessera_shard(), ptr, len)
         }
     };
+    ($ty:ty, calls) => {
+        #[no_mangle]
+        pub extern "C" fn tessera_calls() -> i32 {
+            $crate::__private::calls::<$ty>(__tessera_shard())
+        }
+        #[no_mangle]
+        pub unsafe extern "C" fn tessera_on_call_result(ptr: usize, len: u32) -> i32 {
+            $crate::__private::on_call_result::<$ty>(__tessera_shard(), ptr, len)
+        }
+    };
+    ($ty:ty, writes) => {
+        #[no_mangle]
+        pub extern "C" fn tessera_writes() -> i32 {
+            $crate::__private::writes::<$ty>(__tessera_shard())
+        }
+    };
     ($ty:ty, $other:ident) => {
         compile_error!(concat!(
             "export_shard!: unknown export `",
             stringify!($other),
-            "` (known: save, can_see, snapshot_visible, transfers, transfer_requests, groups, outbox, on_message)"
+            "` (known: save, can_see, snapshot_visible, transfers, transfer_requests, groups, outbox, on_message, calls, writes)"
         ));
     };
 }
