@@ -146,8 +146,9 @@ TEST(BundledTemplatesTest, CounterCropWeatherAndEcho) {
     names.push_back(t.name + ":" + LanguageName(t.language));
     EXPECT_FALSE(t.description.empty()) << t.name;
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"counter:rust",
-                                             "crop-weather:rust", "echo:cpp"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"counter:rust", "crop-weather:rust",
+                                      "echo:cpp", "keyed-grant:cpp"}));
   for (const char* rust : {"counter", "crop-weather"}) {
     Result<SourceFiles> files = LoadTemplate(*dir, rust);
     ASSERT_TRUE(files.ok()) << files.status().ToString();
