@@ -4,7 +4,8 @@
 //   api "data" / "shards": tc::data_call / tc::shards_call(op, req);
 //   api "emit": emit_event(op, req).
 // then ends as "end" says: "ok" (the default) returns {"results": [...]},
-// one {"code": <status code>, "reply": <reply object or null>,
+// one {"code": <the reply's size, or the negative error code>, "reply":
+// <reply object or null>,
 // "error": <last_error code or "">} per op; "error" fails the run
 // ("refused on purpose"); "trap" traps; "spin" loops until the host stops
 // it (fuel or the watchdog).
@@ -79,7 +80,8 @@ tessera::Result<std::string> Run(const tc::Invocation& call) {
     }
     if (!first) out += ",";
     first = false;
-    out += "{\"code\":" + std::to_string(r.status.code()) + ",\"reply\":" +
+    const std::int32_t code = r.ok() ? r.status.count() : r.status.code();
+    out += "{\"code\":" + std::to_string(code) + ",\"reply\":" +
            (r.ok() && !r.json.empty() ? r.json : std::string("null")) +
            ",\"error\":" + Quoted(r.ok() ? "" : r.status.error_code()) + "}";
   }
