@@ -35,6 +35,11 @@
 // TransferJournal (transfers.cc: Transfer, the moves a module requests,
 // Restore's and RecoverTransfers' recovery); shards send each other
 // messages through bounded inboxes (shard_messages.cc, message_router.h).
+//
+// The app's functions and data (shard_calls.h, shard_calls_host.cc): after
+// every tick a module's keyed calls go to HostOptions::calls (each key once
+// per shard run) and its entity writes to HostOptions::writes; results come
+// back through DeliverCallResult to on_call_result before the next inputs.
 #ifndef TESSERA_SHARD_SHARD_HOST_H_
 #define TESSERA_SHARD_SHARD_HOST_H_
 
