@@ -271,6 +271,17 @@ size_t CallRunner::RunBatch() {
       deferred.Append(std::move(own));
     }
   }
+  const bool any = std::any_of(
+      outcomes.begin(), outcomes.end(),
+      [](const Outcome& o) { return o.kind == Kind::kDeliver; });
+  if (!any) {
+    // Every call failed for now: nothing to commit (the txn rolls back).
+    txn->reset();
+    for (size_t i = 0; i < batch.size(); ++i) {
+      Retry(std::move(batch[i]), outcomes[i].result.error, now);
+    }
+    return taken;
+  }
   FaultPoint("call_runner_before_commit");
   Result<std::vector<data::ChangeEvent>> committed = (*txn)->Commit();
   txn->reset();
