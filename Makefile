@@ -124,6 +124,7 @@ bench: build
 	$(BUILD)/bench/talk/messages_bench
 	$(BUILD)/bench/talk/transfer_bench
 	$(BUILD)/bench/compute/compute_bench --json $(BUILD)/bench/compute/compute_bench.json
+	$(BUILD)/bench/calls/calls_bench --json $(BUILD)/bench/calls/calls_bench.json
 
 # Side by side with Colyseus (bench/compare/README.md): the arena on tessera
 # and as a Colyseus room under the same bots, N = 100, 500 and 1000, one
