@@ -18,6 +18,7 @@ ASAN_TARGETS += compute_policies_test compute_engine_test compute_store_test \
 ASAN_TARGETS += call_runner_test
 ASAN_TARGETS += entity_writer_test
 ASAN_TARGETS += stop_functions_test
+ASAN_TARGETS += compute_shards_test
 # The fuzz run: FUZZ_SECS in total, shared equally by the targets.
 FUZZ_SECS  ?= 75
 FUZZ_TARGETS := module_loader frame ticket replication_changes \
