@@ -16,6 +16,7 @@
 #ifndef TESSERA_SERVER_CALLS_TEST_FIXTURE_H_
 #define TESSERA_SERVER_CALLS_TEST_FIXTURE_H_
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -23,6 +24,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
