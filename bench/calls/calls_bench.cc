@@ -286,8 +286,8 @@ Result<json> BenchWrites(const fs::path& dir, int players, int seconds) {
         (*data)->Begin(data::TxnMode::kWrite);
     if (!txn.ok()) return txn.status();
     for (int p = 0; p < players; ++p) {
-      Result<data::Row> row = (*txn)->Insert(
-          "Pos", "p" + std::to_string(p), R"({"x":0,"y":0})", "bench");
+      Result<data::Row> row = (*txn)->Insert("Pos", "p" + std::to_string(p),
+                                             R"({"x":0,"y":0})", "bench");
       if (!row.ok()) return row.status();
     }
     Result<std::vector<data::ChangeEvent>> c = (*txn)->Commit();
@@ -362,7 +362,8 @@ Result<json> BenchWrites(const fs::path& dir, int players, int seconds) {
     base_cpu += ThreadCpuUs() - c;
   }
   const double per_sec = (write_cpu + flush_cpu) / seconds;
-  const double base_per_sec = base_cpu / (base_ticks / static_cast<double>(kHz));
+  const double base_per_sec =
+      base_cpu / (base_ticks / static_cast<double>(kHz));
   json out = {
       {"players", players},
       {"hz", kHz},

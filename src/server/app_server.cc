@@ -253,9 +253,8 @@ Status AppServer::BuildData(const std::string& database_url,
                                         std::move(options));
   Status started = data_->Start();
   if (!started.ok()) {
-    return Status(started.code(),
-                  "the app's data (tessera.json \"data\"): " +
-                      started.message());
+    return Status(started.code(), "the app's data (tessera.json \"data\"): " +
+                                      started.message());
   }
   return Status::Ok();
 }
@@ -297,8 +296,8 @@ Status AppServer::BuildCompute(const std::string& database_url,
   std::error_code ec;
   fs::create_directories(options.engine.cache_dir, ec);
   if (ec) {
-    return IoError("cannot create " + options.engine.cache_dir.string() +
-                   ": " + ec.message());
+    return IoError("cannot create " + options.engine.cache_dir.string() + ": " +
+                   ec.message());
   }
   options.engine.forward_log = [drain = guest_log_.get()](
                                    std::string_view module, int level,

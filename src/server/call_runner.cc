@@ -271,9 +271,9 @@ size_t CallRunner::RunBatch() {
       deferred.Append(std::move(own));
     }
   }
-  const bool any = std::any_of(
-      outcomes.begin(), outcomes.end(),
-      [](const Outcome& o) { return o.kind == Kind::kDeliver; });
+  const bool any =
+      std::any_of(outcomes.begin(), outcomes.end(),
+                  [](const Outcome& o) { return o.kind == Kind::kDeliver; });
   if (!any) {
     // Every call failed for now: nothing to commit (the txn rolls back).
     txn->reset();

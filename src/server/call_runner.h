@@ -66,7 +66,7 @@ struct CallRunnerOptions {
   // Server log lines (a call's first transient failure, refused results);
   // any thread, must not block. Null: not logged.
   std::function<void(const std::string&)> log;
-  size_t max_batch = 1000;       // calls per transaction
+  size_t max_batch = 1000;        // calls per transaction
   int64_t writer_wait_ms = 2000;  // Begin's wait for the writer
   int64_t first_backoff_ms = 100;
   int64_t max_backoff_ms = 10'000;

@@ -24,10 +24,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <optional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -178,8 +178,8 @@ class CallsTest : public ::testing::Test {
     host.save_interval_us = 0;
     host.calls = runner_.get();
     host.writes = writer_.get();
-    host_ = std::make_unique<shard::ShardHost>(&kinds_, &observers_, nullptr,
-                                               host);
+    host_ =
+        std::make_unique<shard::ShardHost>(&kinds_, &observers_, nullptr, host);
     StopFunctionsOptions stops;
     stops.clock = &clock_;
     stops.log = [this](const std::string& line) { AddLog(line); };
@@ -255,7 +255,8 @@ class CallsTest : public ::testing::Test {
   }
   void WriteRow(const std::string& shard, const std::string& entity,
                 const std::string& id, const json& set) {
-    Input(shard, {{"write", {{"entity", entity}, {"id", id}, {"set", set.dump()}}}});
+    Input(shard,
+          {{"write", {{"entity", entity}, {"id", id}, {"set", set.dump()}}}});
   }
   // One tick of every shard.
   void Step() {

@@ -107,8 +107,8 @@ Result<compute::ShardView> ComputeShards::Create(std::string_view kind,
                                                  std::string_view machine) {
   if (!machine.empty() && machine != options_.machine) {
     return Coded(StatusCode::kNotFound, "SHARD_MACHINE_UNKNOWN",
-                 "no machine \"" + std::string(machine) + "\" (this server is \"" +
-                     options_.machine + "\")");
+                 "no machine \"" + std::string(machine) +
+                     "\" (this server is \"" + options_.machine + "\")");
   }
   TESSERA_RETURN_IF_ERROR(ValidShardId(id, "the shard id"));
   std::shared_ptr<const shard::KindEntry> entry =
@@ -119,10 +119,10 @@ Result<compute::ShardView> ComputeShards::Create(std::string_view kind,
   }
   std::optional<json> params = ParseJson(params_json);
   if (!params) return BadRequest("the params are not JSON");
-  Status created = directory_.Create(
-      kind, id,
-      EncodeParams(params->is_null() ? nullptr : &*params,
-                   entry->config.codec));
+  Status created =
+      directory_.Create(kind, id,
+                        EncodeParams(params->is_null() ? nullptr : &*params,
+                                     entry->config.codec));
   if (!created.ok()) {
     switch (created.code()) {
       case StatusCode::kResourceExhausted:
@@ -216,8 +216,8 @@ Result<std::string> ComputeShards::Ticket(std::string_view id,
   ticket.resource_id = std::string(id);
   ticket.subscriber_id = std::string(subscriber);
   ticket.expires_unix = wall_clock_.UnixNowSecs() + ttl_secs;
-  ticket.claims_json = claims->dump(-1, ' ', false,
-                                    json::error_handler_t::replace);
+  ticket.claims_json =
+      claims->dump(-1, ' ', false, json::error_handler_t::replace);
   return net::MintTicket(options_.ticket_secret, ticket, &wall_clock_);
 }
 
@@ -243,9 +243,9 @@ Status ComputeShards::Send(std::string_view id, std::string_view input_json) {
     case StatusCode::kFailedPrecondition:
       return NoShard(id);
     case StatusCode::kResourceExhausted:
-      return Coded(submitted.code(), "SHARD_LIMIT",
-                   "the input queue of shard \"" + std::string(id) +
-                       "\" is full");
+      return Coded(
+          submitted.code(), "SHARD_LIMIT",
+          "the input queue of shard \"" + std::string(id) + "\" is full");
     default:
       return Coded(StatusCode::kUnavailable, "UNAVAILABLE",
                    submitted.message());
@@ -277,8 +277,7 @@ Status ComputeShards::Publish(std::string_view target, std::string_view topic,
 }
 
 Status ComputeShards::Transfer(std::string_view from,
-                               std::string_view subscriber,
-                               std::string_view to,
+                               std::string_view subscriber, std::string_view to,
                                std::string_view claims_json) {
   TESSERA_RETURN_IF_ERROR(ValidShardId(from, "from"));
   TESSERA_RETURN_IF_ERROR(ValidShardId(to, "to"));

@@ -2,6 +2,8 @@
 // directory running the `calls` test guest: shards created, listed,
 // ticketed, sent inputs as the server (the empty subscriber), stopped, and
 // the structured codes of what it refuses.
+#include "server/compute_shards.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -9,7 +11,6 @@
 
 #include "net/ticket.h"
 #include "server/calls_test_fixture.h"
-#include "server/compute_shards.h"
 #include "server/shard_directory.h"
 
 namespace tessera::server::testing {
@@ -26,8 +27,8 @@ class ComputeShardsTest : public CallsTest {
     DirectoryOptions directory;
     directory.capacity = 3;
     directory.log = [this](const std::string& line) { AddLog(line); };
-    directory_ = std::make_unique<ShardDirectory>(host_.get(), &kinds_,
-                                                  nullptr, directory);
+    directory_ = std::make_unique<ShardDirectory>(host_.get(), &kinds_, nullptr,
+                                                  directory);
     ComputeShardsOptions options;
     options.ticket_secret = "secret";
     options.wall_clock = &wall_;
@@ -49,8 +50,8 @@ TEST_F(ComputeShardsTest, CreateGetListAndStop) {
   EXPECT_EQ(made->id, "z1");
   EXPECT_EQ(made->kind, "calls");
   EXPECT_EQ(made->machine, "local");
-  ASSERT_TRUE(port_->Create("quiet", "a0", R"({"no_calls":true})", "local")
-                  .ok());
+  ASSERT_TRUE(
+      port_->Create("quiet", "a0", R"({"no_calls":true})", "local").ok());
   Result<std::vector<compute::ShardView>> all = port_->List("");
   ASSERT_TRUE(all.ok());
   ASSERT_EQ(all->size(), 2u);

@@ -98,7 +98,7 @@ class EntityWriter final : public shard::EntityWriteSink {
   using RowKey = std::pair<std::string, std::string>;  // entity, id
   struct Buffer {
     uint32_t flush_ms = 2000;
-    int64_t due_us = 0;  // 0: nothing buffered
+    int64_t due_us = 0;                     // 0: nothing buffered
     std::map<RowKey, nlohmann::json> rows;  // fields -> latest value
   };
 

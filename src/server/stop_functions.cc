@@ -87,8 +87,8 @@ bool StopFunctions::RunOne(Pending& p) {
     }
   }
   if (IsTransient(failed.code()) && p.tries < options_.max_tries) {
-    p.due_us = clock_->NowUs() +
-               (options_.first_backoff_ms << (p.tries - 1)) * 1000;
+    p.due_us =
+        clock_->NowUs() + (options_.first_backoff_ms << (p.tries - 1)) * 1000;
     std::lock_guard<std::mutex> lock(mu_);
     ++counts_.retried;
     return false;

@@ -147,8 +147,7 @@ class KeyedCallCrashTest : public ::testing::TestWithParam<Case> {
     if (!fault_point.empty()) {
       options.env.emplace_back("TESSERA_FAULT_POINT", fault_point);
     }
-    options.log_path =
-        app_ / ("server-" + std::to_string(++spawned_) + ".log");
+    options.log_path = app_ / ("server-" + std::to_string(++spawned_) + ".log");
     options.ready_timeout_ms = 120000;
     Result<std::unique_ptr<ServerProcess>> started =
         ServerProcess::Start(std::move(options));
@@ -206,8 +205,7 @@ class KeyedCallCrashTest : public ::testing::TestWithParam<Case> {
   // Waits until `shard` has an event starting with `prefix`.
   bool WaitForEvent(const std::string& shard, const std::string& prefix,
                     int timeout_ms) {
-    const auto deadline =
-        Clock::now() + std::chrono::milliseconds(timeout_ms);
+    const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
     while (Clock::now() < deadline) {
       json events = Events(shard);
       if (events.is_array()) {
@@ -223,8 +221,8 @@ class KeyedCallCrashTest : public ::testing::TestWithParam<Case> {
   }
 
   int64_t Items(const std::string& item) {
-    return QueryInt(Db(), "SELECT COUNT(*) FROM data_Item WHERE f_name = '" +
-                              item + "'");
+    return QueryInt(
+        Db(), "SELECT COUNT(*) FROM data_Item WHERE f_name = '" + item + "'");
   }
 
   static fs::path app_;
@@ -246,13 +244,12 @@ TEST_P(KeyedCallCrashTest, TheRowExistsOnceAndTheShardLearnsTheResult) {
   HttpResult created =
       Http("POST", "/api/shards", {{"kind", "calls"}, {"id", shard}});
   ASSERT_EQ(created.status, 201) << created.body;
-  HttpResult input =
-      Http("POST", "/api/shards/" + shard + "/inputs",
-           {{"input",
-             {{"call",
-               {{"key", key},
-                {"function", "fns.grant"},
-                {"args", json{{"item", item}}.dump()}}}}}});
+  HttpResult input = Http("POST", "/api/shards/" + shard + "/inputs",
+                          {{"input",
+                            {{"call",
+                              {{"key", key},
+                               {"function", "fns.grant"},
+                               {"args", json{{"item", item}}.dump()}}}}}});
   ASSERT_EQ(input.status, 202) << input.body;
   ASSERT_TRUE(WaitForSaveMentioning(Db(), shard, key, 15000))
       << "no save of " << shard << " listing " << key;
@@ -263,12 +260,10 @@ TEST_P(KeyedCallCrashTest, TheRowExistsOnceAndTheShardLearnsTheResult) {
     Result<int> exit = server_->WaitExit(60000);
     ASSERT_TRUE(exit.ok()) << "the server did not die at " << c.fault_point;
     EXPECT_EQ(*exit, 128 + SIGKILL);
-    EXPECT_NE(server_->Log().find(std::string("fault point ") +
-                                  c.fault_point),
+    EXPECT_NE(server_->Log().find(std::string("fault point ") + c.fault_point),
               std::string::npos);
     EXPECT_EQ(Items(item),
-              std::string(c.fault_point) == "call_runner_after_commit" ? 1
-                                                                         : 0);
+              std::string(c.fault_point) == "call_runner_after_commit" ? 1 : 0);
     ASSERT_NO_FATAL_FAILURE(Start(""));
   }
   EXPECT_TRUE(WaitForEvent(shard, "result:" + key + ":ok:", 60000))
@@ -278,7 +273,8 @@ TEST_P(KeyedCallCrashTest, TheRowExistsOnceAndTheShardLearnsTheResult) {
                                key + "'"),
             1);
   // Done with this shard: the next case's fault point is its own call's.
-  HttpResult stopped = Http("POST", "/api/shards/" + shard + "/stop", json::object());
+  HttpResult stopped =
+      Http("POST", "/api/shards/" + shard + "/stop", json::object());
   EXPECT_EQ(stopped.status, 200) << stopped.body;
 }
 
