@@ -18,6 +18,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -321,7 +322,9 @@ class CallsTest : public ::testing::Test {
   Metrics metrics_;
   std::unique_ptr<data::DataStore> data_;
   compute::MemoryComputeStore compute_store_{&wall_};
-  FnsCompiler compiler_{fs::temp_directory_path() / "tessera-calls-fns"};
+  // Per process: the test binaries run in parallel.
+  FnsCompiler compiler_{fs::temp_directory_path() /
+                        ("tessera-calls-fns-" + std::to_string(getpid()))};
   guest::WorkerPool pool_{[this] {
     guest::WorkerPoolOptions options;
     options.threads = 0;
