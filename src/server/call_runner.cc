@@ -368,7 +368,10 @@ CallRunner::Outcome CallRunner::RunOne(data::DataTxn& txn,
   compute::InvokeRequest request;
   request.module = ref->module;
   request.export_name = ref->export_name;
-  request.params_json = call.args_json.empty() ? "null" : call.args_json;
+  // No args (null) are no params, as for an invoke without a body.
+  request.params_json = call.args_json.empty() || call.args_json == "null"
+                            ? "{}"
+                            : call.args_json;
   request.management = true;
   request.caller_shard_id = call.shard_id;
   Result<compute::InvokeResult> ran =

@@ -12,7 +12,7 @@
 //     ("replayed"); stored with other args: "KEY_REUSED: ..." (not stored);
 //   - else the function (engine ResolveFunction, then InvokeInTxn as a
 //     management caller with caller_shard_id = the shard, params = the
-//     args): ok -> PutCall(ok, result) in the call's scope and Release; a
+//     args, {} for null): ok -> PutCall(ok, result) in the call's scope and Release; a
 //     refusal by the function (its error, trap, fuel, watchdog, a contract's
 //     BAD_REQUEST) -> RollbackTo, then PutCall(!ok, "CODE: message") in the
 //     batch so the same key answers the same way; FUNCTION_NOT_FOUND (and
