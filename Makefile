@@ -20,6 +20,7 @@ ASAN_TARGETS += call_runner_test
 ASAN_TARGETS += entity_writer_test
 ASAN_TARGETS += stop_functions_test
 ASAN_TARGETS += compute_shards_test
+ASAN_TARGETS += data_service_test
 ASAN_TARGETS += data_store_test
 ASAN_TARGETS += compute_data_test
 ASAN_TARGETS += shard_calls_test
@@ -30,6 +31,7 @@ FUZZ_TARGETS := module_loader frame ticket replication_changes \
 FUZZ_TARGETS += compute_contract
 FUZZ_TARGETS += compute_data_ops
 FUZZ_TARGETS += shard_calls
+FUZZ_TARGETS += data_schema
 
 .PHONY: all deps build test unit-test asan-test fuzz-test dev run-arena bench spec clean format \
         ts-deps ts-build ts-test compare
