@@ -19,6 +19,10 @@ ASAN_TARGETS += data_test
 ASAN_TARGETS += data_service_test
 ASAN_TARGETS += compute_data_test
 ASAN_TARGETS += data_store_test
+ASAN_TARGETS += call_runner_test
+ASAN_TARGETS += entity_writer_test
+ASAN_TARGETS += stop_functions_test
+ASAN_TARGETS += compute_shards_test
 ASAN_TARGETS += shard_calls_test
 # The fuzz run: FUZZ_SECS in total, shared equally by the targets.
 FUZZ_SECS  ?= 75
@@ -129,6 +133,7 @@ bench: build
 	$(BUILD)/bench/talk/messages_bench
 	$(BUILD)/bench/talk/transfer_bench
 	$(BUILD)/bench/compute/compute_bench --json $(BUILD)/bench/compute/compute_bench.json
+	$(BUILD)/bench/calls/calls_bench --json $(BUILD)/bench/calls/calls_bench.json
 
 # Side by side with Colyseus (bench/compare/README.md): the arena on tessera
 # and as a Colyseus room under the same bots, N = 100, 500 and 1000, one

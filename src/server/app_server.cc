@@ -18,10 +18,15 @@
 #include "server/api_handler.h"
 #include "server/api_tokens.h"
 #include "server/app_kinds.h"
+#include "server/call_runner.h"
 #include "server/compute_service.h"
+#include "server/compute_shards.h"
+#include "server/data_service.h"
+#include "server/entity_writer.h"
 #include "server/env_config.h"
 #include "server/port_probe.h"
 #include "server/shard_service.h"
+#include "server/stop_functions.h"
 #include "server/stop_notifier.h"
 #include "shard/guest_shard.h"
 #include "shard/kind_registry.h"
@@ -84,14 +89,6 @@ Status AppServer::Init() {
   for (app::AppWebMount& mount : apps->web_mounts) {
     mounts.push_back(WebMount{std::move(mount.prefix), std::move(mount.dir)});
   }
-  for (const app::ShardKindSpec& kind : manifest_.kinds) {
-    const std::string& url = kind.config.on_stop;
-    if (!url.empty() && !url.starts_with("http://")) {
-      log_ << "warning: shard kind \"" << kind.config.name << "\": onStop \""
-           << url
-           << "\" is not an http:// URL; no stop notifications will be sent\n";
-    }
-  }
 
   // Before the store: a second instance must not restore (and later save)
   // shards that the first one serves.
@@ -102,6 +99,12 @@ Status AppServer::Init() {
   Result<std::unique_ptr<store::Store>> store = store::OpenStore(url);
   if (!store.ok()) return store.status();
   store_ = std::move(store).value();
+  Result<ApiTokens> tokens =
+      ApiTokens::Parse(options_.api_tokens, options_.admin_token);
+  if (!tokens.ok()) return tokens.status();
+  // The app's data first: the shards' calls and writes and the modules'
+  // data ops need its tables.
+  TESSERA_RETURN_IF_ERROR(BuildData(url, *tokens));
 
   // Guest log lines leave the shard workers at once: a bounded queue that
   // its own thread writes to stderr, each line cut, escaped and
@@ -145,8 +148,25 @@ Status AppServer::Init() {
   shard_options.directory.capacity = options_.capacity;
   shard_options.directory.log = worker_log;  // also called on workers
   shard_options.stop_log = worker_log;
+  // The shards' keyed calls and entity writes; they run once the engine
+  // is attached and started (below).
+  CallRunnerOptions runner_options;
+  runner_options.metrics = &metrics_;
+  runner_options.log = worker_log;
+  calls_ = std::make_unique<CallRunner>(&data_->store(), runner_options);
+  EntityWriterOptions writer_options;
+  writer_options.metrics = &metrics_;
+  writer_options.log = worker_log;
+  writes_ = std::make_unique<EntityWriter>(&data_->store(), writer_options);
+  shard_options.host.calls = calls_.get();
+  shard_options.host.writes = writes_.get();
   shards_ = std::make_unique<ShardService>(*kinds_, store_.get(), *notifier_,
                                            metrics_, std::move(shard_options));
+  StopFunctionsOptions stop_options;
+  stop_options.log = worker_log;
+  stop_functions_ =
+      std::make_unique<StopFunctions>(shards_->host(), *kinds_, stop_options);
+  shards_->Observe(*stop_functions_);
 
   net::ServerOptions net_options;
   net_options.host = options_.host;
@@ -164,7 +184,19 @@ Status AppServer::Init() {
                                     *router_, &shards_->gateway(), &metrics_);
   shards_->Observe(server_->shards());
 
-  TESSERA_RETURN_IF_ERROR(BuildCompute(url, state_dir));
+  ComputeShardsOptions port_options;
+  port_options.ticket_secret = options_.ticket_secret;
+  compute_shards_ = std::make_unique<ComputeShards>(
+      shards_->directory(), &server_->shards(), std::move(port_options));
+  TESSERA_RETURN_IF_ERROR(BuildCompute(url, state_dir, *tokens));
+  compute::ComputeEngine* engine = &compute_->engine();
+  auto on_changes = [engine](const std::vector<data::ChangeEvent>& changes) {
+    engine->OnDataChanges(changes, "");
+  };
+  data_->set_on_changes(on_changes);
+  writes_->set_on_changes(on_changes);
+  calls_->Attach(engine, &shards_->host());
+  stop_functions_->Attach(engine);
 
   ApiOptions api;
   api.refresh_metrics = [compute = compute_.get()] {
@@ -179,6 +211,7 @@ Status AppServer::Init() {
                                       &metrics_, &server_->shards());
 
   for (Service* service : {static_cast<Service*>(shards_.get()),
+                           static_cast<Service*>(data_.get()),
                            static_cast<Service*>(compute_.get()),
                            static_cast<Service*>(api_.get())}) {
     service->RegisterRoutes(*router_);
@@ -197,19 +230,54 @@ Status AppServer::Init() {
   TESSERA_RETURN_IF_ERROR(compute_->Start());
   TESSERA_RETURN_IF_ERROR(compute_->SyncManifest(
       manifest_, [this](const std::string& line) { log_ << line << "\n"; }));
+  // The modules exist now: calls, onStop functions and writes run.
+  calls_->Start();
+  stop_functions_->Start();
+  writes_->Start();
+  WarnUnknownStopFunctions();
 
   notifier_->Start();
   TESSERA_RETURN_IF_ERROR(server_->Start());
   return Status::Ok();
 }
 
+Status AppServer::BuildData(const std::string& database_url,
+                            const ApiTokens& tokens) {
+  Result<std::unique_ptr<data::DataStore>> store =
+      store::OpenDataStore(database_url);
+  if (!store.ok()) return store.status();
+  DataServiceOptions options;
+  options.tokens = tokens;
+  options.schema = manifest_.data;
+  data_ = std::make_unique<DataService>(std::move(store).value(),
+                                        std::move(options));
+  Status started = data_->Start();
+  if (!started.ok()) {
+    return Status(started.code(), "the app's data (tessera.json \"data\"): " +
+                                      started.message());
+  }
+  return Status::Ok();
+}
+
+void AppServer::WarnUnknownStopFunctions() {
+  for (const app::ShardKindSpec& kind : manifest_.kinds) {
+    const std::string& on_stop = kind.config.on_stop;
+    if (on_stop.empty() || IsStopUrl(on_stop)) continue;
+    Result<compute::FunctionRef> ref =
+        compute_->engine().ResolveFunction(on_stop);
+    if (!ref.ok()) {
+      log_ << "warning: shard kind \"" << kind.config.name << "\": onStop \""
+           << on_stop << "\" is neither an http(s):// URL nor a function: "
+           << ref.status().message() << "\n";
+    }
+  }
+}
+
 Status AppServer::BuildCompute(const std::string& database_url,
-                               const fs::path& state_dir) {
+                               const fs::path& state_dir,
+                               const ApiTokens& tokens) {
   ComputeServiceOptions options;
-  Result<ApiTokens> tokens =
-      ApiTokens::Parse(options_.api_tokens, options_.admin_token);
-  if (!tokens.ok()) return tokens.status();
-  options.tokens = std::move(tokens).value();
+  options.tokens = tokens;
   options.ticket_secret = options_.ticket_secret;
   options.dev = options_.dev;
   compute::Policy ceilings = compute::DefaultCeilings();
@@ -222,12 +290,14 @@ Status AppServer::BuildCompute(const std::string& database_url,
     ceilings = *parsed;
   }
   options.engine.ceilings = ceilings;
+  options.engine.data = &data_->store();
+  options.engine.shards = compute_shards_.get();
   options.engine.cache_dir = state_dir / "compute" / "cache";
   std::error_code ec;
   fs::create_directories(options.engine.cache_dir, ec);
   if (ec) {
-    return IoError("cannot create " + options.engine.cache_dir.string() +
-                   ": " + ec.message());
+    return IoError("cannot create " + options.engine.cache_dir.string() + ": " +
+                   ec.message());
   }
   options.engine.forward_log = [drain = guest_log_.get()](
                                    std::string_view module, int level,
@@ -255,13 +325,18 @@ uint16_t AppServer::port() const { return server_->port(); }
 void AppServer::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
-  // Stop ticking and save first, while clients are still connected; then
-  // tell them to come back.
-  // Compute first: its ticks notify players on the shards' connections.
-  if (compute_) compute_->Shutdown();
+  // Stop ticking and save first, while clients are still connected (the
+  // host's shutdown flushes each shard's entity writes); then the writes
+  // and calls still queued, then the engine (which the calls run on), then
+  // tell the clients to come back.
   if (shards_) shards_->Shutdown();
+  if (writes_) writes_->Stop();
+  if (calls_) calls_->Stop();
+  if (stop_functions_) stop_functions_->Stop();
+  if (compute_) compute_->Shutdown();
   if (server_) server_->Stop(net::kCloseGoingAway, kRestartCloseReason);
   if (notifier_) notifier_->Stop();
+  if (data_) data_->Shutdown();
   if (guest_log_) guest_log_->Stop();  // writes what is still queued
 }
 

@@ -4,12 +4,20 @@
 // what it needs in its constructor:
 //
 //   Metrics, Store, KindRegistry, StopNotifier            (leaves)
-//   ShardService: ShardHost --(frames, stops)--> ShardObservers:
-//                   1. net::ShardConnections (the server's fan-out to
+//   DataService(DataStore = store::OpenDataStore (the same SQLite file,
+//               connections of its own), the manifests' merged "data"
+//               schema, applied at its Start: a change that is not additive
+//               fails the boot with its message): routes /api/data
+//   CallRunner(DataStore)   the shards' keyed calls (call_runner.h)
+//   EntityWriter(DataStore) the shards' entity writes (entity_writer.h)
+//   ShardService: ShardHost(HostOptions::calls = CallRunner, writes =
+//                   EntityWriter) --(frames, stops)--> ShardObservers:
+//                   1. StopFunctions (a kind's onStop function)
+//                   2. net::ShardConnections (the server's fan-out to
 //                      connections, via Observe)
-//                   2. ForgetStopped --> ShardDirectory
-//                   3. StopNotices --> StopNotifier (onStop POST)
-//                   4. StopLog --> ShardEventMetrics, guest::LogDrain
+//                   3. ForgetStopped --> ShardDirectory
+//                   4. StopNotices --> StopNotifier (onStop http(s) POST)
+//                   5. StopLog --> ShardEventMetrics, guest::LogDrain
 //                 ShardHost --(guest log lines)--> guest::LogDrain -> stderr
 //                 ShardHost --(ticks: wall, CPU, fuel)--> ShardEventMetrics
 //                 ShardDirectory --> ShardHost; ShardHostGateway --> ShardHost
@@ -17,35 +25,46 @@
 //   net::Server(Router, ShardGateway): WebSocket upgrades by path prefix
 //                 ("/shard/" -> the shard sessions -> ShardHostGateway),
 //                 other HTTP requests -> ApiHandler
+//   ComputeShards(ShardDirectory, the server's ShardConnections, the ticket
+//                 secret): the modules' `shards` calls (compute_shards.h)
 //   ComputeService(ComputeStore = store::OpenComputeStore (the same
 //                  SQLite file), SourceCompiler = the toolchain compiler
 //                  (work dir .tessera/compute), NotifySink =
 //                  net::NotifyFanout over the server's ShardConnections and
-//                  the host): owns the ComputeEngine; routes /api/compute
-//                  (scoped tokens: TESSERA_API_TOKENS) and, in dev mode,
-//                  /api/dev/player-token
+//                  the host, EngineOptions::data = the DataStore, ::shards =
+//                  ComputeShards): owns the ComputeEngine; routes
+//                  /api/compute (scoped tokens: TESSERA_API_TOKENS) and, in
+//                  dev mode, /api/dev/player-token
+//   then attached to the engine: CallRunner (and the host, to deliver
+//   results), StopFunctions; DataService and EntityWriter changes ->
+//   ComputeEngine::OnDataChanges (data events)
 //   ApiHandler(ShardDirectory, Connections = the server's ShardConnections;
 //              /metrics refreshes the compute counters first)
 //
 // A subsystem (Service, service.h) registers its own routes on the Router
 // and its metrics when it is built (it takes the Metrics registry); adding
 // compute functions or realms is adding one service here. The host's
-// observers and the routes are all registered before the first shard is
-// restored and before the server starts.
+// observers, the call runner and the entity writer and the routes all
+// exist before the first shard is restored and before the server starts.
 //
-// Start restores every shard of the store's directory, then the moves
-// between shards that a crash interrupted (the store is also the transfer
-// journal), starts the compute engine and syncs the manifest's compute
-// section (compute_service.h), before it accepts connections. The host's own
-// log lines (refused messages, failed moves, recovery) go to stderr with the
-// guests'. Shutdown (SIGTERM) stops the compute engine (ticks, then the
-// buffered runs, usage and logs are written), stops ticking, saves every shard,
-// closes every connection with 1001 "server restarting: reconnect" and stops
-// the notifier; the directory keeps the shards so the next start resumes them.
+// Start applies the data schema, restores every shard of the store's
+// directory, then the moves between shards that a crash interrupted (the
+// store is also the transfer journal), starts the compute engine and syncs
+// the manifest's compute section (compute_service.h); only then do the
+// keyed calls, onStop functions and entity-write flushes run (calls queued
+// by restored shards wait), and then it accepts connections. The host's own
+// log lines (refused messages, failed moves, recovery, refused writes) go
+// to stderr with the guests'. Shutdown (SIGTERM) stops ticking and saves
+// every shard (flushing each one's entity writes), drains the writer, the
+// call runner and the onStop queue, stops the compute engine (ticks, then
+// the buffered runs, usage and logs are written), closes every connection
+// with 1001 "server restarting: reconnect" and stops the notifier; the
+// directory keeps the shards so the next start resumes them (their calls
+// in flight are listed again and answered from the stored results).
 //
 // Threading: Start, Shutdown and the destructor from one controlling
-// thread; everything else runs on the server's io threads and the host's
-// workers.
+// thread; everything else runs on the server's io threads, the host's
+// workers and the runners' threads.
 #ifndef TESSERA_SERVER_APP_SERVER_H_
 #define TESSERA_SERVER_APP_SERVER_H_
 
@@ -79,8 +98,14 @@ class Store;
 namespace tessera::server {
 
 class ApiHandler;
+class ApiTokens;
+class CallRunner;
 class ComputeService;
+class ComputeShards;
+class DataService;
+class EntityWriter;
 class ShardService;
+class StopFunctions;
 class StopNotifier;
 
 inline constexpr char kRestartCloseReason[] = "server restarting: reconnect";
@@ -118,8 +143,9 @@ class AppServer {
   // kFailedPrecondition without a ticket secret or admin token; the
   // manifest's, the builder's, the loader's, the store's and the server's
   // errors (kIo when the port is taken), a bad api_tokens entry or compute
-  // ceiling (kInvalidArgument), the compute store's and the manifest
-  // compute section's.
+  // ceiling (kInvalidArgument), the data store's and its schema's (a
+  // change that is not additive: kFailedPrecondition naming it), the
+  // compute store's and the manifest compute section's.
   static Result<std::unique_ptr<AppServer>> Start(AppServerOptions options,
                                                   std::ostream& log);
   // Shutdown().
@@ -139,9 +165,15 @@ class AppServer {
  private:
   AppServer(AppServerOptions options, std::ostream& log);
   Status Init();
+  // The data service on the store at `database_url`, started (its schema
+  // applied).
+  Status BuildData(const std::string& database_url, const ApiTokens& tokens);
   // The compute service on the store at `database_url` (compute_service.h).
   Status BuildCompute(const std::string& database_url,
-                      const std::filesystem::path& state_dir);
+                      const std::filesystem::path& state_dir,
+                      const ApiTokens& tokens);
+  // One log line per kind whose onStop names no function of the app.
+  void WarnUnknownStopFunctions();
 
   const AppServerOptions options_;
   std::ostream& log_;
@@ -154,6 +186,11 @@ class AppServer {
   std::unique_ptr<shard::KindRegistry> kinds_;
   std::unique_ptr<guest::LogDrain> guest_log_;  // guest log lines -> stderr
   std::unique_ptr<StopNotifier> notifier_;
+  std::unique_ptr<DataService> data_;
+  // Before the shards: the host submits to them until it is gone.
+  std::unique_ptr<CallRunner> calls_;
+  std::unique_ptr<EntityWriter> writes_;
+  std::unique_ptr<StopFunctions> stop_functions_;
   std::unique_ptr<ShardService> shards_;
   std::unique_ptr<net::Router> router_;
   // Built after the server (whose shards() are the API's Connections) but
@@ -162,6 +199,8 @@ class AppServer {
   std::unique_ptr<net::Server> server_;
   // After the server: its fan-out (the NotifySink's) outlives them.
   std::unique_ptr<net::ShardHostNotifyShards> notify_shards_;
+  // Before the engine, which calls it.
+  std::unique_ptr<ComputeShards> compute_shards_;
   std::unique_ptr<ComputeService> compute_;
 };
 

@@ -10,6 +10,10 @@ namespace tessera::server {
 
 using json = nlohmann::json;
 
+bool IsStopUrl(std::string_view on_stop) {
+  return on_stop.starts_with("http://") || on_stop.starts_with("https://");
+}
+
 std::string StopNoticeBody(std::string_view shard_id, std::string_view kind,
                            shard::StopReason reason, std::string_view message) {
   json body = {{"shardId", std::string(shard_id)},
@@ -27,7 +31,7 @@ void StopNotices::OnStopped(std::string_view shard_id, shard::StopReason reason,
   std::optional<shard::ShardInfo> info = host_.Get(shard_id);
   if (!info) return;
   std::shared_ptr<const shard::KindEntry> kind = kinds_.Find(info->kind);
-  if (kind == nullptr || !kind->config.on_stop.starts_with("http://")) return;
+  if (kind == nullptr || !IsStopUrl(kind->config.on_stop)) return;
   notifier_.Enqueue(kind->config.on_stop,
                     StopNoticeBody(shard_id, info->kind, reason, message));
 }

@@ -1,7 +1,7 @@
 // The server's observers of the shard host (registered on the host's
 // shard::ShardObservers by the composition root, see app_server.h):
 // - ForgetStopped: the directory forgets a shard that stopped;
-// - StopNotices: when the stopped shard's kind has an http:// onStop URL,
+// - StopNotices: when the stopped shard's kind has an http(s):// onStop URL,
 //   {"shardId", "kind", "reason", "error"} is queued on the StopNotifier
 //   (error is the failure line for reason "failed", else null);
 // - StopLog: every stop is counted (ShardEventMetrics) and logged as one
@@ -34,6 +34,10 @@ namespace tessera::server {
 // (HostOptions::failed_retention_us; GET /api/shards/<id>); other stopped
 // shards go after HostOptions::stopped_retention_us (5 s).
 inline constexpr int64_t kFailedRetentionUs = 300'000'000;
+
+// Whether a kind's on_stop names a webhook (StopNotices: http:// or
+// https://) rather than a function (StopFunctions, stop_functions.h).
+bool IsStopUrl(std::string_view on_stop);
 
 // The server log line for one stop (no newline): "shard <id> (<kind>)
 // stopped (<reason>): <message>", the message cut and escaped (it may be
