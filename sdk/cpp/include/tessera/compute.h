@@ -41,6 +41,13 @@
 // the ABI's code, its name (`error_code()`, e.g. "egress_budget") and the
 // host's message, read from last_error.
 //
+// The app's data and shards (tessera/compute_data.h, included here):
+// data::get / lookup / list / count / insert / update / remove and
+// shards::create / get / list / ticket / send / publish / transfer / stop,
+// each returning a Reply (the host's JSON reply, or a HostStatus whose
+// error_code() is e.g. "ROW_NOT_FOUND"). An entry call that uses them runs
+// in one transaction: it commits only if the entry succeeds.
+//
 // Build: the same recipe as a shard (sdk/cpp/BUILD.md): the module's *.cc,
 // the SDK's operator_new.cc and wasi_stubs.c, wasm-ld with crt1-reactor.o.
 // TESSERA_COMPUTE_MODULE defines the symbol the SDK's runtime objects log
@@ -252,11 +259,14 @@ inline HostStatus emit_spatial(std::string_view shard, float x, float y,
 
 // ---- Entry inputs ---------------------------------------------------------
 
-// The invoke input {"export","params","callerUserId"}, parsed.
+// The invoke input {"export","params","callerUserId","callerShardId"},
+// parsed.
 struct Invocation {
   std::string export_name;
   std::string caller_user_id;  // "" for management callers
-  std::string_view input;      // the whole input JSON
+  // The shard whose keyed call (or onStop) runs this invoke; "" otherwise.
+  std::string caller_shard_id;
+  std::string_view input;  // the whole input JSON
 
   // Decodes "params" into a TESSERA_FIELDS struct (tessera/fields.h):
   // unknown keys are skipped, missing ones keep their defaults.
@@ -324,6 +334,7 @@ std::string to_json(const T& value) {
 
 }  // namespace tessera::compute
 
+#include "tessera/compute_data.h"
 #include "tessera/detail/compute_exports.h"
 
 #endif  // TESSERA_COMPUTE_H_

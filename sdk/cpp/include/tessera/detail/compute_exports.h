@@ -62,6 +62,10 @@ inline Result<Invocation> parse_invocation(std::string_view input) {
       ok = r.read_string(call.export_name);
     } else if (key == "callerUserId") {
       ok = r.read_string(call.caller_user_id);
+    } else if (key == "callerShardId") {
+      ok = r.peek() == ::tessera::Kind::kNull
+               ? r.read_null()
+               : r.read_string(call.caller_shard_id);
     } else {
       ok = r.skip();
     }

@@ -39,6 +39,18 @@ std::int32_t tessera_compute_v1_emit_spatial(const char* shard_ptr,
                                              std::int32_t payload_len);
 TESSERA_DETAIL_COMPUTE_IMPORT("last_error")
 std::int32_t tessera_compute_v1_last_error(char* ptr, std::int32_t cap);
+// The app's data and shards (tessera/compute_data.h). A module that never
+// calls these does not import them (the linker drops unused imports), and
+// the host runs its entry calls without a data transaction.
+TESSERA_DETAIL_COMPUTE_IMPORT("data")
+std::int32_t tessera_compute_v1_data(const char* op_ptr, std::int32_t op_len,
+                                     const char* req_ptr, std::int32_t req_len);
+TESSERA_DETAIL_COMPUTE_IMPORT("shards")
+std::int32_t tessera_compute_v1_shards(const char* op_ptr, std::int32_t op_len,
+                                       const char* req_ptr,
+                                       std::int32_t req_len);
+TESSERA_DETAIL_COMPUTE_IMPORT("reply")
+std::int32_t tessera_compute_v1_reply(char* ptr, std::int32_t cap);
 }
 
 #undef TESSERA_DETAIL_COMPUTE_IMPORT
