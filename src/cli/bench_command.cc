@@ -1,6 +1,7 @@
 // `tessera bench`: load tests of a running server.
 //
-//   tessera bench shard (--join URL | --shard ID) [--url URL] [--bots N]
+//   tessera bench shard (--join URL|FUNCTION | --shard ID) [--url URL]
+//       [--join-args JSON] [--bots N]
 //       [--duration S] [--rate R] [--input JSON]... [--report FILE] ...
 //   tessera bench merge A.json B.json ... [--out MERGED.json]
 //   tessera bench plot REPORT.json [--out CHART.svg]
@@ -48,9 +49,14 @@ struct ShardArgs {
 constexpr char kShardHelp[] =
     "\nMany bots (asynchronous state machines on a few threads) join, send "
     "inputs at a fixed rate and time each input until its ACK or REJECT.\n\n"
-    "Tickets come from a join endpoint (--join: each bot POSTs {shard, "
-    "kind?, params?, subscriber: \"bot-<n>\"} and gets {shardId, "
-    "subscriberId, ticket}; the dev server's is /api/dev/join) or are "
+    "Tickets come from the app's join function (--join NAME, a value "
+    "starting with neither / nor http: each bot signs in as a guest, POST "
+    "/api/auth/guest, then calls POST /api/functions/NAME with the guest's "
+    "token and {params: --join-args}, and connects with the result's "
+    "{shardId, subscriberId, ticket}), from a join endpoint (--join URL or "
+    "a path on --url: each bot POSTs {shard, kind?, params?, subscriber: "
+    "\"bot-<n>\"} and gets {shardId, subscriberId, ticket}; the dev "
+    "server's is /api/dev/join) or are "
     "minted here for a running shard (--shard ID) with the secret in "
     "TESSERA_SHARD_TICKET_SECRET. `tessera dev APP` keeps its secret in "
     "APP/.tessera/dev-secrets.json (\"ticketSecret\"):\n"
@@ -65,6 +71,10 @@ constexpr char kShardHelp[] =
     "$bot becomes a number. Example:\n"
     "  tessera bench shard --join /api/dev/join --kind arena --bots 200 "
     "--input '{\"move_to\":{\"x\":\"$rand:10:700\",\"y\":\"$rand:10:400\"}}'"
+    "\nWith a join function of the app (here one named joinArena):\n"
+    "  tessera bench shard --join joinArena --join-args '{\"team\":\"red\"}' "
+    "--bots 300 --input '{\"move_to\":{\"x\":\"$rand:10:700\",\"y\":"
+    "\"$rand:10:400\"}}'"
     "\n\nAiming (--aim ENTITY): each bot decodes the replicated entities of "
     "every FRAME and draws them like @tessera/client (interpolated "
     "--interp-delay ms behind the shard's tick, estimated from the frames' "
@@ -80,8 +90,9 @@ constexpr char kShardHelp[] =
 int RunShard(ShardArgs& a) {
   loadtest::LoadTestOptions& o = a.options;
   if (a.join.empty() == a.shard.empty()) {
-    std::cerr << "error: give exactly one of --join URL (join requests) and "
-                 "--shard ID (tickets minted here)\n";
+    std::cerr << "error: give exactly one of --join FUNCTION|URL (a join "
+                 "function or join requests) and --shard ID (tickets minted "
+                 "here)\n";
     return 2;
   }
   if (!a.join.empty()) {
@@ -223,8 +234,9 @@ void RegisterShard(CLI::App& bench, int* exit_code) {
       "input to its ACK; live progress, summary and --report JSON");
   cmd->footer(kShardHelp);
   cmd->add_option("--join", a->join,
-                  "Join endpoint: a URL, or a path on --url (e.g. "
-                  "/api/dev/join)");
+                  "The app's join function (a name: guest sign-in, then "
+                  "POST /api/functions/NAME), or a join endpoint: a URL, or "
+                  "a path on --url (e.g. /api/dev/join)");
   cmd->add_option("--shard", a->shard,
                   "A running shard to join with tickets minted here (secret "
                   "in TESSERA_SHARD_TICKET_SECRET)");
@@ -242,7 +254,8 @@ void RegisterShard(CLI::App& bench, int* exit_code) {
   cmd->add_option("--params", a->params,
                   "The params (JSON) the join requests carry");
   cmd->add_option("--join-args", a->join_args,
-                  "A JSON object merged into each join request body");
+                  "A join function's params (JSON object; default {}), or "
+                  "an object merged into each join request body");
   cmd->add_option("--aim", a->aim,
                   "Draw the entities like a client; $aim:x/y/z in the "
                   "templates follow entity ENTITY")

@@ -16,6 +16,7 @@ Bot::Bot(asio::io_context& ioc, const BotPlan& plan, int64_t number,
       number_(number),
       stats_(stats),
       timer_(ioc),
+      retry_timer_(ioc),
       rng_(0x5eed0000 + static_cast<uint64_t>(number)) {
   if (plan_.aim) {
     picture_.emplace();
@@ -59,22 +60,81 @@ void Bot::Start(Clock::time_point inputs_until,
         shard, MintBotTicket(plan_.ticket_secret, shard, subscriber_id_,
                              plan_.ticket_ttl_secs));
   }
+  if (plan_.join_by_function) return SignInAsGuest();
+  PostJoin(plan_.join_url.path, JoinRequestBody(plan_.join, number_), "",
+           [self = shared_from_this()](Result<client::HttpResponse> reply) {
+             if (!reply.ok()) {
+               return self->Fail("join: " + reply.status().message());
+             }
+             Result<JoinReply> join =
+                 ParseJoinReply(reply->status, reply->body);
+             if (!join.ok()) {
+               return self->Fail("join: " + join.status().message());
+             }
+             self->subscriber_id_ = join->subscriber_id;
+             self->ConnectShard(join->shard_id, join->ticket);
+           });
+}
+
+void Bot::PostJoin(std::string target, std::string body,
+                   const std::string& token,
+                   std::function<void(Result<client::HttpResponse>)> done) {
   client::HttpRequest request;
   request.method = "POST";
-  request.target = plan_.join_url.path;
+  request.target = std::move(target);
   request.headers = {{"Content-Type", "application/json"}};
-  request.body = JoinRequestBody(plan_.join, number_);
+  if (!token.empty())
+    request.headers.push_back({"Authorization", "Bearer " + token});
+  request.body = std::move(body);
   client::AsyncHttpCall(
       ioc_, plan_.join_tls, plan_.join_endpoint, plan_.join_url,
       std::move(request), plan_.connect_timeout,
-      [self = shared_from_this()](Result<client::HttpResponse> reply) {
+      [self = shared_from_this(),
+       done = std::move(done)](Result<client::HttpResponse> reply) {
         if (self->ended_) return;
-        if (!reply.ok()) return self->Fail("join: " + reply.status().message());
-        Result<JoinReply> join = ParseJoinReply(reply->status, reply->body);
-        if (!join.ok()) return self->Fail("join: " + join.status().message());
-        self->subscriber_id_ = join->subscriber_id;
-        self->ConnectShard(join->shard_id, join->ticket);
+        done(std::move(reply));
       });
+}
+
+void Bot::SignInAsGuest() {
+  PostJoin(
+      kGuestSignInPath, "", "",
+      [self = shared_from_this()](Result<client::HttpResponse> reply) {
+        if (!reply.ok()) {
+          return self->Fail("guest sign-in: " + reply.status().message());
+        }
+        if (std::optional<int64_t> wait =
+                RetryAfterSecs(reply->status, reply->headers)) {
+          // Over the server's rate for one address: try again when it
+          // says (the WELCOME deadline still holds).
+          self->retry_timer_.expires_after(std::chrono::seconds(*wait));
+          self->retry_timer_.async_wait([self](boost::system::error_code ec) {
+            if (!ec && !self->ended_) self->SignInAsGuest();
+          });
+          return;
+        }
+        Result<GuestReply> guest = ParseGuestReply(reply->status, reply->body);
+        if (!guest.ok()) {
+          return self->Fail("guest sign-in: " + guest.status().message());
+        }
+        self->CallJoinFunction(guest->token);
+      });
+}
+
+void Bot::CallJoinFunction(const std::string& token) {
+  PostJoin(plan_.function_path, FunctionRequestBody(plan_.function_args), token,
+           [self = shared_from_this()](Result<client::HttpResponse> reply) {
+             if (!reply.ok()) {
+               return self->Fail("join function: " + reply.status().message());
+             }
+             Result<JoinReply> join =
+                 ParseFunctionJoinReply(reply->status, reply->body);
+             if (!join.ok()) {
+               return self->Fail("join function: " + join.status().message());
+             }
+             self->subscriber_id_ = join->subscriber_id;
+             self->ConnectShard(join->shard_id, join->ticket);
+           });
 }
 
 void Bot::ArmConnectTimer() {
@@ -188,6 +248,7 @@ void Bot::Fail(const std::string& reason) {
   if (ended_) return;
   ended_ = true;
   timer_.cancel();
+  retry_timer_.cancel();
   if (client_) client_->Abort();
   if (joined_) {
     // A joined bot fails only while it follows a move.

@@ -1,5 +1,6 @@
 // One load-test bot: a state machine on one io_context that gets a ticket
-// (join request or local minting), connects to its shard with the
+// (join request, the app's join function after a guest sign-in, or local
+// minting), connects to its shard with the
 // protocol-v1 client (net/client/v1_client.h, which times each input
 // until its answer and answers PINGs), then once WELCOMEd sends inputs
 // made from the templates at a fixed rate until a deadline, and counts
@@ -30,6 +31,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -42,6 +44,7 @@
 #include "loadtest/picture.h"
 #include "loadtest/run_stats.h"
 #include "loadtest/transfer_tracker.h"
+#include "net/client/http_client.h"
 #include "net/client/url.h"
 #include "net/client/v1_client.h"
 
@@ -51,6 +54,12 @@ namespace tessera::loadtest {
 struct BotPlan {
   // Join requests when set; else tickets minted with `ticket_secret`.
   bool join_by_request = false;
+  // With join_by_request, the join function (join.h): each bot signs in as
+  // a guest (kGuestSignInPath on `join_url`, the server), then POSTs
+  // `function_args` to `function_path` with the guest's token.
+  bool join_by_function = false;
+  std::string function_path;
+  nlohmann::json function_args;
   net::client::Url join_url;
   boost::asio::ip::tcp::endpoint join_endpoint;
   boost::asio::ssl::context* join_tls = nullptr;
@@ -97,6 +106,13 @@ class Bot : public std::enable_shared_from_this<Bot> {
 
  private:
   void ConnectShard(const std::string& shard_id, const std::string& ticket);
+  // A POST of `body` to `target` on the join server (`token`: its bearer).
+  void PostJoin(std::string target, std::string body, const std::string& token,
+                std::function<void(Result<net::client::HttpResponse>)> done);
+  // The join function: a guest sign-in (again after a 429's Retry-After),
+  // then the function's call with the guest's token.
+  void SignInAsGuest();
+  void CallJoinFunction(const std::string& token);
   void Fail(const std::string& reason);
   // A TRANSFER: the player moved to `shard_id`, where `ticket` admits it.
   void OnTransfer(const std::string& shard_id, const std::string& ticket);
@@ -120,7 +136,8 @@ class Bot : public std::enable_shared_from_this<Bot> {
   const int64_t number_;
   StatsShard* const stats_;
   std::shared_ptr<net::client::V1Client> client_;
-  boost::asio::steady_timer timer_;  // the WELCOME deadline
+  boost::asio::steady_timer timer_;        // the WELCOME deadline
+  boost::asio::steady_timer retry_timer_;  // a guest sign-in's next try
   std::mt19937_64 rng_;
   std::string subscriber_id_;
   bool json_codec_ = false;

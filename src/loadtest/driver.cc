@@ -84,6 +84,12 @@ Status CheckOptions(const LoadTestOptions& o) {
   if (o.join_args.is_object() && o.join.empty()) {
     return InvalidArgument("--join-args needs --join (join requests)");
   }
+  if (IsJoinFunction(o.join) && (!o.kind.empty() || !o.params.is_null())) {
+    return InvalidArgument(
+        "--kind and --params go into join requests to a URL; a join "
+        "function (--join " +
+        o.join + ") takes its params from --join-args");
+  }
   if (o.join.empty() && o.ticket_secret.empty()) {
     return InvalidArgument(
         "without --join the bots mint their tickets: the ticket secret is "
@@ -158,8 +164,21 @@ Result<Setup> Prepare(const LoadTestOptions& o) {
                                               o.connect_timeout_secs) +
                          600;
   plan.join_by_request = !o.join.empty();
+  plan.join_by_function = IsJoinFunction(o.join);
   bool join_tls = false;
-  if (plan.join_by_request) {
+  if (plan.join_by_function) {
+    // A guest sign-in and the function's call, both on the server.
+    if (base->scheme != "http" && base->scheme != "https") {
+      return InvalidArgument(
+          "--join with a function needs an http:// or https:// --url");
+    }
+    plan.function_path = FunctionPath(o.join);
+    plan.function_args = o.join_args;
+    plan.join_url = *base;
+    plan.join_url.path = "/";
+    plan.join_endpoint = *shard_target;
+    join_tls = base->tls();
+  } else if (plan.join_by_request) {
     Result<Url> join = ResolveUrl(*base, o.join);
     if (!join.ok())
       return InvalidArgument("--join: " + join.status().message());
@@ -335,7 +354,9 @@ Result<Report> RunLoadTest(const LoadTestOptions& o,
 
   RunSettings& s = report.settings;
   s.url = o.url;
-  s.join = setup.plan.join_by_request ? setup.plan.join_url.ToString() : "";
+  s.join = setup.plan.join_by_function  ? "function " + o.join
+           : setup.plan.join_by_request ? setup.plan.join_url.ToString()
+                                        : "";
   s.shard = o.shard;
   s.bots = o.bots;
   s.bot_offset = o.bot_offset;

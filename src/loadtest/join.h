@@ -1,11 +1,14 @@
 // How a bot gets its ticket: by a join request to the app (or the dev
-// server's POST /api/dev/join), or minted locally with the shard secret.
-// Pure functions.
+// server's POST /api/dev/join), from the app's join function (a guest
+// sign-in, POST /api/auth/guest, then POST /api/functions/<name> with the
+// guest's token), or minted locally with the shard secret. Pure functions.
 #ifndef TESSERA_LOADTEST_JOIN_H_
 #define TESSERA_LOADTEST_JOIN_H_
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,6 +44,39 @@ struct JoinReply {
 // message from an {"code", "message"} body when there is one), kIo for a
 // 200 whose body lacks the fields.
 Result<JoinReply> ParseJoinReply(int status, std::string_view body);
+
+// --- join functions (tessera bench shard --join <function>)
+
+// Whether a --join value names a join function: it starts with neither
+// "/" (a path on --url) nor "http" (a URL).
+bool IsJoinFunction(std::string_view join);
+
+inline constexpr char kGuestSignInPath[] = "/api/auth/guest";
+
+// "/api/functions/<function>", the name percent-encoded.
+std::string FunctionPath(std::string_view function);
+
+// The body of the function call: {"params": args} (null args: {}).
+std::string FunctionRequestBody(const nlohmann::json& args);
+
+struct GuestReply {
+  std::string user_id;
+  std::string token;
+};
+// The reply to a guest sign-in: 200 with {userId, token}. Errors as
+// ParseJoinReply's.
+Result<GuestReply> ParseGuestReply(int status, std::string_view body);
+
+// The reply to the join function's call: 200 whose "resultJson" (the
+// function's result) is {shardId, subscriberId, ticket}. Errors as
+// ParseJoinReply's; kIo also for a result that is not JSON.
+Result<JoinReply> ParseFunctionJoinReply(int status, std::string_view body);
+
+// How long a 429 answer asks to wait before the next try: its Retry-After
+// seconds (`headers` lower-cased), clamped to 1..60, 1 when absent or not
+// a number; nullopt for any other status.
+std::optional<int64_t> RetryAfterSecs(
+    int status, const std::map<std::string, std::string>& headers);
 
 // A ticket for `subscriber_id` on `shard_id` valid for `ttl_secs` from
 // `wall_clock`'s now (docs/protocol.md "Tickets").

@@ -47,6 +47,69 @@ TEST(JoinTest, Replies) {
   EXPECT_FALSE(ParseJoinReply(200, "not json").ok());
 }
 
+TEST(JoinTest, JoinFunctionsAreNamesNotPathsOrUrls) {
+  EXPECT_TRUE(IsJoinFunction("joinArena"));
+  EXPECT_TRUE(IsJoinFunction("arena.join"));
+  EXPECT_FALSE(IsJoinFunction("/api/dev/join"));
+  EXPECT_FALSE(IsJoinFunction("http://127.0.0.1:4321/join"));
+  EXPECT_FALSE(IsJoinFunction("https://game.example/join"));
+  EXPECT_FALSE(IsJoinFunction(""));
+  EXPECT_EQ(FunctionPath("arena.join"), "/api/functions/arena.join");
+  EXPECT_EQ(FunctionPath("a b/c"), "/api/functions/a%20b%2Fc");
+  // --join-args are the function's params; none: {}.
+  EXPECT_EQ(FunctionRequestBody(nullptr), R"({"params":{}})");
+  EXPECT_EQ(FunctionRequestBody({{"history", 10}}),
+            R"({"params":{"history":10}})");
+}
+
+TEST(JoinTest, GuestAndFunctionReplies) {
+  Result<GuestReply> guest = ParseGuestReply(
+      200, R"({"userId":"guest-00ff","token":"v1.a.b","expires":9})");
+  ASSERT_TRUE(guest.ok());
+  EXPECT_EQ(guest->user_id, "guest-00ff");
+  EXPECT_EQ(guest->token, "v1.a.b");
+  EXPECT_EQ(ParseGuestReply(404, R"({"code":"not_found","message":"no route"})")
+                .status()
+                .message(),
+            "HTTP 404: no route");
+  EXPECT_EQ(ParseGuestReply(200, R"({"userId":"g"})").status().code(),
+            StatusCode::kIo);
+
+  // The invoke reply: the function's result is in resultJson.
+  Result<JoinReply> join = ParseFunctionJoinReply(
+      200, R"({"resultJson":{"shardId":"zone-1","subscriberId":"guest-1",)"
+           R"("ticket":"v1.t"},"fuelUsed":10,"durationUs":3,"flowId":"f"})");
+  ASSERT_TRUE(join.ok()) << join.status().message();
+  EXPECT_EQ(join->shard_id, "zone-1");
+  EXPECT_EQ(join->subscriber_id, "guest-1");
+  EXPECT_EQ(join->ticket, "v1.t");
+  // The function's refusal is told as the server words it.
+  EXPECT_EQ(
+      ParseFunctionJoinReply(422, R"({"code":"TRAP","message":"zone is full"})")
+          .status()
+          .message(),
+      "HTTP 422: zone is full");
+  // A result that is not JSON, or not the join shape.
+  Result<JoinReply> bytes =
+      ParseFunctionJoinReply(200, R"({"resultBase64":"AP8B"})");
+  EXPECT_EQ(bytes.status().code(), StatusCode::kIo);
+  EXPECT_NE(bytes.status().message().find("no JSON result"), std::string::npos);
+  Result<JoinReply> shape =
+      ParseFunctionJoinReply(200, R"({"resultJson":{"shardId":"z"}})");
+  EXPECT_EQ(shape.status().message(),
+            "the join function's result lacks shardId or ticket (expected "
+            "{shardId, subscriberId, ticket})");
+}
+
+TEST(JoinTest, RetryAfterOnlyFor429) {
+  EXPECT_EQ(RetryAfterSecs(200, {{"retry-after", "5"}}), std::nullopt);
+  EXPECT_EQ(RetryAfterSecs(429, {{"retry-after", "5"}}), 5);
+  EXPECT_EQ(RetryAfterSecs(429, {}), 1);
+  EXPECT_EQ(RetryAfterSecs(429, {{"retry-after", "soon"}}), 1);
+  EXPECT_EQ(RetryAfterSecs(429, {{"retry-after", "0"}}), 1);
+  EXPECT_EQ(RetryAfterSecs(429, {{"retry-after", "3600"}}), 60);
+}
+
 TEST(JoinTest, MintedTicketsVerify) {
   const FakeWallClock wall_clock(1'800'000'000'000'000);
   const int64_t now = 1'800'000'000;

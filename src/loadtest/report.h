@@ -91,7 +91,7 @@ struct SeriesPoint {
 // The command line of the run (summed or listed by Merge).
 struct RunSettings {
   std::string url;
-  std::string join;   // the join endpoint, or "" with --shard
+  std::string join;   // the join endpoint, "function <name>", or ""
   std::string shard;  // --shard or --shard-id
   int64_t bots = 0;
   int64_t bot_offset = 0;

@@ -28,6 +28,7 @@ using compute_routes::CheckQuery;
 using compute_routes::Engine;
 using compute_routes::Handler;
 using compute_routes::IntParam;
+using compute_routes::Invoke;
 using compute_routes::ModuleParam;
 using compute_routes::Names;
 using compute_routes::Need;
@@ -218,45 +219,6 @@ HttpResponse SetPolicy(Call& c) {
   return JsonResponse(200, json::parse(compute::PolicyToJson(*p)));
 }
 
-HttpResponse Invoke(Call& c) {
-  if (auto e = CheckQuery(c, {})) return *e;
-  Status fields = CheckFields(c.body, "body", {"params"});
-  if (!fields.ok()) return BadRequest(fields.message());
-  json params = json::object();
-  if (auto p = c.body.find("params"); p != c.body.end() && !p->is_null()) {
-    if (!p->is_object()) {
-      return ErrorResponse(400, "BAD_REQUEST", "params: must be an object");
-    }
-    params = *p;
-  }
-  compute::InvokeRequest request;
-  request.module = c.vars[0];
-  request.export_name = c.vars[1];
-  request.params_json = params.dump();
-  request.management = c.management;
-  request.caller_user_id = c.caller_user_id;
-  Result<compute::InvokeResult> r = c.engine.Invoke(request);
-  if (r.ok()) return JsonResponse(200, InvokeResultJson(*r));
-  const Status& s = r.status();
-  switch (s.code()) {
-    case StatusCode::kInvalidArgument: {
-      std::string message = s.message();
-      constexpr std::string_view kPrefix = "BAD_REQUEST: ";
-      if (message.starts_with(kPrefix)) message.erase(0, kPrefix.size());
-      return ErrorResponse(400, "BAD_REQUEST", message);
-    }
-    case StatusCode::kPermissionDenied:
-      return ErrorResponse(403, "forbidden", s.message());
-    case StatusCode::kTrap:
-    case StatusCode::kResourceExhausted:
-    case StatusCode::kDeadlineExceeded:
-    case StatusCode::kRefused:
-      return ErrorResponse(422, StatusCodeName(s.code()), s.message());
-    default:
-      return Engine(s);
-  }
-}
-
 HttpResponse RaiseEvent(Call& c) {
   if (auto e = CheckQuery(c, {})) return *e;
   Status fields = CheckFields(c.body, "body", {"name", "payload"});
@@ -336,6 +298,98 @@ HttpResponse Unauthorized(const std::string& message) {
 
 }  // namespace
 
+namespace compute_routes {
+
+HttpResponse Invoke(Call& c) {
+  if (auto e = CheckQuery(c, {})) return *e;
+  Status fields = CheckFields(c.body, "body", {"params"});
+  if (!fields.ok()) return BadRequest(fields.message());
+  json params = json::object();
+  if (auto p = c.body.find("params"); p != c.body.end() && !p->is_null()) {
+    if (!p->is_object()) {
+      return ErrorResponse(400, "BAD_REQUEST", "params: must be an object");
+    }
+    params = *p;
+  }
+  compute::InvokeRequest request;
+  request.module = c.vars[0];
+  request.export_name = c.vars[1];
+  request.params_json = params.dump();
+  request.management = c.management;
+  request.caller_user_id = c.caller_user_id;
+  Result<compute::InvokeResult> r = c.engine.Invoke(request);
+  if (r.ok()) return JsonResponse(200, InvokeResultJson(*r));
+  return InvokeError(r.status());
+}
+
+HttpResponse InvokeError(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kInvalidArgument: {
+      std::string message = s.message();
+      constexpr std::string_view kPrefix = "BAD_REQUEST: ";
+      if (message.starts_with(kPrefix)) message.erase(0, kPrefix.size());
+      return ErrorResponse(400, "BAD_REQUEST", message);
+    }
+    case StatusCode::kPermissionDenied:
+      return ErrorResponse(403, "forbidden", s.message());
+    case StatusCode::kTrap:
+    case StatusCode::kResourceExhausted:
+    case StatusCode::kDeadlineExceeded:
+    case StatusCode::kRefused:
+      return ErrorResponse(422, StatusCodeName(s.code()), s.message());
+    default:
+      return Engine(s);
+  }
+}
+
+std::optional<HttpResponse> AuthorizeInvoke(const ApiTokens& tokens,
+                                            std::string_view ticket_secret,
+                                            const HttpRequest& request,
+                                            Call* call) {
+  std::optional<std::string_view> token = BearerToken(request);
+  if (!token || token->empty()) {
+    return Unauthorized(
+        "invoke needs Authorization: Bearer <token>: a manage_compute "
+        "token or a player's ticket");
+  }
+  const Scopes scopes = tokens.ScopesOf(request);
+  if (scopes.Has(Scope::kManageCompute)) {
+    call->management = true;
+  } else if (!scopes.empty()) {
+    return ErrorResponse(403, "forbidden",
+                         "this token has view_compute_diagnostics only; "
+                         "invoke takes a manage_compute token or a "
+                         "player's ticket");
+  } else {
+    net::TicketCheck check = net::VerifyTicketAnyResource(
+        ticket_secret, *token, call->clock.UnixNowSecs());
+    if (check.error != net::TicketError::kNone) {
+      return Unauthorized(
+          "the bearer token is neither an API token nor a valid ticket (" +
+          check.message + ")");
+    }
+    call->caller_user_id = check.ticket.subscriber_id;
+  }
+  return std::nullopt;
+}
+
+std::optional<HttpResponse> ParseBody(const HttpRequest& request, Call* call) {
+  if (request.body.find_first_not_of(" \t\r\n") == std::string::npos) {
+    call->body = json::object();
+    return std::nullopt;
+  }
+  call->body = json::parse(request.body, nullptr, false);
+  if (call->body.is_discarded()) {
+    return ErrorResponse(400, "bad_json", "the body is not valid JSON");
+  }
+  if (!call->body.is_object()) {
+    return ErrorResponse(400, "bad_json", "the body must be a JSON object");
+  }
+  return std::nullopt;
+}
+
+}  // namespace compute_routes
+
 HttpResponse ComputeService::Handle(const HttpRequest& request) {
   std::optional<RequestTarget> target = ParseTarget(request.target);
   if (!target) {
@@ -390,28 +444,9 @@ HttpResponse ComputeService::Route(const HttpRequest& request) {
     scope_name = ScopeName(Scope::kManageCompute);
   }
   if (found->need == Need::kInvoke) {
-    std::optional<std::string_view> token = BearerToken(request);
-    if (!token || token->empty()) {
-      return Unauthorized(
-          "invoke needs Authorization: Bearer <token>: a manage_compute "
-          "token or a player's ticket");
-    }
-    if (scopes.Has(Scope::kManageCompute)) {
-      call.management = true;
-    } else if (!scopes.empty()) {
-      return ErrorResponse(403, "forbidden",
-                           "this token has view_compute_diagnostics only; "
-                           "invoke takes a manage_compute token or a "
-                           "player's ticket");
-    } else {
-      net::TicketCheck check = net::VerifyTicketAnyResource(
-          options_.ticket_secret, *token, wall_clock_.UnixNowSecs());
-      if (check.error != net::TicketError::kNone) {
-        return Unauthorized(
-            "the bearer token is neither an API token nor a valid ticket (" +
-            check.message + ")");
-      }
-      call.caller_user_id = check.ticket.subscriber_id;
+    if (auto refused = compute_routes::AuthorizeInvoke(
+            options_.tokens, options_.ticket_secret, request, &call)) {
+      return *refused;
     }
   } else if (scopes.empty()) {
     return Unauthorized(std::string("this route needs a token with the ") +
@@ -431,17 +466,7 @@ HttpResponse ComputeService::Route(const HttpRequest& request) {
   }
   call.query = std::move(*query);
   if (method == "PUT" || method == "POST") {
-    if (request.body.find_first_not_of(" \t\r\n") == std::string::npos) {
-      call.body = json::object();
-    } else {
-      call.body = json::parse(request.body, nullptr, false);
-      if (call.body.is_discarded()) {
-        return ErrorResponse(400, "bad_json", "the body is not valid JSON");
-      }
-      if (!call.body.is_object()) {
-        return ErrorResponse(400, "bad_json", "the body must be a JSON object");
-      }
-    }
+    if (auto bad = compute_routes::ParseBody(request, &call)) return *bad;
   }
   return found->handler(call);
 }

@@ -18,6 +18,7 @@
 #include "common/status.h"
 #include "compute/engine.h"
 #include "net/http_types.h"
+#include "server/api_tokens.h"
 #include "server/compute_json.h"
 
 namespace tessera::server::compute_routes {
@@ -56,6 +57,25 @@ std::optional<int64_t> IntParam(const Call& c, const char* name,
 std::optional<std::string> ModuleParam(const Call& c);
 // Module names by id, for rows that carry only the id.
 Result<ModuleNames> Names(compute::ComputeEngine& engine);
+
+// Shared with the functions route (function_routes.cc), in
+// compute_routes.cc:
+// The invoke caller (a manage_compute token: `call->management`; else a
+// signed ticket of any resource: `call->caller_user_id`), or the 401/403
+// reply. Tickets are checked against `call->clock`.
+std::optional<HttpResponse> AuthorizeInvoke(const ApiTokens& tokens,
+                                            std::string_view ticket_secret,
+                                            const net::HttpRequest& request,
+                                            Call* call);
+// The request's body into `call->body` (an empty body: {}), or the 400
+// reply when it is not a JSON object.
+std::optional<HttpResponse> ParseBody(const net::HttpRequest& request,
+                                      Call* call);
+// computeInvoke: export vars[1] of module vars[0] with the body's
+// {params}; the result JSON, or InvokeError.
+HttpResponse Invoke(Call& c);
+// An invoke's (or a function lookup's) error as the API's JSON error.
+HttpResponse InvokeError(const Status& status);
 
 // Monitoring (compute_monitor_routes.cc).
 HttpResponse Runs(Call& c);

@@ -8,6 +8,7 @@
 #include "net/router.h"
 #include "net/ticket.h"
 #include "server/compute_json.h"
+#include "server/function_routes.h"
 #include "server/http_json.h"
 #include "server/module_dir.h"
 #include "server/request_target.h"
@@ -102,6 +103,9 @@ ComputeService::~ComputeService() { Shutdown(); }
 void ComputeService::RegisterRoutes(net::Router& router) {
   router.AddHttp("/api/compute", *this);
   if (options_.dev) router.AddHttp("/api/dev/player-token", *this);
+  join_routes_ =
+      JoinRoutes::Register(router, *engine_, options_.tokens,
+                           options_.ticket_secret, options_.dev, wall_clock_);
 }
 
 Status ComputeService::Start() { return engine_->Start(); }

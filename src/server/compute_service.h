@@ -57,6 +57,8 @@
 
 namespace tessera::server {
 
+class JoinRoutes;  // function_routes.h
+
 struct ComputeServiceOptions {
   ApiTokens tokens;           // the admin token and the scoped ones
   std::string ticket_secret;  // verifies players' tickets; mints dev ones
@@ -131,6 +133,8 @@ class ComputeService final : public Service, public net::HttpHandler {
   std::unique_ptr<compute::NotifySink> notify_;
   std::unique_ptr<compute::ComputeEngine> engine_;
   ComputeMetrics metrics_;
+  // POST /api/functions/<name> and /api/auth/guest (function_routes.h).
+  std::unique_ptr<JoinRoutes> join_routes_;
   bool shut_down_ = false;
 };
 

@@ -119,9 +119,12 @@ export interface ReconnectOptions {
 /** Options of {@link connectShard}. */
 export interface ConnectShardOptions {
   /**
-   * The ticket for this shard and subscriber (from your backend, or
-   * `POST /api/dev/join` in development). A function is called again before
-   * every reconnect, so it can fetch a fresh ticket.
+   * The ticket for this shard and subscriber (from your backend, the app's
+   * join function, or `POST /api/dev/join` in development). A function is
+   * called for the first connect and again before every reconnect (after a
+   * move, once the TRANSFER's ticket is refused), so it can fetch a fresh
+   * ticket, e.g. from a join function:
+   * `ticket: async () => (await callFunction<Join>(url, "joinArena", {}, { token })).ticket`.
    */
   ticket: TicketSource;
   /** The subscriber the ticket is for (informational; WELCOME confirms it). */
