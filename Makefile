@@ -15,6 +15,7 @@ ASAN_TARGETS ?= common_test wasm_test guest_test shard_test store_test net_proto
 ASAN_TARGETS += compute_policies_test compute_engine_test compute_store_test \
                 compute_instance_test compute_templates_test compute_rust_test \
                 compute_server_test
+ASAN_TARGETS += data_test
 # The fuzz run: FUZZ_SECS in total, shared equally by the targets.
 FUZZ_SECS  ?= 75
 FUZZ_TARGETS := module_loader frame ticket replication_changes \
