@@ -171,6 +171,37 @@ constexpr Migration kMigrations[] = {
         revision INTEGER NOT NULL,
         updated_ms INTEGER NOT NULL);
     )sql"},
+    {4, R"sql(
+      CREATE TABLE data_schema(
+        id INTEGER PRIMARY KEY CHECK(id = 1),
+        schema_json TEXT NOT NULL,
+        applied_ms INTEGER NOT NULL);
+      CREATE TABLE data_changes(
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        ts_ms INTEGER NOT NULL,
+        op TEXT NOT NULL,
+        type TEXT NOT NULL,
+        row_id TEXT NOT NULL,
+        row_json TEXT NOT NULL,
+        fields_json TEXT NOT NULL,
+        origin TEXT NOT NULL);
+      CREATE INDEX data_changes_by_time ON data_changes(ts_ms);
+      CREATE TABLE data_calls(
+        key TEXT PRIMARY KEY NOT NULL,
+        function TEXT NOT NULL,
+        args_hash TEXT NOT NULL,
+        ok INTEGER NOT NULL,
+        result_json TEXT NOT NULL,
+        error TEXT NOT NULL,
+        created_ms INTEGER NOT NULL);
+      CREATE INDEX data_calls_by_time ON data_calls(created_ms);
+      ALTER TABLE compute_triggers
+        ADD COLUMN entity_type TEXT NOT NULL DEFAULT '';
+      ALTER TABLE compute_triggers
+        ADD COLUMN field_name TEXT NOT NULL DEFAULT '';
+      ALTER TABLE compute_triggers
+        ADD COLUMN function_name TEXT NOT NULL DEFAULT '';
+    )sql"},
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");

@@ -23,6 +23,17 @@
 //      Enums are stored by name ("rust", "pending", "half_open", "tick",
 //      "probe"); indexes serve the newest-first lists by time, module and
 //      flow id, the retention prunes and the artifact cache lookup.
+//   4: the app's data (data/data_store.h, store/sqlite_data_store.h):
+//      data_schema (one row, id 1: the applied DataSchemaJson),
+//      data_changes (seq AUTOINCREMENT so a pruned seq is never reused; op
+//      "created" | "updated" | "deleted", row_json, fields_json the
+//      changed fields as [{"field","old","new"}], origin; indexed by ts_ms
+//      for the retention prune), data_calls (key primary key: keyed
+//      calls' stored outcomes; indexed by created_ms for the prune); and
+//      compute_triggers gains the data event filters entity_type,
+//      field_name and function_name (TEXT NOT NULL DEFAULT ''). The
+//      entity types' own tables (data_<Type>) are not migrations: the data
+//      store's ApplySchema makes them from the app's manifest.
 //
 // `saves` has no foreign key to `shards`: a state may be saved for a shard
 // that has no directory record (`tessera run`, tests, a server racing a
@@ -42,7 +53,7 @@
 namespace tessera::store {
 
 // The schema version this build writes.
-inline constexpr int64_t kSchemaVersion = 3;
+inline constexpr int64_t kSchemaVersion = 4;
 
 // Brings the database to kSchemaVersion inside one write transaction, so two
 // processes opening the same new file cannot both migrate it.

@@ -129,11 +129,15 @@ TEST(SchemaTest, Version1StoreMigratesToTheJournal) {
     EXPECT_EQ((*rows)[0].step, shard::TransferStep::kOut);
   }
   EXPECT_EQ(RawSql(path, "SELECT group_concat(version) FROM schema_version"),
-            "1,2,3");
+            "1,2,3,4");
   EXPECT_EQ(RawSql(path,
                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
                    "AND name LIKE 'compute\\_%' ESCAPE '\\'"),
             "9");
+  EXPECT_EQ(RawSql(path,
+                   "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
+                   "AND name LIKE 'data\\_%' ESCAPE '\\'"),
+            "3");
   EXPECT_EQ(RawSql(path,
                    "SELECT count(*) FROM sqlite_master WHERE type = 'index' "
                    "AND name = 'transfers_by_source' AND sql LIKE "
@@ -142,6 +146,53 @@ TEST(SchemaTest, Version1StoreMigratesToTheJournal) {
   EXPECT_EQ(RawSql(path, "SELECT count(*) FROM transfers"), "1");
   EXPECT_EQ(RawSql(path, "SELECT state FROM saves WHERE shard_id = 'a'"),
             "a without p");
+}
+
+// A version-3 file (made by turning a fresh one back: migration 4's
+// tables and columns dropped, its version row deleted) with a module and a
+// trigger gains the data tables and the trigger filter columns, the
+// trigger reading '' in each.
+TEST(SchemaTest, Version3StoreMigratesToTheDataTables) {
+  ScratchDir dir;
+  std::string path = dir.File("v3.db");
+  ASSERT_TRUE(SqliteStore::Open(path).ok());
+  RawSql(path,
+         "BEGIN IMMEDIATE;"
+         "DROP TABLE data_schema; DROP TABLE data_changes; "
+         "DROP TABLE data_calls;"
+         "ALTER TABLE compute_triggers DROP COLUMN entity_type;"
+         "ALTER TABLE compute_triggers DROP COLUMN field_name;"
+         "ALTER TABLE compute_triggers DROP COLUMN function_name;"
+         "DELETE FROM schema_version WHERE version = 4;"
+         "INSERT INTO compute_modules VALUES(1, 'shop', '', 1, 0, 1, "
+         "'closed', 0, 0, '', 10, 10);"
+         "INSERT INTO compute_triggers VALUES(1, 1, 'invoke:buy', 'invoke', "
+         "0, '', '', 0, 'buy', 'public', '', 10, 10);"
+         "COMMIT;");
+  ASSERT_EQ(RawSql(path, "SELECT max(version) FROM schema_version"), "3");
+  ASSERT_TRUE(SqliteStore::Open(path).ok());
+  EXPECT_EQ(RawSql(path, "SELECT max(version) FROM schema_version"), "4");
+  EXPECT_EQ(RawSql(path,
+                   "SELECT trigger_key || '|' || entity_type || '|' || "
+                   "field_name || '|' || function_name FROM compute_triggers"),
+            "invoke:buy|||");
+  // The new tables take rows; data_changes' seq never goes back.
+  RawSql(path,
+         "INSERT INTO data_changes(ts_ms, op, type, row_id, row_json, "
+         "fields_json, origin) VALUES(1, 'created', 'T', 'a', '{}', '[]', "
+         "'admin');"
+         "DELETE FROM data_changes;"
+         "INSERT INTO data_changes(ts_ms, op, type, row_id, row_json, "
+         "fields_json, origin) VALUES(2, 'created', 'T', 'b', '{}', '[]', "
+         "'admin');"
+         "INSERT INTO data_calls VALUES('k', 'm.f', 'h', 1, 'null', '', 3);"
+         "INSERT INTO data_schema VALUES(1, '{\"types\":[]}', 4);");
+  EXPECT_EQ(RawSql(path, "SELECT seq FROM data_changes"), "2");
+  EXPECT_EQ(RawSql(path,
+                   "SELECT count(*) FROM sqlite_master WHERE type = 'index' "
+                   "AND name IN ('data_changes_by_time', "
+                   "'data_calls_by_time')"),
+            "2");
 }
 
 TEST(SchemaTest, EmptyExistingFileIsInitialised) {
