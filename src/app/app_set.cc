@@ -15,6 +15,9 @@ Result<AppSet> MergeApps(std::vector<AppEntry> apps) {
   if (apps.empty()) return InvalidArgument("no app to serve");
   AppSet set;
   set.merged = apps.front().manifest;
+  // Which app declared each data type, for the duplicate's message.
+  std::vector<const AppEntry*> type_owner(set.merged.data.types.size(),
+                                          &apps.front());
   for (size_t i = 1; i < apps.size(); ++i) {
     const AppEntry& app = apps[i];
     for (const ShardKindSpec& kind : app.manifest.kinds) {
@@ -35,6 +38,19 @@ Result<AppSet> MergeApps(std::vector<AppEntry> apps) {
         }
       }
       set.merged.compute.push_back(module);
+    }
+    for (const data::EntityType& type : app.manifest.data.types) {
+      for (size_t t = 0; t < set.merged.data.types.size(); ++t) {
+        if (set.merged.data.types[t].name == type.name) {
+          return InvalidArgument(
+              "data type \"" + type.name + "\" is declared by both " +
+              (type_owner[t]->dir / kManifestFileName).string() + " and " +
+              (app.dir / kManifestFileName).string() +
+              " (apps served together share one data store)");
+        }
+      }
+      set.merged.data.types.push_back(type);
+      type_owner.push_back(&app);
     }
     set.web_mounts.push_back(
         AppWebMount{AppMountPrefix(app.dir), app.dir / "web"});

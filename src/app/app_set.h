@@ -1,7 +1,7 @@
 // Several apps served on one port (`tessera dev app other/zone`): the first
 // app is the main one (its state, secrets and web/ folder at "/"); the
-// kinds and compute modules of the others join its own, and each other app's web/ folder is
-// served at "/<directory name>/".
+// kinds and compute modules of the others join its own, and each other app's
+// web/ folder is served at "/<directory name>/".
 //
 // Thread-safe (no shared state).
 #ifndef TESSERA_APP_APP_SET_H_
@@ -30,8 +30,8 @@ struct AppWebMount {
 };
 
 struct AppSet {
-  // The first app's manifest with the kinds and compute modules of every
-  // app, in app order then manifest order.
+  // The first app's manifest with the kinds, compute modules and data types
+  // of every app, in app order then manifest order.
   Manifest merged;
   // Every app with its own manifest (the first first): each builds and
   // caches its kinds in its own directory.

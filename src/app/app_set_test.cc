@@ -120,6 +120,53 @@ TEST(AppSetTest, ADuplicateComputeModuleIsRefused) {
             "app served");
 }
 
+AppEntry DataApp(const std::string& dir, const std::string& kind,
+                 const std::string& types) {
+  Result<Manifest> m = ParseManifest(
+      R"({"name":"x","shards":[{"name":")" + kind +
+          R"(","wasm":"k.wasm"}],"data":{"types":[)" + types + "]}}",
+      dir, dir + "/tessera.json");
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  return AppEntry{dir, m.ok() ? std::move(m).value() : Manifest()};
+}
+
+TEST(AppSetTest, DataTypesOfEveryAppMerge) {
+  Result<AppSet> set = MergeApps(
+      {DataApp("games/main", "arena",
+               R"({"name":"Character","fields":[{"name":"hp","type":"int"}]})"),
+       DataApp("more/shop", "shop",
+               R"({"name":"Item","fields":[]},{"name":"Order","fields":[]})")});
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  std::vector<std::string> names;
+  for (const data::EntityType& t : set->merged.data.types) {
+    names.push_back(t.name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"Character", "Item", "Order"}));
+  EXPECT_NE(set->merged.data.Find("Character")->FindField("hp"), nullptr);
+}
+
+TEST(AppSetTest, ADataTypeDeclaredByTwoAppsIsRefusedNamingBoth) {
+  Result<AppSet> set = MergeApps(
+      {DataApp("games/main", "arena", R"({"name":"Item","fields":[]})"),
+       DataApp("more/zone", "zone", R"({"name":"Zone","fields":[]})"),
+       DataApp("more/shop", "shop", R"({"name":"Item","fields":[]})")});
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(set.status().message(),
+            "data type \"Item\" is declared by both games/main/tessera.json "
+            "and more/shop/tessera.json (apps served together share one data "
+            "store)");
+  set = MergeApps(
+      {DataApp("games/main", "arena", R"({"name":"Item","fields":[]})"),
+       DataApp("more/zone", "zone", R"({"name":"Zone","fields":[]})"),
+       DataApp("more/shop", "shop", R"({"name":"Zone","fields":[]})")});
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.status().message(),
+            "data type \"Zone\" is declared by both more/zone/tessera.json "
+            "and more/shop/tessera.json (apps served together share one data "
+            "store)");
+}
+
 TEST(AppSetTest, NoAppIsRefused) {
   EXPECT_EQ(MergeApps({}).status().code(), StatusCode::kInvalidArgument);
 }

@@ -15,12 +15,14 @@
 #include <system_error>
 #include <tuple>
 
+#include "data/schema.h"
+
 namespace tessera::app {
 namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kTopFields[] = {"name", "shards", "compute"};
+constexpr std::string_view kTopFields[] = {"name", "shards", "compute", "data"};
 constexpr std::string_view kComputeFields[] = {
     "name",     "description", "source",  "crate",
     "alwaysOn", "enabled",     "triggers"};
@@ -39,7 +41,8 @@ constexpr std::string_view kKindFields[] = {"name",
                                             "fuelPerTick",
                                             "maxRunMs",
                                             "idleShutdownSecs",
-                                            "onStop"};
+                                            "onStop",
+                                            "writeFlushMs"};
 
 // Levenshtein distance, for "did you mean" hints on unknown fields.
 size_t EditDistance(std::string_view a, std::string_view b) {
@@ -175,6 +178,36 @@ Status ReadString(const Errors& err, const json& obj, const std::string& path,
   return Status::Ok();
 }
 
+bool IsValidModuleName(std::string_view name);
+
+// An export name: [A-Za-z_][A-Za-z0-9_]{0,127}.
+bool IsValidExportName(std::string_view name) {
+  if (name.empty() || name.size() > 128) return false;
+  if (std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+  });
+}
+
+// A kind's onStop: an http(s):// URL with a host, "module.export" or a bare
+// export name (server/stop_functions.h resolves the function).
+bool IsValidOnStop(std::string_view value) {
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (value.substr(0, scheme.size()) == scheme) {
+      std::string_view rest = value.substr(scheme.size());
+      return !rest.empty() && rest[0] != '/' &&
+             std::none_of(rest.begin(), rest.end(), [](char ch) {
+               return std::isspace(static_cast<unsigned char>(ch)) ||
+                      std::iscntrl(static_cast<unsigned char>(ch));
+             });
+    }
+  }
+  size_t dot = value.find('.');
+  if (dot == std::string_view::npos) return IsValidExportName(value);
+  return IsValidModuleName(value.substr(0, dot)) &&
+         IsValidExportName(value.substr(dot + 1));
+}
+
 Result<ShardKindSpec> ParseKind(const Errors& err, const json& obj,
                                 const std::string& path,
                                 const std::filesystem::path& dir) {
@@ -246,7 +279,15 @@ Result<ShardKindSpec> ParseKind(const Errors& err, const json& obj,
   TESSERA_RETURN_IF_ERROR(ReadUint(err, obj, path, "idleShutdownSecs", 0,
                                    kU32Max, &c.idle_shutdown_secs));
   TESSERA_RETURN_IF_ERROR(
+      ReadUint(err, obj, path, "writeFlushMs", 100, 60000, &c.write_flush_ms));
+  TESSERA_RETURN_IF_ERROR(
       ReadString(err, obj, path, "onStop", &c.on_stop, &present));
+  if (present && !IsValidOnStop(c.on_stop)) {
+    return err.At(Join(path, "onStop"),
+                  "\"" + c.on_stop +
+                      "\" is neither an http(s):// URL nor a function "
+                      "(\"module.export\" or an export name)");
+  }
 
   if (has_source || has_crate) {
     (has_source ? spec.source : spec.crate_dir) =
@@ -471,6 +512,13 @@ Result<Manifest> ParseManifest(std::string_view text,
       }
       m.compute.push_back(std::move(module).value());
     }
+  }
+  auto data = root.find("data");
+  if (data != root.end()) {
+    Result<data::DataSchema> schema =
+        data::ParseDataSchema(data->dump(), file_label + ": data");
+    if (!schema.ok()) return schema.status();
+    m.data = std::move(schema).value();
   }
   return m;
 }
