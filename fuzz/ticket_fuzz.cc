@@ -52,6 +52,8 @@ void VerifyAs(std::string_view text, std::string_view kind) {
     return;
   }
   const Ticket& t = check.ticket;
+  // The empty subscriber id is the server's own: no ticket carries it.
+  Check(!t.subscriber_id.empty());
   Check(t.resource_kind == kind && t.resource_id == kShard &&
         t.expires_unix > kNow);
   Check(!t.claims_json.empty() && t.claims_json.front() == '{');

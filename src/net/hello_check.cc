@@ -26,8 +26,12 @@ std::optional<HelloRefusal> CheckHello(const v1::Hello& hello,
     case TicketError::kWrongShard:
       return refuse(kCloseTicketWrongShard, "ticket is for another shard");
   }
+  // An empty subscriber id is the server's own (inputs a function sends):
+  // never a connection's. ParseTicket refuses it too; this holds for any
+  // ticket check.
   if (check.ticket.subscriber_id.empty()) {
-    return HelloRefusal{kCloseTicketInvalid, "ticket has no subscriber id"};
+    return HelloRefusal{kCloseTicketInvalid,
+                        "invalid ticket: subscriber id is empty"};
   }
   return std::nullopt;
 }

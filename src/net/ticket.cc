@@ -80,6 +80,11 @@ TicketCheck ParsePayload(std::string_view payload_b64, Ticket* ticket) {
   if (u == j.end() || !u->is_string()) {
     return Invalid("subscriber id missing or not a string");
   }
+  // Inputs with an empty subscriber id come from the server side (a
+  // function's shards.send): no connection may have one.
+  if (u->get_ref<const std::string&>().empty()) {
+    return Invalid("subscriber id is empty");
+  }
   auto e = j.find("e");
   if (e == j.end() || !e->is_number_integer()) {
     return Invalid("expiry missing or not an integer");

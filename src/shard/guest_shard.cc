@@ -58,6 +58,7 @@ Status GuestShard::Instantiate(
   sandbox_ = std::move(sandbox).value();
   ResolveExports();
   Status talk = CheckTalkExports();
+  if (talk.ok()) talk = CheckCallExports();
   if (!talk.ok()) {
     outcome_ = TickOutcome{StopReason::kFailed, talk.message()};
     sandbox_.reset();
@@ -88,6 +89,9 @@ void GuestShard::ResolveExports() {
   fn_.groups = find(abi::kExportGroups);
   fn_.outbox = find(abi::kExportOutbox);
   fn_.on_messages = find(abi::kExportOnMessages);
+  fn_.calls = find(abi::kExportCalls);
+  fn_.on_call_result = find(abi::kExportOnCallResult);
+  fn_.writes = find(abi::kExportWrites);
   const char* hooks[kHookCount] = {
       abi::kExportInterestConfig,  abi::kExportEntities,
       abi::kExportInterestAreas,   abi::kExportFilter,

@@ -47,6 +47,8 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "guest/sandbox.h"
+#include "shard/calls_json.h"
+#include "shard/shard_calls.h"
 #include "shard/shard_types.h"
 #include "shard/talk_abi.h"
 #include "shard/talk_types.h"
@@ -234,6 +236,32 @@ class GuestShard {
   Status DeliverMessages(
       std::span<const std::shared_ptr<const ShardMessage>> batch);
 
+  // ---- Keyed calls and entity writes (docs/guest-abi.md "Keyed calls and
+  // entity writes"; guest_calls.cc). Like the talk calls: one guest call
+  // each, on the Step's budget inside Step, else on one of its own; once
+  // the shard has stopped each returns the failure line
+  // (kFailedPrecondition) without a call.
+
+  // tessera_calls and tessera_on_call_result both exported (Create and
+  // Restore refuse a module with only one of them).
+  bool has_calls() const { return fn_.calls >= 0 && fn_.on_call_result >= 0; }
+  bool has_writes() const { return fn_.writes >= 0; }
+  // The calls the module waits for, read strictly (calls_json.h: bad
+  // elements come back as refusal lines, never silently dropped). Empty
+  // when it does not export them or returns kNoState. An output over
+  // abi::kMaxCallsOutputBytes fails the shard ("limit: ..."), as does a
+  // kError return ("error: tessera_calls failed: <text>"). Errors: the
+  // failure line.
+  Result<ParsedCalls> TakeCalls();
+  // The same for tessera_writes (abi::kMaxWritesOutputBytes).
+  Result<ParsedWrites> TakeWrites();
+  // One result to tessera_on_call_result (calls_json.h,
+  // CallResultArgument). A kError return is a warning line to the env's
+  // forward_log ("tessera_on_call_result refused: <text>"); Ok is
+  // returned. Errors: kFailedPrecondition when the module has no calls
+  // hooks; the failure line.
+  Status DeliverCallResult(const CallResult& result);
+
   // Whether the module exports `hook` (with the right signature).
   bool has_hook(Hook hook) const {
     return fn_.hooks[static_cast<size_t>(hook)] >= 0;
@@ -279,6 +307,7 @@ class GuestShard {
         tick = -1, snapshot = -1, save = -1;
     int transfer_out = -1, transfer_in = -1, transfer_requests = -1,
         groups = -1, outbox = -1, on_messages = -1;
+    int calls = -1, on_call_result = -1, writes = -1;
     int hooks[kHookCount] = {-1, -1, -1, -1, -1, -1, -1, -1};
   };
 
@@ -290,9 +319,14 @@ class GuestShard {
   void ResolveExports();
   // Refuses (kRefused) an incomplete set of transfer exports.
   Status CheckTalkExports() const;
-  // Calls a () -> i32 talk export; nullopt for kNoState, else the output.
-  // kError fails the shard ("error: <name> failed: <text>").
-  Result<std::optional<std::string>> CallListExport(int func, const char* name);
+  // Refuses (kRefused) tessera_calls without tessera_on_call_result or the
+  // other way round.
+  Status CheckCallExports() const;
+  // Calls a () -> i32 talk export; nullopt for kNoState, else the output
+  // (over max_bytes fails the shard). kError fails the shard ("error:
+  // <name> failed: <text>").
+  Result<std::optional<std::string>> CallListExport(
+      int func, const char* name, size_t max_bytes = kMaxOutputBytes);
   // Checks that the shard still runs and `func` is exported.
   Status CheckTalkCall(int func, const char* name) const;
 

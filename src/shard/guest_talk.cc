@@ -101,14 +101,14 @@ Status GuestShard::TransferIn(std::string_view subscriber,
 }
 
 Result<std::optional<std::string>> GuestShard::CallListExport(
-    int func, const char* name) {
+    int func, const char* name, size_t max_bytes) {
   TESSERA_RETURN_IF_ERROR(CheckTalkCall(func, name));
   BeginCall(name);
   Result<uint32_t> code = GuardedCall(func, {}, name);
   if (!code.ok()) return code.status();
   switch (*code) {
     case abi::kOk: {
-      Result<std::string> bytes = ReadOutput(name);
+      Result<std::string> bytes = ReadOutput(name, max_bytes);
       if (!bytes.ok()) return bytes.status();
       return std::optional<std::string>(std::move(bytes).value());
     }

@@ -87,6 +87,14 @@ class HostedShard final : public guest::WorkerPool::Task {
   // The latest connection's ticket claims, per subscriber.
   std::map<std::string, std::string, std::less<>> claims GUARDED_BY(mu);
   bool removed GUARDED_BY(mu) = false;  // forgotten: nothing runs it again
+
+  // Keyed calls (shard_calls_host.cc). This run's id (also info.run_id),
+  // set before the shard runs.
+  uint64_t run_id = 0;
+  // Keys submitted for this run and not yet given to on_call_result ->
+  // whether their result has come (queued in call_results).
+  std::map<std::string, bool, std::less<>> calls_in_flight GUARDED_BY(mu);
+  std::deque<CallResult> call_results GUARDED_BY(mu);
   // Set before the shard runs (then read by any thread).
   std::shared_ptr<Inbox> inbox;
 };

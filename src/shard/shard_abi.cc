@@ -53,6 +53,9 @@ wasm::AbiSpec MakeSpec() {
       {abi::kExportGroups, I32Result(0), false},
       {abi::kExportOutbox, I32Result(0), false},
       {abi::kExportOnMessages, I32Result(2), false},
+      {abi::kExportCalls, I32Result(0), false},
+      {abi::kExportOnCallResult, I32Result(2), false},
+      {abi::kExportWrites, I32Result(0), false},
   };
   return spec;
 }

@@ -104,6 +104,11 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
   }
 
   auto shard = std::make_shared<HostedShard>(this, std::string(id), kind);
+  shard->run_id = NewRunId();
+  {
+    std::lock_guard<std::mutex> shard_lock(shard->mu);
+    shard->info.run_id = shard->run_id;
+  }
   std::shared_ptr<HostedShard> replaced;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -172,6 +177,7 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
       guest = listed.status();
     }
   }
+  if (guest.ok()) NoteCallPorts(id, **guest);
   const int64_t now = clock_->NowUs();
 
   std::lock_guard<std::mutex> lock(mu_);
@@ -243,6 +249,7 @@ ShardInfo Describe(const HostedShard& shard) {
   ShardInfo info = shard.info;
   info.subscribers = shard.subscribers.size();
   info.queued_inputs = shard.inputs.size();
+  info.calls_in_flight = shard.calls_in_flight.size();
   return info;
 }
 
@@ -414,9 +421,11 @@ bool ShardHost::Process(HostedShard& shard, int64_t now_us) {
            now_us);
   } else {
     ProcessTalk(shard, now_us);
+    if (!shard.done) DeliverCallResults(shard, now_us);
     if (!shard.done && shard.schedule->Due(now_us)) {
       RunTick(shard, now_us);
       if (!shard.done) AfterTick(shard, now_us);
+      if (!shard.done) AfterTickCalls(shard, now_us);
       if (!shard.done) MaybeSave(shard, now_us);
     }
   }
@@ -532,6 +541,7 @@ void ShardHost::MaybeSave(HostedShard& shard, int64_t now_us) {
 
 void ShardHost::Finish(HostedShard& shard, StopReason reason,
                        std::string message, int64_t now_us) {
+  StopCalls(shard, /*deliver=*/true, now_us);  // before OnStopped
   const int64_t fuel = shard.guest ? shard.guest->fuel_used() : 0;
   shard.guest.reset();  // release the instance's memory now
   shard.done = true;
@@ -580,6 +590,7 @@ void ShardHost::Shutdown() {
       Result<std::optional<std::string>> saved = shard->guest->Save();
       if (saved.ok() && saved->has_value()) store_->Save(shard->id, **saved);
     }
+    StopCalls(*shard, /*deliver=*/false, now);
     // A given pool may drop its last references after this host is gone.
     shard->guest.reset();
   }

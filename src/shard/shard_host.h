@@ -268,6 +268,18 @@ class ShardHost {
   bool DeliverCallResult(std::string_view id, uint64_t run_id,
                          CallResult result);
 
+  // Monotonic totals of keyed calls and entity writes, for metrics and
+  // tests. Refusals are also host_log lines (rate-limited per shard).
+  struct CallCounters {
+    uint64_t calls_submitted = 0;    // given to CallGateway::Submit
+    uint64_t calls_refused = 0;      // elements of calls() the host refused
+    uint64_t results_delivered = 0;  // given to on_call_result
+    uint64_t results_dropped = 0;    // DeliverCallResult returned false
+    uint64_t writes_passed = 0;      // given to EntityWriteSink::Write
+    uint64_t writes_refused = 0;     // elements of writes() refused
+  };
+  CallCounters call_counters() const;
+
   // The player that left `from` within kMovedRecordSecs, or nullopt. Any
   // thread.
   std::optional<MovedTo> FindMove(std::string_view from,
@@ -368,6 +380,27 @@ class ShardHost {
   void UpdateGroups(HostedShard& shard);
   void HostLog(std::string_view shard_id, std::string_view line) const;
 
+  // ---- Keyed calls and entity writes (shard_calls_host.cc) ----
+  // A new run id: random, never 0, never repeated by this host.
+  uint64_t NewRunId();
+  // At start: a line when the module has hooks this host has no port for.
+  void NoteCallPorts(std::string_view shard_id, const GuestShard& guest);
+  // Before a tick (or on a poke): the queued results to on_call_result.
+  void DeliverCallResults(HostedShard& shard, int64_t now_us);
+  // After a tick: calls() submitted (keys in flight skipped), writes()
+  // passed to the sink.
+  void AfterTickCalls(HostedShard& shard, int64_t now_us);
+  void TakeWrites(HostedShard& shard, int64_t now_us);
+  // The shard stops (Finish, Shutdown), its instance still there unless it
+  // failed: its calls in flight forgotten (with `deliver`, the results
+  // already queued go to on_call_result first), its last writes taken,
+  // then EntityWriteSink::ShardStopped.
+  void StopCalls(HostedShard& shard, bool deliver, int64_t now_us);
+  // One host_log line for the refusals of one calls() or writes() output
+  // (`what`), at most one a second per shard and `what`.
+  void CallRefusals(const char* what, std::string_view shard_id,
+                    const std::vector<std::string>& lines, int64_t now_us);
+
   const KindRegistry* const kinds_;
   ShardSink* const sink_;
   StateStore* const store_;
@@ -390,6 +423,10 @@ class ShardHost {
   std::atomic<uint64_t> messages_sent_{0}, messages_delivered_{0};
   std::array<std::atomic<uint64_t>, 7> messages_refused_{};
   std::array<std::atomic<uint64_t>, 8> transfers_{};
+  std::atomic<uint64_t> run_counter_{0};
+  std::atomic<uint64_t> calls_submitted_{0}, calls_refused_{0},
+      results_delivered_{0}, results_dropped_{0}, writes_passed_{0},
+      writes_refused_{0};
 
   mutable std::mutex mu_;  // before any HostedShard::mu
   std::map<std::string, std::shared_ptr<HostedShard>, std::less<>> shards_

@@ -48,6 +48,9 @@ const char* GuestPath(std::string_view name) {
 #ifdef TESSERA_GUEST_TALK
       {"talk", TESSERA_GUEST_TALK},
 #endif
+#ifdef TESSERA_GUEST_CALLS
+      {"calls", TESSERA_GUEST_CALLS},
+#endif
   };
   auto it = kPaths.find(name);
   return it == kPaths.end() ? nullptr : it->second;

@@ -17,7 +17,7 @@ namespace tessera::shard::testing {
 
 // Path of the built guest `name` (counter, spin, membomb, recurse,
 // panicker, badrestore, initfail, logger, zone_mini, lagcomp, lagcomp_raw,
-// talk; see tests/guests/README.md), or nullptr when this test binary does
+// talk, calls; see tests/guests/README.md), or nullptr when this test binary does
 // not depend on that guest (its CMakeLists.txt defines TESSERA_GUEST_<NAME>).
 const char* GuestPath(std::string_view name);
 

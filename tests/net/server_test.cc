@@ -371,6 +371,28 @@ TEST_F(ServerTest, TicketsAreChecked) {
   EXPECT_THAT(metrics, HasSubstr("tessera_ws_closes_total{code=\"4004\"} 1"));
 }
 
+// Inputs with an empty subscriber id are the server's own (a function's
+// shards.send): a client holding a signed ticket for "" is refused at HELLO,
+// and nothing it sends reaches the shard.
+TEST_F(ServerTest, AClientCannotSendAsTheServer) {
+  StartServer();
+  CreateShard("a", 10);
+  auto client = Connect("a");
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->SendHello(Ticket("a", "")).ok());
+  (void)client->SendInput(1, AddInput(5));  // may already be closed
+  ExpectClose(*client, kCloseTicketInvalid, "subscriber id is empty");
+  EXPECT_EQ(host_->Get("a")->subscribers, 0u);
+  // A player who joins afterwards sees the shard untouched.
+  auto alice = Join("a", "alice");
+  ASSERT_NE(alice, nullptr);
+  auto frame = alice->ReadUntil<v1::Frame>(kGiveUpMs);
+  ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+  json snapshot = FromMsgpack(frame->snapshot);
+  EXPECT_EQ(snapshot["value"], 10);
+  EXPECT_EQ(snapshot["last_sid"], "");
+}
+
 TEST_F(ServerTest, HelloRules) {
   ServerOptions options = Options();
   options.hello_timeout_ms = 200;

@@ -4,7 +4,8 @@
 // (tessera/interest.h, tessera/replicated.h, tessera/interest_export.h),
 // lag compensation's two exports (tessera/rewind.h), and the transfer and
 // message exports (tessera/transfer.h, tessera/messages.h,
-// tessera/detail/talk_export.h).
+// tessera/detail/talk_export.h), and the keyed call and entity write
+// exports (tessera/calls.h, tessera/detail/calls_export.h).
 // Use it once per module, at global namespace scope, after the class.
 //
 // Threading: a guest is single-threaded; the host makes one call at a time.
@@ -29,6 +30,7 @@
 #include "tessera/abi.h"
 #include "tessera/codec.h"
 #include "tessera/detail/binary_io.h"
+#include "tessera/detail/calls_export.h"
 #include "tessera/detail/runtime.h"
 #include "tessera/detail/talk_export.h"
 #include "tessera/finish.h"
@@ -298,6 +300,7 @@ struct LagCompensationExports<S> {
   template struct ::tessera::detail::RestoreExport<Type>;                     \
   template struct ::tessera::detail::LagCompensationExports<Type>;            \
   TESSERA_DETAIL_TALK_EXPORTS(Type);                                          \
+  TESSERA_DETAIL_CALLS_EXPORTS(Type);                                         \
   TESSERA_DETAIL_INTEREST_EXPORTS(Type)
 
 // Used by TESSERA_SHARD: lag_compensation() and apply_input_at() with the

@@ -176,6 +176,11 @@ class Reader : public detail::ReaderBase {
     }
   }
 
+  // The byte offset of the next unread byte: with peek() first (which skips
+  // whitespace), where the next value starts; after reading it, where it
+  // ended. For keeping a value's raw text.
+  std::size_t position() const { return pos_; }
+
   bool finish() {
     if (failed()) return false;
     skip_space();

@@ -53,6 +53,24 @@
 //     std::vector<tessera::Outgoing> outbox();
 //     void on_message(std::string_view from, std::string_view topic,
 //                     std::string_view data);
+//
+//     // Optional, but both or neither: keyed calls to the app's functions
+//     // (tessera/calls.h). calls(): every call the shard still waits for,
+//     // read after every tick (the host sends each key once and skips the
+//     // ones in flight, so list them until their result comes).
+//     // on_call_result(): the outcome of one call, before the next tick's
+//     // inputs, once per key per shard run; apply the call's effect here
+//     // and stop listing the key. After a restore the shard is a new run:
+//     // list the calls saved with the state again and their stored results
+//     // come back without running the functions twice.
+//     std::vector<tessera::Call> calls();
+//     void on_call_result(std::string_view key,
+//                         const tessera::CallOutcome& outcome);
+//     // Optional: fields of the app's data to write (tessera/calls.h),
+//     // taken after every tick and once more when the shard stops; return
+//     // each change once (the host keeps the latest value per row and
+//     // field until it writes them).
+//     std::vector<tessera::Write> writes();
 //   };
 //
 // Params, Input and State are deduced from these signatures, so init,
@@ -80,6 +98,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/calls.h"
 #include "tessera/messages.h"
 #include "tessera/result.h"
 #include "tessera/rewind.h"
@@ -302,6 +321,40 @@ template <class S>
 concept HasOnMessage = requires(S& s, std::string_view v) {
   s.on_message(v, v, v);
 };
+
+// Keyed calls and entity writes (tessera/calls.h).
+template <class S>
+concept DeclaresCalls = requires {
+  &S::calls;
+}
+&&kIsMemberFunction<&S::calls>;
+template <class S>
+concept HasCalls = requires(S& s) {
+  { s.calls() } -> std::convertible_to<std::vector<Call>>;
+};
+template <class S>
+concept DeclaresOnCallResult = requires {
+  &S::on_call_result;
+}
+&&kIsMemberFunction<&S::on_call_result>;
+template <class S>
+concept HasOnCallResult = requires(S& s, std::string_view key,
+                                   const CallOutcome& outcome) {
+  s.on_call_result(key, outcome);
+};
+template <class S>
+concept DeclaresWrites = requires {
+  &S::writes;
+}
+&&kIsMemberFunction<&S::writes>;
+template <class S>
+concept HasWrites = requires(S& s) {
+  { s.writes() } -> std::convertible_to<std::vector<Write>>;
+};
+// calls() and on_call_result() both or neither.
+template <class S>
+concept CallsComplete = HasCalls<S>
+== HasOnCallResult<S>;
 
 template <HasInit S>
 using ParamsOf = typename detail::InitSignature<decltype(&S::init)>::Params;

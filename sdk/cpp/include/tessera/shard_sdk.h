@@ -5,6 +5,7 @@
 #define TESSERA_SHARD_SDK_H_
 
 #include "tessera/abi.h"
+#include "tessera/calls.h"
 #include "tessera/codec.h"
 #include "tessera/decode.h"
 #include "tessera/encode.h"
