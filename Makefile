@@ -17,6 +17,7 @@ ASAN_TARGETS += compute_policies_test compute_engine_test compute_store_test \
                 compute_server_test
 ASAN_TARGETS += data_test
 ASAN_TARGETS += shard_calls_test
+ASAN_TARGETS += data_store_test
 # The fuzz run: FUZZ_SECS in total, shared equally by the targets.
 FUZZ_SECS  ?= 75
 FUZZ_TARGETS := module_loader frame ticket replication_changes \

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "store/sqlite_compute_store.h"
+#include "store/sqlite_data_store.h"
 #include "store/sqlite_store.h"
 #include "store/store_url.h"
 
@@ -24,6 +25,15 @@ Result<std::unique_ptr<compute::ComputeStore>> OpenComputeStore(
       SqliteComputeStore::Open(parsed->path);
   if (!store.ok()) return store.status();
   return std::unique_ptr<compute::ComputeStore>(std::move(store).value());
+}
+
+Result<std::unique_ptr<data::DataStore>> OpenDataStore(const std::string& url) {
+  Result<StoreUrl> parsed = ParseStoreUrl(url);
+  if (!parsed.ok()) return parsed.status();
+  Result<std::unique_ptr<SqliteDataStore>> store =
+      SqliteDataStore::Open(parsed->path);
+  if (!store.ok()) return store.status();
+  return std::unique_ptr<data::DataStore>(std::move(store).value());
 }
 
 }  // namespace tessera::store

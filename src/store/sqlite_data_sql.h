@@ -1,0 +1,124 @@
+// The SQL of the SQLite data store (sqlite_data_store.h): connections with
+// their statement cache, the entity tables' DDL, field values <-> columns,
+// and filters compiled to WHERE clauses with bound parameters. Internal to
+// tessera_store.
+//
+// Identifiers are built only from names of the applied schema (type and
+// field names ParseDataSchema checked; checked again here, and quoted);
+// values are always bound parameters.
+//
+// Threading: none; a DataConn is used by one thread at a time.
+#ifndef TESSERA_STORE_SQLITE_DATA_SQL_H_
+#define TESSERA_STORE_SQLITE_DATA_SQL_H_
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/status.h"
+#include "data/data_types.h"
+#include "store/sqlite_db.h"
+
+namespace tessera::store {
+
+// A statement from DataConn::Statement: cached (owned by the connection)
+// or, when the cache is full, owned here. Reset on destruction.
+class StatementRef {
+ public:
+  StatementRef(SqliteStatement* cached, std::unique_ptr<SqliteStatement> owned)
+      : owned_(std::move(owned)), stmt_(cached ? cached : owned_.get()) {}
+  ~StatementRef() { stmt_->Reset(); }
+  StatementRef(StatementRef&&) = default;
+  SqliteStatement& operator*() { return *stmt_; }
+  SqliteStatement* operator->() { return stmt_; }
+
+ private:
+  std::unique_ptr<SqliteStatement> owned_;
+  SqliteStatement* stmt_;
+};
+
+// One connection of the data store and its prepared statements by SQL text.
+struct DataConn {
+  std::unique_ptr<SqliteDb> db;
+  // Declared after `db`, hence finalized before it closes.
+  std::unordered_map<std::string, std::unique_ptr<SqliteStatement>> cache;
+
+  // The statement for `sql` (prepared on first use). Errors: kIo.
+  Result<StatementRef> Statement(const std::string& sql);
+  // Runs `sql` (no rows, no parameters) through the cache. Errors: kIo.
+  Status Run(const std::string& sql, std::string_view what);
+  // SQLite's extended result code of the last failed call.
+  int ExtendedErrorCode() const;
+  bool autocommit() const { return db->autocommit(); }
+};
+
+// The writer: the store database opened as every tessera connection is
+// (WAL, synchronous=FULL, migrated). A reader: the same file, without
+// migrating (that takes the write lock) and query_only. Errors: as
+// OpenStoreDatabase; kIo.
+Result<std::unique_ptr<DataConn>> OpenWriterConn(const std::string& path,
+                                                 int busy_timeout_ms,
+                                                 int64_t now_ms);
+Result<std::unique_ptr<DataConn>> OpenReaderConn(const std::string& path,
+                                                 int busy_timeout_ms);
+
+// --- names and DDL. Internal (kInternal) for a name the schema could not
+// hold.
+Result<std::string> TableName(const data::EntityType& type);  // "data_T"
+std::string ColumnName(std::string_view field);  // "f_x" ("id" stays)
+// id, created_ms, updated_ms, version, then each field's column.
+std::string SelectList(const data::EntityType& type);
+Result<std::vector<std::string>> CreateTypeSql(const data::EntityType& type);
+Result<std::string> AddColumnSql(const data::EntityType& type,
+                                 const data::FieldSpec& field);
+// The index on `field` (unique or not), replacing one of the same name.
+Result<std::vector<std::string>> CreateIndexSql(const data::EntityType& type,
+                                                std::string_view field,
+                                                bool unique);
+
+// --- values. A field's value as a column holds it (null: SQL NULL).
+struct SqlValue {
+  enum class Kind { kNull, kText, kInt, kReal };
+  Kind kind = Kind::kNull;
+  std::string text;
+  int64_t i = 0;
+  double d = 0;
+  bool operator==(const SqlValue& o) const;
+};
+// A JSON value (not checked beyond its JSON kind) as the column of a
+// field of `type` holds it. Errors: kInvalidArgument (text without code)
+// for a value of the wrong kind.
+Result<SqlValue> ToSql(data::FieldType type, const nlohmann::json& value);
+nlohmann::json FromSql(data::FieldType type, const SqlValue& value);
+Status Bind(SqliteStatement& stmt, int index, const SqlValue& value);
+SqlValue ReadColumn(SqliteStatement& stmt, int column, data::FieldType type);
+
+// The row at the current step of a statement selecting SelectList(type)
+// from column 0, and its field values by column.
+struct RowValues {
+  data::Row row;
+  std::vector<SqlValue> values;  // one per type.fields
+};
+RowValues ReadRow(const data::EntityType& type, SqliteStatement& stmt);
+// The fields_json of a row with these values (nulls left out).
+std::string FieldsJson(const data::EntityType& type,
+                       const std::vector<SqlValue>& values);
+
+// --- filters. A WHERE clause (" AND ..." terms, "" for none) with its
+// parameters, numbered from `first_param`. Errors: UNKNOWN_FIELD,
+// BAD_FILTER.
+struct CompiledFilter {
+  std::string sql;
+  std::vector<SqlValue> params;
+};
+Result<CompiledFilter> CompileFilter(const data::EntityType& type,
+                                     const data::Filter& filter,
+                                     int first_param);
+
+}  // namespace tessera::store
+
+#endif  // TESSERA_STORE_SQLITE_DATA_SQL_H_
