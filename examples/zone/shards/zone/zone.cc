@@ -47,16 +47,8 @@
 #include <variant>
 #include <vector>
 
-#include "tessera/shard_sdk.h"
-// Keyed calls and entity writes (tessera/calls.h) arrive with the shard SDK
-// of issue 15; until a build has them the zone refuses loot and writes
-// nothing back (a transitional guard: drop it once every SDK has calls.h).
-#if __has_include("tessera/calls.h")
 #include "tessera/calls.h"
-#define ZONE_HAS_CALLS 1
-#else
-#define ZONE_HAS_CALLS 0
-#endif
+#include "tessera/shard_sdk.h"
 
 namespace {
 
@@ -287,7 +279,6 @@ class Zone {
     }
   }
 
-#if ZONE_HAS_CALLS
   // Keyed calls: every grant still waiting, every tick (the host sends a
   // key once per run and skips keys in flight).
   std::vector<tessera::Call> calls() {
@@ -365,7 +356,6 @@ class Zone {
     }
     return out;
   }
-#endif  // ZONE_HAS_CALLS
 
   Snapshot snapshot() const {
     Snapshot s;
@@ -486,9 +476,6 @@ class Zone {
     Unit* unit = mutable_player(user);
     if (unit == nullptr || unit->character_id.empty()) {
       return tessera::Error("no character here: join through joinZone");
-    }
-    if (!ZONE_HAS_CALLS) {
-      return tessera::Error("loot needs keyed calls (tessera/calls.h)");
     }
     if (world_.grants.size() >= kMaxGrantsInFlight) {
       return tessera::Error("too much loot in flight; try again");
