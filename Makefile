@@ -17,6 +17,7 @@ ASAN_TARGETS += compute_policies_test compute_engine_test compute_store_test \
                 compute_server_test
 ASAN_TARGETS += data_test
 ASAN_TARGETS += shard_calls_test
+ASAN_TARGETS += compute_data_test
 ASAN_TARGETS += data_store_test
 # The fuzz run: FUZZ_SECS in total, shared equally by the targets.
 FUZZ_SECS  ?= 75
@@ -24,6 +25,7 @@ FUZZ_TARGETS := module_loader frame ticket replication_changes \
                 entities_payload view_abi talk_abi compute_sources
 FUZZ_TARGETS += compute_contract
 FUZZ_TARGETS += shard_calls
+FUZZ_TARGETS += compute_data_ops
 
 .PHONY: all deps build test unit-test asan-test fuzz-test dev run-arena bench spec clean format \
         ts-deps ts-build ts-test compare

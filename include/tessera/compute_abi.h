@@ -172,6 +172,10 @@ inline constexpr const char kCodeNotFound[] = "not_found";
 inline constexpr const char kCodeDataOps[] = "data_ops";
 inline constexpr const char kCodeDepth[] = "event_depth";
 inline constexpr const char kCodeUnavailable[] = "unavailable";
+// kErrData / kErrShards without a structured code (the reply's code is
+// normally the data or shards code: "ROW_NOT_FOUND", "SHARD_NOT_FOUND").
+inline constexpr const char kCodeData[] = "data";
+inline constexpr const char kCodeShards[] = "shards";
 
 // Log levels of log(): the shard ABI's (tessera/abi.h).
 enum LogLevel : int {

@@ -28,8 +28,9 @@ constexpr std::string_view kComputeFields[] = {
     "alwaysOn", "enabled",     "triggers"};
 // The compute API's trigger body (server/compute_json.cc checks the values).
 constexpr std::string_view kTriggerFields[] = {
-    "triggerType", "tickHz",     "onEvent",      "eventName",
-    "debounceMs",  "exportName", "invokePolicy", "contract"};
+    "triggerType", "tickHz",       "onEvent",      "eventName",
+    "entityType",  "fieldName",    "functionName", "debounceMs",
+    "exportName",  "invokePolicy", "contract"};
 constexpr std::string_view kKindFields[] = {"name",
                                             "source",
                                             "crate",

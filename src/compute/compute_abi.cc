@@ -2,6 +2,7 @@
 // functions (docs/compute-abi.md).
 #include "tessera/compute_abi.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -62,6 +63,10 @@ const char* CodeName(int32_t code) {
       return abi::kCodeDataOps;
     case abi::kErrDepth:
       return abi::kCodeDepth;
+    case abi::kErrData:
+      return abi::kCodeData;
+    case abi::kErrShards:
+      return abi::kCodeShards;
     default:
       return abi::kCodeUnavailable;
   }
@@ -115,10 +120,14 @@ void CallState::Begin(HostCalls* host) {
   last_error.clear();
   state_cached = false;
   state_cache.clear();
+  reply.clear();
 }
 
-int32_t CallState::Failed(int32_t code, std::string_view message) {
-  nlohmann::json j = {{"code", CodeName(code)},
+int32_t CallState::Failed(int32_t code, std::string_view message,
+                          std::string_view code_name) {
+  const std::string name =
+      code_name.empty() ? std::string(CodeName(code)) : std::string(code_name);
+  nlohmann::json j = {{"code", SafeUtf8(name, 64)},
                       {"message", SafeUtf8(message, abi::kMaxErrorBytes)}};
   last_error = j.dump();
   return code;
@@ -126,7 +135,8 @@ int32_t CallState::Failed(int32_t code, std::string_view message) {
 
 int32_t CallState::Outcome(const HostCallResult& r) {
   if (r.code < 0) {
-    return Failed(r.code, r.message.empty() ? CodeName(r.code) : r.message);
+    return Failed(r.code, r.message.empty() ? CodeName(r.code) : r.message,
+                  r.code_name);
   }
   return r.code;
 }
@@ -358,6 +368,85 @@ void LastError(wasm::Instance& caller, void* user, const uint64_t* args,
   results[0] = static_cast<uint32_t>(DoLastError(From(user), out));
 }
 
+// data / shards: (op_ptr, op_len, req_ptr, req_len) -> reply size or an
+// error. The op is checked here (1..32 bytes of ASCII letters), the request
+// against kMaxDataRequestBytes, the reply against kMaxReplyBytes.
+enum class Api { kData, kShards };
+
+int32_t DoApi(CallState* impl, Api api, std::string_view op,
+              std::string_view request) {
+  if (impl == nullptr) return abi::kErrUnavailable;
+  impl->reply.clear();
+  const char* fn = api == Api::kData ? abi::kImportData : abi::kImportShards;
+  const bool op_ok = !op.empty() && op.size() <= 32 &&
+                     std::all_of(op.begin(), op.end(), [](char c) {
+                       return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+                     });
+  if (!op_ok) {
+    return impl->Failed(abi::kErrInvalid,
+                        std::string(fn) + ": the op must be 1..32 letters");
+  }
+  if (request.size() > abi::kMaxDataRequestBytes) {
+    return impl->Failed(abi::kErrTooLarge,
+                        std::string(fn) + ": the request is " +
+                            std::to_string(request.size()) +
+                            " bytes, over the limit of " +
+                            std::to_string(abi::kMaxDataRequestBytes));
+  }
+  std::string reply;
+  HostCallResult r = api == Api::kData
+                         ? impl->calls->Data(op, request, &reply)
+                         : impl->calls->Shards(op, request, &reply);
+  if (r.code < 0) return impl->Outcome(r);
+  if (reply.size() > abi::kMaxReplyBytes) {
+    return impl->Failed(abi::kErrTooLarge,
+                        std::string(fn) + " " + std::string(op) +
+                            ": the reply is " + std::to_string(reply.size()) +
+                            " bytes, over the limit of " +
+                            std::to_string(abi::kMaxReplyBytes));
+  }
+  impl->reply = std::move(reply);
+  return static_cast<int32_t>(impl->reply.size());
+}
+
+void DataCall(wasm::Instance& caller, void* user, const uint64_t* args,
+              uint64_t* results) {
+  if (!InBounds(caller, args[0], args[1]) ||
+      !InBounds(caller, args[2], args[3])) {
+    wasm::TrapOutOfBoundsFromHost();
+  }
+  results[0] = static_cast<uint32_t>(
+      DoApi(Active(user), Api::kData, GuestView(caller, args[0], args[1]),
+            GuestView(caller, args[2], args[3])));
+}
+
+void ShardsCall(wasm::Instance& caller, void* user, const uint64_t* args,
+                uint64_t* results) {
+  if (!InBounds(caller, args[0], args[1]) ||
+      !InBounds(caller, args[2], args[3])) {
+    wasm::TrapOutOfBoundsFromHost();
+  }
+  results[0] = static_cast<uint32_t>(
+      DoApi(Active(user), Api::kShards, GuestView(caller, args[0], args[1]),
+            GuestView(caller, args[2], args[3])));
+}
+
+int32_t DoReply(CallState* impl, std::span<uint8_t> out) {
+  if (impl == nullptr) return 0;
+  const std::string& r = impl->reply;
+  const size_t n = std::min(out.size(), r.size());
+  if (n > 0) std::memcpy(out.data(), r.data(), n);
+  return static_cast<int32_t>(r.size());
+}
+
+void Reply(wasm::Instance& caller, void* user, const uint64_t* args,
+           uint64_t* results) {
+  if (!InBounds(caller, args[0], args[1])) wasm::TrapOutOfBoundsFromHost();
+  std::span<uint8_t> out = caller.memory().subspan(
+      static_cast<uint32_t>(args[0]), static_cast<uint32_t>(args[1]));
+  results[0] = static_cast<uint32_t>(DoReply(Active(user), out));
+}
+
 }  // namespace
 
 const guest::HostFunctionTable& ComputeHostFunctions() {
@@ -374,6 +463,9 @@ const guest::HostFunctionTable& ComputeHostFunctions() {
         {V::kI32}},
        &EmitSpatial},
       {abi::kImportLastError, I32Result(2), &LastError},
+      {abi::kImportData, I32Result(4), &DataCall},
+      {abi::kImportShards, I32Result(4), &ShardsCall},
+      {abi::kImportReply, I32Result(2), &Reply},
   });
   return *table;
 }

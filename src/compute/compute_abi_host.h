@@ -25,12 +25,17 @@ struct CallState {
   // state_get of the same call without asking the host again.
   bool state_cached = false;
   std::string state_cache;
+  // The last data/shards reply (read with reply()); cleared at the start of
+  // every entry call and of every data/shards call.
+  std::string reply;
 
   // Starts (host non-null) or ends (null) an entry call.
   void Begin(HostCalls* host);
-  // Records last_error {"code","message"}; returns `code`.
-  int32_t Failed(int32_t code, std::string_view message);
-  // r.code, recording last_error when it is negative.
+  // Records last_error {"code","message"}; returns `code`. `code_name`
+  // "" = CodeName(code).
+  int32_t Failed(int32_t code, std::string_view message,
+                 std::string_view code_name = {});
+  // r.code, recording last_error (with r.code_name) when it is negative.
   int32_t Outcome(const HostCallResult& r);
   static void OnLog(void* owner, int level, std::string_view text);
 };

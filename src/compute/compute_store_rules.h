@@ -29,17 +29,26 @@ inline int64_t UsageMinute(int64_t minute_ms) {
 }
 
 // The identity of a trigger within its module: "tick" (one per module),
-// "invoke/<export_name>", "event/<len>:<on_event>/<event_name>" (the length
-// prefix keeps any pair of names apart).
+// "invoke/<export_name>", "event/<len>:<on_event>/<event_name>" for
+// compute_event, and for data events "event/<len>:<on_event>/" then
+// "<len>:<entity_type>/<len>:<field_name>/<function_name>" (the length
+// prefixes keep any names apart): an event trigger is keyed by its event
+// and its filters.
 inline std::string TriggerKey(const TriggerRecord& trigger) {
   switch (trigger.type) {
     case TriggerType::kTick:
       return "tick";
     case TriggerType::kInvoke:
       return "invoke/" + trigger.export_name;
-    case TriggerType::kEvent:
-      return "event/" + std::to_string(trigger.on_event.size()) + ":" +
-             trigger.on_event + "/" + trigger.event_name;
+    case TriggerType::kEvent: {
+      std::string key = "event/" + std::to_string(trigger.on_event.size()) +
+                        ":" + trigger.on_event + "/";
+      if (trigger.on_event == "compute_event") return key + trigger.event_name;
+      return key + std::to_string(trigger.entity_type.size()) + ":" +
+             trigger.entity_type + "/" +
+             std::to_string(trigger.field_name.size()) + ":" +
+             trigger.field_name + "/" + trigger.function_name;
+    }
   }
   return "tick";
 }

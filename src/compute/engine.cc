@@ -28,14 +28,6 @@ std::unique_ptr<guest::Watchdog> OwnWatchdog(const EngineOptions& options) {
   return std::make_unique<guest::Watchdog>(RealClock::Get());
 }
 
-bool IsExportName(std::string_view name) {
-  if (name.empty() || name.size() > 128) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
-  });
-}
-
 std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 }  // namespace
@@ -117,7 +109,20 @@ Status Core::AddSlot(const ModuleRecord& record,
     }
     modules[record.name] = slot;
   }
+  CountDataTriggers();
   return pool->Add(slot->task);
+}
+
+void Core::CountDataTriggers() {
+  int64_t n = 0;
+  for (const auto& slot : AllSlots()) {
+    std::lock_guard<std::mutex> lock(slot->mu);
+    if (slot->deleted) continue;
+    for (const TriggerRecord& t : slot->triggers) {
+      n += t.type == TriggerType::kEvent && t.on_event != "compute_event";
+    }
+  }
+  data_triggers.store(n);
 }
 
 Status Core::RefreshTriggers(ModuleSlot& slot) {
@@ -129,6 +134,7 @@ Status Core::RefreshTriggers(ModuleSlot& slot) {
     slot.triggers = std::move(*triggers);
     slot.contracts = std::move(contracts);
   }
+  CountDataTriggers();
   Poke(slot);
   return Status::Ok();
 }
@@ -341,6 +347,7 @@ Status ComputeEngine::DeleteModule(std::string_view name) {
     if (it != e.modules.end() && it->second == slot) e.modules.erase(it);
   }
   e.recorder.Forget(slot->id);
+  e.CountDataTriggers();
   return e.store->DeleteModule(slot->id);
 }
 
@@ -378,93 +385,6 @@ Result<VersionRecord> ComputeEngine::DeployVersion(DeployRequest request) {
   e.queue->Enqueue(slot->id, *no);
   version.files.clear();
   return version;
-}
-
-Result<TriggerRecord> ComputeEngine::UpsertTrigger(const TriggerSpec& spec) {
-  Impl& e = *impl_;
-  Result<std::shared_ptr<ModuleSlot>> required = e.Require(spec.module);
-  if (!required.ok()) return required.status();
-  std::shared_ptr<ModuleSlot> slot = std::move(required).value();
-  TriggerRecord t;
-  t.module_id = slot->id;
-  t.type = spec.trigger.type;
-  const Policy policy = e.CurrentPolicy();
-  switch (t.type) {
-    case TriggerType::kTick:
-      t.tick_hz = spec.trigger.tick_hz;
-      if (!(t.tick_hz > 0)) {
-        return InvalidArgument("tickHz must be above 0");
-      }
-      if (t.tick_hz > policy.max_tick_hz) {
-        return InvalidArgument("tickHz " + std::to_string(t.tick_hz) +
-                               " exceeds the policy's maxTickHz (" +
-                               std::to_string(policy.max_tick_hz) + ")");
-      }
-      break;
-    case TriggerType::kEvent:
-      t.on_event = spec.trigger.on_event.empty() ? "compute_event"
-                                                 : spec.trigger.on_event;
-      if (t.on_event != "compute_event") {
-        return InvalidArgument(
-            "onEvent " + engine_internal::Quote(t.on_event) +
-            " is not supported yet: only \"compute_event\" (app data events "
-            "come with the app's data API)");
-      }
-      t.event_name = spec.trigger.event_name;
-      if (t.event_name.size() > compute_abi::kMaxEventNameBytes) {
-        return InvalidArgument("eventName is longer than " +
-                               std::to_string(compute_abi::kMaxEventNameBytes) +
-                               " bytes");
-      }
-      t.debounce_ms = spec.trigger.debounce_ms;
-      if (t.debounce_ms < 0 || t.debounce_ms > 3'600'000) {
-        return InvalidArgument("debounceMs must be within 0..3600000");
-      }
-      break;
-    case TriggerType::kInvoke:
-      t.export_name = spec.trigger.export_name;
-      if (!engine_internal::IsExportName(t.export_name)) {
-        return InvalidArgument(
-            "exportName " + engine_internal::Quote(t.export_name) +
-            " must be 1..128 of letters, digits, '_', '-' or '.'");
-      }
-      t.invoke_policy_json = spec.trigger.invoke_policy_json;
-      if (!t.invoke_policy_json.empty()) {
-        Status st = CheckInvokePolicy(t.invoke_policy_json);
-        if (!st.ok()) return InvalidArgument("invokePolicy: " + st.message());
-      }
-      t.contract_json = spec.trigger.contract_json;
-      if (!t.contract_json.empty()) {
-        Result<Contract> contract = ParseContract(t.contract_json);
-        if (!contract.ok()) {
-          return InvalidArgument("contract: " + contract.status().message());
-        }
-      }
-      break;
-  }
-  Result<TriggerRecord> stored = e.store->UpsertTrigger(t);
-  if (!stored.ok()) return stored.status();
-  TESSERA_RETURN_IF_ERROR(e.RefreshTriggers(*slot));
-  return stored;
-}
-
-Status ComputeEngine::DeleteTrigger(std::string_view module,
-                                    int64_t trigger_id) {
-  Impl& e = *impl_;
-  Result<std::shared_ptr<ModuleSlot>> required = e.Require(module);
-  if (!required.ok()) return required.status();
-  std::shared_ptr<ModuleSlot> slot = std::move(required).value();
-  bool mine = false;
-  {
-    std::lock_guard<std::mutex> lock(slot->mu);
-    for (const TriggerRecord& t : slot->triggers) mine |= t.id == trigger_id;
-  }
-  if (!mine) {
-    return NotFound("module " + engine_internal::Quote(module) +
-                    " has no trigger " + std::to_string(trigger_id));
-  }
-  TESSERA_RETURN_IF_ERROR(e.store->DeleteTrigger(trigger_id));
-  return e.RefreshTriggers(*slot);
 }
 
 Status ComputeEngine::EnableWhenCompiled(std::string_view module,

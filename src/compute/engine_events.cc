@@ -1,5 +1,7 @@
-// Compute events: dispatch to the modules whose event triggers match
-// (on_event "compute_event", event_name equal or empty), debounce
+// Compute events and data events: dispatch to the modules whose event
+// triggers match (on_event equal; compute_event: event_name equal or
+// empty; data events: the entityType / fieldName / functionName filters
+// set equal, the most specific trigger winning), debounce
 // coalescing per trigger (the first event opens a window of debounceMs; the
 // delivery at its end carries the last event and "coalesced": N), the depth
 // carried along a cascade (a run at kMaxEventDepth cannot emit: kErrDepth,
@@ -19,23 +21,42 @@ namespace {
 // the queue without bound); more are dropped with a warning in its logs.
 constexpr size_t kMaxPendingEvents = 1024;
 
-// The trigger of `slot` that takes event `name`: one naming it, else one
-// for any name. Under slot.mu.
+// The trigger of `slot` that takes event `e`: of its onEvent, every filter
+// it sets matching, the one setting the most filters (compute_event: one
+// naming it, else one for any name). Under slot.mu.
 const TriggerRecord* MatchTrigger(const ModuleSlot& slot,
-                                  std::string_view name) {
-  const TriggerRecord* any = nullptr;
+                                  const EmittedEvent& e) {
+  const TriggerRecord* best = nullptr;
+  int best_score = -1;
   for (const TriggerRecord& t : slot.triggers) {
-    if (t.type != TriggerType::kEvent || t.on_event != "compute_event") {
+    if (t.type != TriggerType::kEvent || t.on_event != e.on_event) continue;
+    int score = 0;
+    auto filter = [&score](const std::string& want, const std::string& have) {
+      if (want.empty()) return true;
+      ++score;
+      return want == have;
+    };
+    if (!filter(t.event_name, e.on_event == "compute_event" ? e.name : "") ||
+        !filter(t.entity_type, e.entity_type) ||
+        !filter(t.field_name, e.field_name)) {
       continue;
     }
-    if (t.event_name == name) return &t;
-    if (t.event_name.empty() && any == nullptr) any = &t;
+    if (!t.function_name.empty()) {
+      ++score;
+      if (t.function_name != e.function && t.function_name != e.export_name) {
+        continue;
+      }
+    }
+    if (score > best_score) {
+      best = &t;
+      best_score = score;
+    }
   }
-  return any;
+  return best;
 }
 
 std::string EventInput(const PendingEvent& e) {
-  nlohmann::json input = {{"event", "compute_event"}, {"name", e.name}};
+  nlohmann::json input = {{"event", e.on_event}, {"name", e.name}};
   nlohmann::json payload =
       nlohmann::json::parse(e.payload, nullptr, /*allow_exceptions=*/false);
   if (!e.payload.empty() && !payload.is_discarded()) {
@@ -69,7 +90,7 @@ void Core::Dispatch(std::string_view source_module,
         continue;
       }
       for (const EmittedEvent& e : events) {
-        const TriggerRecord* t = MatchTrigger(*slot, e.name);
+        const TriggerRecord* t = MatchTrigger(*slot, e);
         if (t == nullptr) continue;
         if (t->debounce_ms > 0) {
           auto it = std::find_if(
@@ -77,6 +98,7 @@ void Core::Dispatch(std::string_view source_module,
               [&](const PendingEvent& p) { return p.trigger_id == t->id; });
           if (it != slot->events.end()) {
             // Folded into the window already open: the last one wins.
+            it->on_event = e.on_event;
             it->name = e.name;
             it->payload = e.payload;
             it->source_module = std::string(source_module);
@@ -101,6 +123,7 @@ void Core::Dispatch(std::string_view source_module,
         }
         PendingEvent p;
         p.trigger_id = t->id;
+        p.on_event = e.on_event;
         p.name = e.name;
         p.payload = e.payload;
         p.source_module = std::string(source_module);
@@ -118,7 +141,7 @@ void Core::Dispatch(std::string_view source_module,
 }
 
 std::optional<int64_t> Core::DeliverEvents(ModuleSlot& slot, int64_t now_us,
-                                           const Policy& policy) {
+                                           const Policy& policy, bool data) {
   std::vector<PendingEvent> due;
   std::optional<int64_t> next;
   {
@@ -137,7 +160,8 @@ std::optional<int64_t> Core::DeliverEvents(ModuleSlot& slot, int64_t now_us,
       }
     }
   }
-  // Caller holds slot.run_mu.
+  // Each event is one entry call: its transaction (a module importing
+  // data), then the run lock.
   for (PendingEvent& e : due) {
     RunRequest request;
     request.source = TriggerSource::kEvent;
@@ -145,7 +169,18 @@ std::optional<int64_t> Core::DeliverEvents(ModuleSlot& slot, int64_t now_us,
     request.flow_id = e.flow_id.empty() ? NewFlowId() : e.flow_id;
     request.depth = e.depth;
     request.input = EventInput(e);
-    (void)CallLocked(slot, std::move(request), policy);
+    DataScope scope;
+    if (data) {
+      Status begun = BeginScope(&scope, kTaskTxnWaitMs);
+      if (!begun.ok()) {
+        WarnModule(slot.id, slot.name,
+                   "event \"" + e.name + "\" dropped: " + begun.message(),
+                   TriggerSource::kEvent, request.flow_id);
+        continue;
+      }
+    }
+    std::lock_guard<std::mutex> run(slot.run_mu);
+    (void)CallLocked(slot, std::move(request), policy, data ? &scope : nullptr);
   }
   return next;
 }
@@ -157,6 +192,7 @@ namespace tessera::compute {
 void ComputeEngine::RaiseEvent(std::string_view on_event, std::string_view name,
                                std::string_view payload_json,
                                std::string_view flow_id) {
+  // Data events come from commits (AfterCommit, OnDataChanges).
   if (on_event != "compute_event" || name.empty()) return;
   engine_internal::EmittedEvent e;
   e.name = std::string(name);

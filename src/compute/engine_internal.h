@@ -8,12 +8,17 @@
 // (one run: circuit, limits, host calls, recording), engine_invoke.cc,
 // engine_ticks.cc (the module task), engine_events.cc, engine_activation.cc
 // (sessions, the housekeeping task), engine_monitor.cc (buffered records and
-// the monitoring reads).
+// the monitoring reads), engine_data.cc (the data and shards host calls),
+// engine_txn.cc (Deferred, functions, InvokeInTxn, AfterCommit, data
+// events).
 //
-// Lock order: ModuleSlot::run_mu, then ModuleSlot::persist_mu, then
-// ModuleSlot::mu, then Recorder::mu. Core::mu is a leaf: never held while
-// taking another lock, across a run or a store call. A run (holding its
-// module's run_mu) may take another module's mu (events), never its run_mu.
+// Lock order: the data store's writer (a kWrite DataTxn), then
+// ModuleSlot::run_mu, then ModuleSlot::persist_mu, then ModuleSlot::mu,
+// then Recorder::mu. The writer is taken BEFORE run_mu (never while holding
+// it): the keyed-call runner holds the writer when it calls InvokeInTxn.
+// Core::mu is a leaf: never held while taking another lock, across a run or
+// a store call. A run (holding its module's run_mu) may take another
+// module's mu (events), never its run_mu.
 #ifndef TESSERA_COMPUTE_ENGINE_INTERNAL_H_
 #define TESSERA_COMPUTE_ENGINE_INTERNAL_H_
 
@@ -27,6 +32,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "compute/circuit.h"
@@ -35,11 +41,17 @@
 #include "compute/egress_budget.h"
 #include "compute/engine.h"
 #include "compute/module_instance.h"
+#include "data/data_store.h"
 #include "guest/watchdog.h"
 #include "guest/worker_pool.h"
 
 namespace tessera::compute {
 namespace engine_internal {
+
+// How long the module task waits for the data store's writer before an
+// entry call of a module importing data (then the call is skipped, with a
+// warning: a tick at its next deadline, an event dropped, a load retried).
+inline constexpr int64_t kTaskTxnWaitMs = 1000;
 
 // Tick deadlines at a rate in Hz that may be fractional (0.5 Hz):
 // D(n) = start + n * 1e6 / hz, computed from n each time so rounding never
@@ -68,6 +80,7 @@ class TickDeadlines {
 // An event waiting for its module (debounce) or its module's next pass.
 struct PendingEvent {
   int64_t trigger_id = 0;
+  std::string on_event = "compute_event";
   std::string name;
   std::string payload;
   std::string source_module;
@@ -78,12 +91,20 @@ struct PendingEvent {
   bool debounced = false;
 };
 
-// An event a run emitted, dispatched once the run is over.
+// An event to dispatch: a compute event a run emitted (dispatched once the
+// run is over; for a run in a data transaction once it committed), or a
+// data event (on_event one of kEventSources; name = on_event) with the keys
+// its triggers' filters match.
 struct EmittedEvent {
   std::string name;
   std::string payload;
   std::string flow_id;
   int depth = 1;
+  std::string on_event = "compute_event";
+  std::string entity_type;  // row_created, field_changed, row_deleted
+  std::string field_name;   // field_changed
+  std::string function;     // function_invoked: "module.export"
+  std::string export_name;  // function_invoked
 };
 
 // One instance of a module and what the state revision guard knows of it.
@@ -97,7 +118,49 @@ struct InstanceState {
   bool lease_holder = false;
   int64_t known_revision = 0;
   int64_t loaded_at_us = 0;
+  bool data = false;  // the instance imports tessera_compute_v1.data
   bool alive() const { return instance != nullptr && !instance->dead(); }
+};
+
+}  // namespace engine_internal
+
+// What waits for a transaction's commit (engine.h Deferred): shards.send
+// and shards.publish of the runs, and the events they raise (compute events,
+// function_invoked), each with the module that made it.
+struct Deferred::Effects {
+  struct Send {
+    int64_t module_id = 0;
+    std::string module, shard, input, flow_id;
+  };
+  struct Publish {
+    int64_t module_id = 0;
+    std::string module, target, topic, data, flow_id;
+  };
+  std::vector<Send> sends;
+  std::vector<Publish> publishes;
+  // (source module, event)
+  std::vector<std::pair<std::string, engine_internal::EmittedEvent>> events;
+  bool empty() const {
+    return sends.empty() && publishes.empty() && events.empty();
+  }
+  void Append(Effects&& other);
+};
+
+namespace engine_internal {
+
+// The data transaction of one entry call (or of the caller's scope, for
+// InvokeInTxn). Taken before the module's run lock.
+struct DataScope {
+  data::DataTxn* txn = nullptr;  // null: none (the module has no data)
+  // The engine's own transaction: Run commits it after a successful call
+  // (a failed commit fails the run) and rolls it back after a failed one.
+  std::unique_ptr<data::DataTxn> owned;
+  // Not owned (nested: InvokeInTxn, or an init sharing its call's
+  // transaction): a successful run's effects go here instead of running.
+  Deferred::Effects* out = nullptr;
+  // Effects of an earlier run of this scope (the init before a call), run
+  // or passed on with the call's.
+  Deferred::Effects carried;
 };
 
 class ModuleTask;
@@ -139,6 +202,9 @@ struct ModuleSlot {
 
   // --- any thread
   std::atomic<bool> is_loaded{false};
+  // The loaded instance imports data (set when it is created; may stay
+  // true after it went: then a call takes a transaction it does not use).
+  std::atomic<bool> loaded_data{false};
   std::shared_ptr<ModuleTask> task;  // set before the slot is shared
 };
 
@@ -242,6 +308,10 @@ struct Core {
   std::atomic<size_t> last_sessions{0};
   int64_t next_poll_us = 0, next_flush_us = 0, next_prune_us = 0;  // house
 
+  // Event triggers of any module whose onEvent is a data event (so that
+  // an engine without them skips building data events).
+  std::atomic<int64_t> data_triggers{0};
+
   // Counters (ComputeEngine::Counters).
   std::atomic<int64_t> c_runs{0}, c_failures{0}, c_ticks{0}, c_fuel{0},
       c_cpu_us{0}, c_egress_msgs{0}, c_egress_bytes{0}, c_egress_refused{0},
@@ -256,6 +326,8 @@ struct Core {
   Status AddSlot(const ModuleRecord& record,
                  std::vector<TriggerRecord> triggers);
   Status RefreshTriggers(ModuleSlot& slot);
+  // Recounts data_triggers.
+  void CountDataTriggers();
   // Writes the slot's record state (enabled, active version, circuit...).
   Status Persist(ModuleSlot& slot);
   void OnCompiled(const VersionRecord& version);
@@ -266,13 +338,14 @@ struct Core {
   // --- engine_run.cc
   // Runs one entry call on `inst` (which must be alive unless source is
   // init: then it is created first). Caller holds slot.run_mu.
+  // `scope`: the call's data transaction (null: none; see DataScope).
   RunResult Run(ModuleSlot& slot, InstanceState& inst, RunRequest request,
-                const Policy& policy);
+                const Policy& policy, DataScope* scope);
   // Creates the instance of the active version and runs init (a run).
   // Caller holds run_mu. False: refused or failed (recorded).
   bool Load(ModuleSlot& slot, InstanceState& inst, bool lease_holder,
             const std::string& flow_id, int depth, const Policy& policy,
-            RunResult* failed);
+            RunResult* failed, DataScope* scope);
   void Unload(ModuleSlot& slot);
   Result<std::shared_ptr<const wasm::CompiledModule>> Compiled(
       ModuleSlot& slot, int64_t version_no, int64_t memory_mb);
@@ -281,8 +354,15 @@ struct Core {
   // Runs an invoke or event call on the loaded instance, loading it first
   // when the module should be loaded, else on a short-lived instance (init,
   // the call, dropped). Caller holds slot.run_mu.
+  // With an owned `scope`, an init run first shares the call's
+  // transaction (in a savepoint; its effects wait for the call's commit).
   RunResult CallLocked(ModuleSlot& slot, RunRequest request,
-                       const Policy& policy);
+                       const Policy& policy, DataScope* scope);
+  // Invoke and InvokeInTxn (txn null: Invoke, which opens its own
+  // transaction when the module imports data).
+  Result<InvokeResult> DoInvoke(const InvokeRequest& request,
+                                data::DataTxn* txn,
+                                Deferred::Effects* deferred);
 
   // --- engine_ticks.cc
   std::optional<int64_t> RunModuleTask(ModuleSlot& slot, int64_t now_us);
@@ -290,9 +370,29 @@ struct Core {
   // --- engine_events.cc
   void Dispatch(std::string_view source_module,
                 std::vector<EmittedEvent> events);
-  // Runs the slot's due events; returns the earliest remaining due time.
+  // Runs the slot's due events, each taking the run lock (and, with
+  // `data`, a transaction first); caller holds no lock. Returns the
+  // earliest remaining due time.
   std::optional<int64_t> DeliverEvents(ModuleSlot& slot, int64_t now_us,
-                                       const Policy& policy);
+                                       const Policy& policy, bool data);
+
+  // --- engine_txn.cc
+  // Whether a call of the module needs a data transaction: the app has
+  // data and the loaded instance or the active version imports it.
+  bool NeedsTxn(ModuleSlot& slot, const Policy& policy);
+  // Opens `scope`'s own write transaction (waiting at most wait_ms).
+  // Errors: the store's (kUnavailable when busy, kIo).
+  Status BeginScope(DataScope* scope, int64_t wait_ms);
+  // After a commit: shards sends and publishes, then the events.
+  void RunEffects(Deferred::Effects fx);
+  // The data events of committed `changes` at `depth` (a cascade past
+  // kMaxEventDepth stops there, with a warning to `source`'s logs).
+  void DispatchChanges(const std::vector<data::ChangeEvent>& changes, int depth,
+                       std::string_view flow_id);
+  // A warning line in a module's logs (and the server log).
+  void WarnModule(int64_t module_id, std::string_view module,
+                  std::string_view text, TriggerSource source,
+                  std::string_view flow_id);
 
   // --- engine_activation.cc
   // Whether the module should be loaded now.
@@ -311,6 +411,22 @@ std::string Base64Encode(std::string_view bytes);
 bool IsJson(std::string_view text);
 // The status of a failed run's outcome (for Invoke).
 Status RunFailure(const std::string& module, const CallOutcome& outcome);
+
+// --- engine_data.cc: one data / shards operation (compute_abi.h ops) on
+// `txn` / `port`, the request JSON parsed and checked here. `kind` says
+// what the op was: 0 not an op (refused before the store), 1 a read, 2 a
+// write. Data errors are kErrData with code_name the message's code
+// ("ROW_NOT_FOUND"; "BAD_REQUEST" for a malformed request).
+HostCallResult DataOp(data::DataTxn& txn, const data::DataSchema& schema,
+                      std::string_view op, std::string_view request,
+                      const std::string& origin, std::string* reply, int* kind);
+// send and publish are not made here but appended to `deferred` (checked
+// first, so a malformed one fails now). Errors: kErrShards with the
+// port's code.
+HostCallResult ShardsOp(ShardsPort& port, std::string_view op,
+                        std::string_view request, std::string* reply,
+                        Deferred::Effects* deferred, int64_t module_id,
+                        const std::string& module, const std::string& flow_id);
 }  // namespace engine_internal
 
 struct ComputeEngine::Impl : engine_internal::Core {

@@ -4,7 +4,9 @@
 // policy (kPermissionDenied), its contract (kInvalidArgument "BAD_REQUEST:
 // ..."), the kill switch, the module's state and its circuit
 // (kUnavailable). The call then runs on the caller's thread under the
-// module's run lock: on the loaded instance, or a short-lived one.
+// module's run lock: on the loaded instance, or a short-lived one. A module
+// importing data runs in a transaction taken before that lock: its own
+// (Invoke) or the caller's (InvokeInTxn).
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -16,37 +18,61 @@ namespace tessera::compute {
 namespace engine_internal {
 
 RunResult Core::CallLocked(ModuleSlot& slot, RunRequest request,
-                           const Policy& policy) {
+                           const Policy& policy, DataScope* scope) {
   if (slot.loaded.alive())
-    return Run(slot, slot.loaded, std::move(request), policy);
+    return Run(slot, slot.loaded, std::move(request), policy, scope);
   Snapshot snap;
   {
     std::lock_guard<std::mutex> lock(slot.mu);
     snap = TakeSnapshot(slot);
   }
+  // The init before the call shares the call's transaction: in a
+  // savepoint (undone when init fails), its effects carried to the call's
+  // commit.
+  DataScope init_scope;
+  DataScope* for_init = scope;
+  bool savepoint = false;
+  if (scope != nullptr && scope->txn != nullptr) {
+    init_scope.txn = scope->txn;
+    init_scope.out = &scope->carried;
+    for_init = &init_scope;
+    savepoint = scope->txn->Savepoint().ok();
+  }
+  auto finish_init = [&](bool ok) {
+    if (!savepoint) return;
+    if (ok) {
+      (void)scope->txn->Release();
+    } else {
+      (void)scope->txn->RollbackTo();
+    }
+  };
   RunResult failed;
   if (WantsLoaded(snap, policy)) {
     // The module should be loaded: load it here as the lease holder (its
     // task would at its next pass), then call it.
     if (!Load(slot, slot.loaded, /*lease_holder=*/true, request.flow_id,
-              request.depth, policy, &failed)) {
+              request.depth, policy, &failed, for_init)) {
+      finish_init(false);
       slot.is_loaded.store(false);
       return failed;
     }
+    finish_init(true);
     slot.is_loaded.store(true);
     slot.ticks.Reset(slot.loaded.loaded_at_us, snap.tick_hz);
     slot.last_tick_us = slot.loaded.loaded_at_us;
     Poke(slot);  // its task schedules the ticks of this instance
-    return Run(slot, slot.loaded, std::move(request), policy);
+    return Run(slot, slot.loaded, std::move(request), policy, scope);
   }
   // Not loaded (no sessions, not alwaysOn): a short-lived instance that
   // does not hold the tick lease.
   InstanceState temp;
   if (!Load(slot, temp, /*lease_holder=*/false, request.flow_id, request.depth,
-            policy, &failed)) {
+            policy, &failed, for_init)) {
+    finish_init(false);
     return failed;
   }
-  return Run(slot, temp, std::move(request), policy);
+  finish_init(true);
+  return Run(slot, temp, std::move(request), policy, scope);
 }
 
 namespace {
@@ -60,17 +86,38 @@ std::string JsonString(std::string_view s) {
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-}  // namespace
-}  // namespace engine_internal
+// The function_invoked event of a committed invoke (docs/compute-abi.md
+// "Events").
+EmittedEvent InvokedEvent(const InvokeRequest& request,
+                          const std::string& flow_id) {
+  EmittedEvent e;
+  e.on_event = "function_invoked";
+  e.name = e.on_event;
+  e.function = request.module + "." + request.export_name;
+  e.export_name = request.export_name;
+  e.flow_id = flow_id;
+  e.depth = 1;
+  nlohmann::json payload = {{"function", e.function},
+                            {"module", request.module},
+                            {"export", request.export_name},
+                            {"callerUserId", request.caller_user_id},
+                            {"callerShardId", request.caller_shard_id},
+                            {"flowId", flow_id}};
+  e.payload =
+      payload.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return e;
+}
 
-Result<InvokeResult> ComputeEngine::Invoke(const InvokeRequest& request) {
-  using namespace engine_internal;  // NOLINT: the engine's own helpers
-  Core& e = *impl_;
+}  // namespace
+
+Result<InvokeResult> Core::DoInvoke(const InvokeRequest& request,
+                                    data::DataTxn* txn,
+                                    Deferred::Effects* deferred) {
   {
-    std::lock_guard<std::mutex> lock(e.mu);
-    if (e.shut_down) return Unavailable("the compute engine has shut down");
+    std::lock_guard<std::mutex> lock(mu);
+    if (shut_down) return Unavailable("the compute engine has shut down");
   }
-  Result<std::shared_ptr<ModuleSlot>> required = e.Require(request.module);
+  Result<std::shared_ptr<ModuleSlot>> required = Require(request.module);
   if (!required.ok()) return required.status();
   std::shared_ptr<ModuleSlot> slot = std::move(required).value();
   std::string policy_json;
@@ -123,7 +170,7 @@ Result<InvokeResult> ComputeEngine::Invoke(const InvokeRequest& request) {
       return InvalidArgument("BAD_REQUEST: params must be a JSON object");
     }
   }
-  const Policy policy = e.CurrentPolicy();
+  const Policy policy = CurrentPolicy();
   if (!policy.enabled) {
     return Unavailable(
         "compute is switched off for this app (policy.enabled = false)");
@@ -136,13 +183,15 @@ Result<InvokeResult> ComputeEngine::Invoke(const InvokeRequest& request) {
   run.source = TriggerSource::kInvoke;
   run.entry = request.export_name;
   run.flow_id = IsValidFlowId(request.flow_id) ? request.flow_id : NewFlowId();
-  run.input.reserve(params.size() + request.export_name.size() + 64);
+  run.input.reserve(params.size() + request.export_name.size() + 96);
   run.input += "{\"export\":";
   run.input += JsonString(request.export_name);
   run.input += ",\"params\":";
   run.input += params;
   run.input += ",\"callerUserId\":";
   run.input += JsonString(request.caller_user_id);
+  run.input += ",\"callerShardId\":";
+  run.input += JsonString(request.caller_shard_id);
   run.input += '}';
   if (run.input.size() > compute_abi::kMaxInvokeInputBytes) {
     return InvalidArgument("BAD_REQUEST: the invoke input is " +
@@ -151,10 +200,24 @@ Result<InvokeResult> ComputeEngine::Invoke(const InvokeRequest& request) {
                            std::to_string(compute_abi::kMaxInvokeInputBytes));
   }
 
+  // The transaction, before the run lock: the caller's, or our own when
+  // the module imports data.
+  DataScope scope;
+  DataScope* use = nullptr;
+  Deferred::Effects nested;
+  if (txn != nullptr) {
+    scope.txn = txn;
+    scope.out = &nested;
+    use = &scope;
+  } else if (NeedsTxn(*slot, policy)) {
+    TESSERA_RETURN_IF_ERROR(BeginScope(&scope, /*wait_ms=*/5000));
+    use = &scope;
+  }
+  const std::string flow_id = run.flow_id;
   RunResult result;
   {
     std::lock_guard<std::mutex> run_lock(slot->run_mu);
-    result = e.CallLocked(*slot, std::move(run), policy);
+    result = CallLocked(*slot, std::move(run), policy, use);
   }
   if (result.refused) {
     std::lock_guard<std::mutex> lock(slot->mu);
@@ -170,8 +233,35 @@ Result<InvokeResult> ComputeEngine::Invoke(const InvokeRequest& request) {
   out.result_is_json = IsJson(out.result);
   out.fuel_used = result.outcome.fuel_used;
   out.duration_us = result.outcome.duration_us;
-  out.flow_id = std::move(result.flow_id);
+  out.flow_id = result.flow_id.empty() ? flow_id : std::move(result.flow_id);
+  if (txn != nullptr) {
+    nested.events.emplace_back(request.module,
+                               InvokedEvent(request, out.flow_id));
+    deferred->Append(std::move(nested));
+  } else if (data_triggers.load(std::memory_order_relaxed) > 0) {
+    std::vector<EmittedEvent> events;
+    events.push_back(InvokedEvent(request, out.flow_id));
+    Dispatch(request.module, std::move(events));
+  }
   return out;
+}
+
+}  // namespace engine_internal
+
+Result<InvokeResult> ComputeEngine::Invoke(const InvokeRequest& request) {
+  return impl_->DoInvoke(request, nullptr, nullptr);
+}
+
+Result<InvokeResult> ComputeEngine::InvokeInTxn(data::DataTxn& txn,
+                                                const InvokeRequest& request,
+                                                Deferred* deferred) {
+  if (deferred == nullptr) {
+    return InvalidArgument("InvokeInTxn needs a Deferred to fill");
+  }
+  if (deferred->effects_ == nullptr) {
+    deferred->effects_ = std::make_unique<Deferred::Effects>();
+  }
+  return impl_->DoInvoke(request, &txn, deferred->effects_.get());
 }
 
 }  // namespace tessera::compute

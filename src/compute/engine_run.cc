@@ -10,11 +10,13 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <utility>
 
 #include "compute/engine_internal.h"
 #include "compute/flow_id.h"
+#include "data/schema.h"
 #include "tessera/compute_abi.h"
 #include "wasm/loader.h"
 
@@ -27,12 +29,13 @@ namespace abi = compute_abi;
 class RunCalls final : public HostCalls {
  public:
   RunCalls(Core& core, ModuleSlot& slot, InstanceState& inst,
-           const RunRequest& request, const Policy& policy)
+           const RunRequest& request, const Policy& policy, DataScope* scope)
       : core_(core),
         slot_(slot),
         inst_(inst),
         request_(request),
         policy_(policy),
+        scope_(scope),
         flow_id_(request.flow_id) {}
 
   int64_t NowMs() override { return core_.wall->UnixNowMs(); }
@@ -104,8 +107,12 @@ class RunCalls final : public HostCalls {
                               ", the cascade limit (" +
                               std::to_string(abi::kMaxEventDepth) + ")");
     }
-    events_.push_back({std::string(name), std::string(payload), flow_id(),
-                       request_.depth + 1});
+    EmittedEvent e;
+    e.name = std::string(name);
+    e.payload = std::string(payload);
+    e.flow_id = flow_id();
+    e.depth = request_.depth + 1;
+    events_.push_back(std::move(e));
     return HostCallResult::Ok();
   }
 
@@ -136,6 +143,46 @@ class RunCalls final : public HostCalls {
     return Sent(payload.size(), r.code);
   }
 
+  HostCallResult Data(std::string_view op, std::string_view request,
+                      std::string* reply) override {
+    if (core_.options.data == nullptr) {
+      return HostCallResult::Error(abi::kErrUnavailable,
+                                   "data: this server has no app data");
+    }
+    if (scope_ == nullptr || scope_->txn == nullptr) {
+      // The version changed between the choice of a transaction and the
+      // call: the next call has one.
+      return HostCallResult::Error(
+          abi::kErrUnavailable,
+          "data: this call has no data transaction (the module's version "
+          "changed as it started); try again");
+    }
+    if (!DataOp()) {
+      HostCallResult r = DataOpsError();
+      r.code_name = data::codes::kDataOps;
+      return r;
+    }
+    if (!schema_) schema_ = core_.options.data->schema();
+    int kind = 0;
+    HostCallResult r =
+        engine_internal::DataOp(*scope_->txn, *schema_, op, request,
+                                "module:" + slot_.name, reply, &kind);
+    if (kind == 1) ++data_reads_;
+    if (kind == 2) ++data_writes_;
+    return r;
+  }
+
+  HostCallResult Shards(std::string_view op, std::string_view request,
+                        std::string* reply) override {
+    if (core_.options.shards == nullptr) {
+      return HostCallResult::Error(abi::kErrUnavailable,
+                                   "shards: this server runs no shards for "
+                                   "compute modules");
+    }
+    return ShardsOp(*core_.options.shards, op, request, reply, &effects_,
+                    slot_.id, slot_.name, flow_id());
+  }
+
   void Log(int level, std::string_view text) override { AddLog(level, text); }
 
   const std::string& flow_id() {
@@ -146,6 +193,7 @@ class RunCalls final : public HostCalls {
 
   std::vector<LogRecord>& logs() { return logs_; }
   std::vector<EmittedEvent>& events() { return events_; }
+  Deferred::Effects& effects() { return effects_; }
   int64_t egress_msgs() const { return egress_msgs_; }
   int64_t egress_bytes() const { return egress_bytes_; }
   int64_t data_reads() const { return data_reads_; }
@@ -200,17 +248,21 @@ class RunCalls final : public HostCalls {
   InstanceState& inst_;
   const RunRequest& request_;
   const Policy& policy_;
+  DataScope* const scope_;
+  std::optional<data::DataSchema> schema_;  // read at the first data op
   std::string flow_id_;
   std::vector<LogRecord> logs_;
   std::vector<EmittedEvent> events_;
+  Deferred::Effects effects_;  // sends and publishes: after the commit
   int64_t egress_msgs_ = 0, egress_bytes_ = 0;
   int64_t data_reads_ = 0, data_writes_ = 0;
 };
 
-CallOutcome Failed(std::string error) {
+CallOutcome Failed(std::string error, std::string stop_kind = "") {
   CallOutcome out;
   out.error = std::move(error);
   out.instance_dead = true;
+  out.stop_kind = std::move(stop_kind);
   return out;
 }
 
@@ -265,7 +317,7 @@ void Core::Unload(ModuleSlot& slot) {
 
 bool Core::Load(ModuleSlot& slot, InstanceState& inst, bool lease_holder,
                 const std::string& flow_id, int depth, const Policy& policy,
-                RunResult* failed) {
+                RunResult* failed, DataScope* scope) {
   int64_t version_no = 0;
   {
     std::lock_guard<std::mutex> lock(slot.mu);
@@ -288,7 +340,7 @@ bool Core::Load(ModuleSlot& slot, InstanceState& inst, bool lease_holder,
   init.entry = "init";
   init.flow_id = flow_id;
   init.depth = depth;
-  RunResult result = Run(slot, inst, std::move(init), policy);
+  RunResult result = Run(slot, inst, std::move(init), policy, scope);
   if (result.refused || !result.outcome.ok) {
     inst.instance.reset();
     if (failed != nullptr) *failed = std::move(result);
@@ -298,7 +350,7 @@ bool Core::Load(ModuleSlot& slot, InstanceState& inst, bool lease_holder,
 }
 
 RunResult Core::Run(ModuleSlot& slot, InstanceState& inst, RunRequest request,
-                    const Policy& policy) {
+                    const Policy& policy, DataScope* scope) {
   RunResult result;
   const int64_t started_ms = wall->UnixNowMs();
   bool probe = false;
@@ -313,7 +365,7 @@ RunResult Core::Run(ModuleSlot& slot, InstanceState& inst, RunRequest request,
     probe = admit == Circuit::Admit::kProbe;
   }
 
-  RunCalls calls(*this, slot, inst, request, policy);
+  RunCalls calls(*this, slot, inst, request, policy, scope);
   const bool long_budget = request.source == TriggerSource::kInvoke ||
                            request.source == TriggerSource::kEvent;
   CallLimits limits;
@@ -324,7 +376,7 @@ RunResult Core::Run(ModuleSlot& slot, InstanceState& inst, RunRequest request,
     Result<std::shared_ptr<const wasm::CompiledModule>> module =
         Compiled(slot, inst.version_no, policy.max_memory_mb);
     if (!module.ok()) {
-      out = Failed("load: " + module.status().message());
+      out = Failed("load: " + module.status().message(), "load");
     } else {
       InstanceOptions io;
       io.memory_mb = static_cast<uint32_t>(policy.max_memory_mb);
@@ -338,6 +390,8 @@ RunResult Core::Run(ModuleSlot& slot, InstanceState& inst, RunRequest request,
         out = Failed("instantiate: " + created.status().message());
       } else {
         inst.instance = std::move(*created);
+        inst.data = inst.instance->imports_data();
+        if (&inst == &slot.loaded) slot.loaded_data.store(inst.data);
         out = inst.instance->Init(calls, limits);
       }
     }
@@ -356,6 +410,26 @@ RunResult Core::Run(ModuleSlot& slot, InstanceState& inst, RunRequest request,
     // The module's task loads a fresh instance (at once, or at its next
     // tick deadline).
     if (out.instance_dead) Poke(slot);
+  }
+
+  // The transaction: an owned one commits after a successful call (a
+  // failed commit fails the run) and rolls back after a failed one; a
+  // nested one is the caller's to finish.
+  std::vector<data::ChangeEvent> changes;
+  if (scope != nullptr && scope->owned != nullptr) {
+    if (out.ok) {
+      Result<std::vector<data::ChangeEvent>> committed = scope->owned->Commit();
+      if (committed.ok()) {
+        changes = std::move(committed).value();
+      } else {
+        out.ok = false;
+        out.output.clear();
+        out.error = "commit: " + committed.status().message();
+        out.stop_kind = "commit";
+      }
+    }
+    scope->owned.reset();  // rolls back unless committed
+    scope->txn = nullptr;
   }
 
   // The circuit and the module's record.
@@ -426,7 +500,34 @@ RunResult Core::Run(ModuleSlot& slot, InstanceState& inst, RunRequest request,
   if (calls.has_flow_id() || request.source == TriggerSource::kInvoke) {
     result.flow_id = calls.flow_id();
   }
-  if (!calls.events().empty()) Dispatch(slot.name, std::move(calls.events()));
+  // What waits for the commit: on success run now (after the commit) or
+  // handed to the caller's scope; dropped on failure. Without a
+  // transaction, compute events are dispatched whatever the outcome (as
+  // before the app's data existed), sends only on success.
+  Deferred::Effects fx = std::move(calls.effects());
+  for (EmittedEvent& e : calls.events()) {
+    fx.events.emplace_back(slot.name, std::move(e));
+  }
+  if (out.ok) {
+    if (scope != nullptr) {
+      Deferred::Effects all = std::move(scope->carried);
+      scope->carried = Deferred::Effects();
+      all.Append(std::move(fx));
+      fx = std::move(all);
+    }
+    if (scope != nullptr && scope->out != nullptr) {
+      scope->out->Append(std::move(fx));
+    } else {
+      RunEffects(std::move(fx));
+      if (!changes.empty()) {
+        DispatchChanges(changes, request.depth + 1, calls.flow_id());
+      }
+    }
+  } else if (scope == nullptr && !fx.events.empty()) {
+    std::vector<EmittedEvent> events;
+    for (auto& [source, e] : fx.events) events.push_back(std::move(e));
+    Dispatch(slot.name, std::move(events));
+  }
   return result;
 }
 
@@ -465,6 +566,10 @@ Status RunFailure(const std::string& module, const CallOutcome& outcome) {
     code = StatusCode::kResourceExhausted;
   } else if (outcome.stop_kind == "watchdog") {
     code = StatusCode::kDeadlineExceeded;
+  } else if (outcome.stop_kind == "load" || outcome.stop_kind == "commit") {
+    // Not the module's fault: the code could not be loaded, or the data
+    // store failed to commit. Callers may try again.
+    code = StatusCode::kUnavailable;
   }
   return Status(code, "module \"" + module + "\": " + outcome.error);
 }

@@ -67,65 +67,106 @@ std::optional<int64_t> Core::RunModuleTask(ModuleSlot& slot, int64_t now_us) {
   snap.tick_hz = std::min(snap.tick_hz, policy.max_tick_hz);
   const bool want = WantsLoaded(snap, policy);
   int64_t next = kIdle;
-
-  std::unique_lock<std::mutex> run(slot.run_mu);
-  InstanceState& inst = slot.loaded;
-  if (inst.instance != nullptr &&
-      (!want || inst.version_no != snap.active_version ||
-       inst.memory_mb != policy.max_memory_mb)) {
-    // Unload (no run row); a new version or memory cap loads afresh.
-    inst.instance.reset();
-    slot.is_loaded.store(false);
-  }
-  if (inst.instance != nullptr && inst.instance->dead()) {
-    inst.instance.reset();
-    slot.is_loaded.store(false);
-  }
-  if (want && inst.instance == nullptr && now_us >= slot.retry_load_us) {
-    RunResult failed;
-    if (Load(slot, inst, /*lease_holder=*/true, "", 0, policy, &failed)) {
-      slot.is_loaded.store(true);
-      slot.ticks.Reset(inst.loaded_at_us, snap.tick_hz);
-      slot.last_tick_us = inst.loaded_at_us;
-      slot.retry_load_us = 0;
-    } else {
-      slot.is_loaded.store(false);
-      // Try again at the next tick deadline, or a second later.
-      int64_t retry = now_us + kLoadRetryUs;
-      if (snap.tick_hz > 0) {
-        retry = now_us + static_cast<int64_t>(1e6 / snap.tick_hz);
-      }
-      slot.retry_load_us = retry;
-      next = std::min(next, retry);
+  // Each entry call of a module importing data runs in its own
+  // transaction, taken before the run lock: the lock is dropped to take it
+  // and what was decided under it is checked again.
+  const bool data = NeedsTxn(slot, policy);
+  auto begin = [&](DataScope* scope, std::unique_lock<std::mutex>& run,
+                   const char* what) {
+    if (!data) return true;
+    run.unlock();
+    Status begun = BeginScope(scope, kTaskTxnWaitMs);
+    run.lock();
+    if (!begun.ok()) {
+      WarnModule(slot.id, slot.name,
+                 std::string(what) + " skipped: " + begun.message(),
+                 TriggerSource::kTick, "");
     }
-  } else if (want && inst.instance == nullptr) {
-    next = std::min(next, slot.retry_load_us);
+    return begun.ok();
+  };
+
+  {
+    std::unique_lock<std::mutex> run(slot.run_mu);
+    InstanceState& inst = slot.loaded;
+    if (inst.instance != nullptr &&
+        (!want || inst.version_no != snap.active_version ||
+         inst.memory_mb != policy.max_memory_mb)) {
+      // Unload (no run row); a new version or memory cap loads afresh.
+      inst.instance.reset();
+      slot.is_loaded.store(false);
+    }
+    if (inst.instance != nullptr && inst.instance->dead()) {
+      inst.instance.reset();
+      slot.is_loaded.store(false);
+    }
+    DataScope scope;
+    if (want && inst.instance == nullptr && now_us >= slot.retry_load_us) {
+      bool loaded = false;
+      bool tried = false;
+      if (begin(&scope, run, "init")) {
+        if (inst.instance != nullptr) {
+          loaded = inst.alive();  // an invoke loaded it meanwhile
+        } else {
+          tried = true;
+          RunResult failed;
+          loaded = Load(slot, inst, /*lease_holder=*/true, "", 0, policy,
+                        &failed, data ? &scope : nullptr);
+        }
+      }
+      if (loaded) {
+        slot.is_loaded.store(true);
+        if (tried) {
+          slot.ticks.Reset(inst.loaded_at_us, snap.tick_hz);
+          slot.last_tick_us = inst.loaded_at_us;
+        }
+        slot.retry_load_us = 0;
+      } else {
+        slot.is_loaded.store(false);
+        // Try again at the next tick deadline, or a second later.
+        int64_t retry = now_us + kLoadRetryUs;
+        if (snap.tick_hz > 0) {
+          retry = now_us + static_cast<int64_t>(1e6 / snap.tick_hz);
+        }
+        slot.retry_load_us = retry;
+        next = std::min(next, retry);
+      }
+    } else if (want && inst.instance == nullptr) {
+      next = std::min(next, slot.retry_load_us);
+    }
   }
 
-  if (std::optional<int64_t> due = DeliverEvents(slot, now_us, policy)) {
+  if (std::optional<int64_t> due = DeliverEvents(slot, now_us, policy, data)) {
     next = std::min(next, *due);
   }
 
+  std::unique_lock<std::mutex> run(slot.run_mu);
+  InstanceState& inst = slot.loaded;
   if (inst.alive()) {
     if (slot.ticks.hz() != snap.tick_hz) {
       // A changed or new tick trigger starts its cadence now.
       slot.ticks.Reset(now_us, snap.tick_hz);
       slot.last_tick_us = now_us;
     }
+    DataScope scope;
     if (slot.ticks.Due(now_us)) {
-      slot.ticks.Take(now_us);
-      const int64_t dt_us = now_us - slot.last_tick_us;
-      slot.last_tick_us = now_us;
-      RunRequest tick;
-      tick.source = TriggerSource::kTick;
-      tick.entry = "tick";
-      tick.dt_ms = static_cast<uint32_t>(std::clamp<int64_t>(
-          dt_us / 1000, 0, std::numeric_limits<uint32_t>::max()));
-      (void)Run(slot, inst, std::move(tick), policy);
-      if (!inst.alive()) {
-        slot.is_loaded.store(false);
-        // A fresh instance runs init at the next tick deadline.
-        slot.retry_load_us = slot.ticks.next_deadline_us();
+      const bool begun = begin(&scope, run, "tick");
+      if (!begun) {
+        slot.ticks.Take(now_us);  // this tick is skipped, not retried
+      } else if (inst.alive() && slot.ticks.Due(now_us)) {
+        slot.ticks.Take(now_us);
+        const int64_t dt_us = now_us - slot.last_tick_us;
+        slot.last_tick_us = now_us;
+        RunRequest tick;
+        tick.source = TriggerSource::kTick;
+        tick.entry = "tick";
+        tick.dt_ms = static_cast<uint32_t>(std::clamp<int64_t>(
+            dt_us / 1000, 0, std::numeric_limits<uint32_t>::max()));
+        (void)Run(slot, inst, std::move(tick), policy, data ? &scope : nullptr);
+        if (!inst.alive()) {
+          slot.is_loaded.store(false);
+          // A fresh instance runs init at the next tick deadline.
+          slot.retry_load_us = slot.ticks.next_deadline_us();
+        }
       }
     }
     if (slot.ticks.active())

@@ -358,3 +358,79 @@ TEST(ComputeInstanceTest, TheShopExampleSellsForGold) {
 
 }  // namespace
 }  // namespace tessera::compute
+
+namespace tessera::compute {
+namespace {
+
+// The data / shards host calls as the instance layer serves them: the op
+// and request reach the host as given, the reply comes back through
+// reply(), a refusal's code_name is last_error's code, an oversize reply
+// never reaches the module.
+class DataCalls final : public test::RecordingCalls {
+ public:
+  HostCallResult Data(std::string_view op, std::string_view request,
+                      std::string* reply) override {
+    seen.push_back("data " + std::string(op) + " " + std::string(request));
+    if (op == "get") {
+      *reply = reply_text;
+      return HostCallResult::Ok(static_cast<int32_t>(reply->size()));
+    }
+    HostCallResult r =
+        HostCallResult::Error(abi::kErrData, "ROW_NOT_FOUND: no row");
+    r.code_name = "ROW_NOT_FOUND";
+    return r;
+  }
+  std::vector<std::string> seen;
+  std::string reply_text = R"({"row":null})";
+};
+
+json RunScript(ComputeInstance& inst, HostCalls& calls, json ops) {
+  CallOutcome r =
+      inst.Invoke(test::InvokeInput("run", {{"ops", std::move(ops)}}), calls,
+                  test::kLimits);
+  EXPECT_TRUE(r.ok) << r.error;
+  return r.ok ? json::parse(r.output)["results"] : json::array();
+}
+
+TEST(ComputeInstanceTest, DataAndShardsCallsReachTheHostWithTheirReplies) {
+  auto inst = test::NewInstance("data");
+  ASSERT_NE(inst, nullptr);
+  EXPECT_TRUE(inst->imports_data());
+  auto echo = test::NewInstance("echo");
+  ASSERT_NE(echo, nullptr);
+  EXPECT_FALSE(echo->imports_data());
+
+  DataCalls calls;
+  ASSERT_TRUE(inst->Init(calls, test::kLimits).ok);
+  json results = RunScript(
+      *inst, calls,
+      {{{"api", "data"}, {"op", "get"}, {"req", R"({"type":"T","id":"a"})"}},
+       {{"api", "data"}, {"op", "update"}, {"req", R"({"type":"T"})"}},
+       {{"api", "shards"}, {"op", "get"}, {"req", R"({"id":"z"})"}}});
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results[0]["code"], 12);
+  EXPECT_EQ(results[0]["reply"], json({{"row", nullptr}}));
+  EXPECT_EQ(results[1]["code"], abi::kErrData);
+  EXPECT_EQ(results[1]["error"], "ROW_NOT_FOUND");
+  // The default HostCalls::Shards: this host has none.
+  EXPECT_EQ(results[2]["code"], abi::kErrUnavailable);
+  EXPECT_EQ(results[2]["error"], "unavailable");
+  EXPECT_THAT(calls.seen, ElementsAre(R"(data get {"type":"T","id":"a"})",
+                                      R"(data update {"type":"T"})"));
+
+  // A reply over kMaxReplyBytes is refused by the instance layer.
+  calls.reply_text = std::string(abi::kMaxReplyBytes + 1, ' ');
+  results = RunScript(*inst, calls,
+                      {{{"api", "data"}, {"op", "get"}, {"req", "{}"}}});
+  EXPECT_EQ(results[0]["code"], abi::kErrTooLarge);
+  EXPECT_EQ(results[0]["error"], "too_large");
+  // An op that is not a word never reaches the host.
+  calls.seen.clear();
+  results = RunScript(*inst, calls,
+                      {{{"api", "data"}, {"op", "get it"}, {"req", "{}"}}});
+  EXPECT_EQ(results[0]["code"], abi::kErrInvalid);
+  EXPECT_TRUE(calls.seen.empty());
+}
+
+}  // namespace
+}  // namespace tessera::compute

@@ -45,6 +45,7 @@ struct ComputeInstance::Impl {
   const Clock* clock = nullptr;
   const Clock* cpu_clock = nullptr;
   int init = -1, tick = -1, invoke = -1, event = -1;
+  bool data = false;
 
   CallOutcome Run(int func, const char* what, std::string_view input,
                   bool has_input, const uint64_t* extra_arg, HostCalls& calls,
@@ -75,12 +76,13 @@ Result<std::unique_ptr<ComputeInstance>> ComputeInstance::Create(
   const int64_t fuel = options.instantiate_fuel > 0 ? options.instantiate_fuel
                                                     : kDefaultInstantiateFuel;
   auto sandbox = guest::Sandbox::Create(
-      std::move(module), internal::ComputeHostFunctions(), std::move(so),
-      std::move(env), fuel, "instantiation");
+      module, internal::ComputeHostFunctions(), std::move(so), std::move(env),
+      fuel, "instantiation");
   if (!sandbox.ok()) return sandbox.status();
 
   std::unique_ptr<ComputeInstance> instance(new ComputeInstance());
   Impl& impl = *instance->impl_;
+  impl.data = ImportsData(*module);
   impl.sandbox = std::move(sandbox).value();
   impl.clock = options.clock != nullptr ? options.clock : RealClock::Get();
   impl.cpu_clock = cpu_clock;
@@ -220,6 +222,16 @@ CallOutcome ComputeInstance::Event(std::string_view input, HostCalls& calls,
 }
 
 bool ComputeInstance::has_event() const { return impl_->event >= 0; }
+bool ComputeInstance::imports_data() const { return impl_->data; }
+
+bool ImportsData(const wasm::CompiledModule& module) {
+  const std::string name =
+      std::string(abi::kImportModule) + "." + abi::kImportData;
+  for (const std::string& import : module.info.imports) {
+    if (import == name) return true;
+  }
+  return false;
+}
 bool ComputeInstance::dead() const { return impl_->sandbox->failed(); }
 size_t ComputeInstance::memory_bytes() const {
   return impl_->sandbox->memory_bytes();

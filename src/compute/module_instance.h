@@ -28,6 +28,9 @@ namespace tessera::compute {
 const wasm::AbiSpec& ComputeAbiSpec();
 // The loader's checks for a compute module with `memory_mb` of memory.
 wasm::CheckOptions ComputeCheckOptions(uint32_t memory_mb);
+// Whether `module` imports tessera_compute_v1.data (its entry calls then
+// run in a data transaction: docs/compute-engine.md).
+bool ImportsData(const wasm::CompiledModule& module);
 
 // Limits of one entry call.
 struct CallLimits {
@@ -46,7 +49,8 @@ struct CallOutcome {
   // ABI violation): the engine drops it; a fresh instance runs init.
   bool instance_dead = false;
   // Why it died, when it did: "fuel", "watchdog", "trap", "memory", "panic",
-  // "abi".
+  // "abi" (the engine adds "load": the code could not be loaded, and
+  // "commit": the run's data transaction failed to commit).
   std::string stop_kind;
   int64_t fuel_used = 0;
   int64_t duration_us = 0;  // wall time of the call
@@ -83,6 +87,8 @@ class ComputeInstance {
   CallOutcome Event(std::string_view input, HostCalls& calls,
                     const CallLimits& limits);
   bool has_event() const;
+  // Whether the module imports tessera_compute_v1.data (ImportsData).
+  bool imports_data() const;
   bool dead() const;
   size_t memory_bytes() const;
 

@@ -86,6 +86,9 @@ json TriggerJson(const TriggerRecord& t) {
               {"tickHz", t.tick_hz},
               {"onEvent", t.on_event},
               {"eventName", t.event_name},
+              {"entityType", t.entity_type},
+              {"fieldName", t.field_name},
+              {"functionName", t.function_name},
               {"debounceMs", t.debounce_ms},
               {"exportName", t.export_name},
               {"invokePolicy", JsonOrNull(t.invoke_policy_json)},
@@ -196,7 +199,8 @@ Result<TriggerRecord> ParseTriggerBody(const json& body,
   TESSERA_RETURN_IF_ERROR(
       CheckFields(body, where,
                   {"triggerType", "tickHz", "onEvent", "eventName",
-                   "debounceMs", "exportName", "invokePolicy", "contract"}));
+                   "entityType", "fieldName", "functionName", "debounceMs",
+                   "exportName", "invokePolicy", "contract"}));
   auto type = body.find("triggerType");
   if (type == body.end() || !type->is_string()) {
     return Bad(where,
@@ -212,7 +216,8 @@ Result<TriggerRecord> ParseTriggerBody(const json& body,
     allowed = {"tickHz"};
   } else if (name == "event") {
     t.type = TriggerType::kEvent;
-    allowed = {"onEvent", "eventName", "debounceMs"};
+    allowed = {"onEvent",   "eventName",    "entityType",
+               "fieldName", "functionName", "debounceMs"};
   } else if (name == "invoke") {
     t.type = TriggerType::kInvoke;
     allowed = {"exportName", "invokePolicy", "contract"};
@@ -260,6 +265,10 @@ Result<TriggerRecord> ParseTriggerBody(const json& body,
       TESSERA_RETURN_IF_ERROR(str("onEvent", &t.on_event));
       if (t.on_event.empty()) t.on_event = "compute_event";
       TESSERA_RETURN_IF_ERROR(str("eventName", &t.event_name));
+      // Which filters apply to which onEvent is the engine's check.
+      TESSERA_RETURN_IF_ERROR(str("entityType", &t.entity_type));
+      TESSERA_RETURN_IF_ERROR(str("fieldName", &t.field_name));
+      TESSERA_RETURN_IF_ERROR(str("functionName", &t.function_name));
       if (auto d = body.find("debounceMs"); d != body.end() && !d->is_null()) {
         if (!d->is_number_integer() || d->get<int64_t>() < 0) {
           return Bad(where, "\"debounceMs\" must be an integer >= 0");

@@ -229,6 +229,41 @@ TEST_F(ComputeRoutesTest, RoutesMethodsAndStrictBodies) {
   EXPECT_EQ(service_->Handle(bad).status, 400);
 }
 
+TEST_F(ComputeRoutesTest, DataEventTriggersTakeTheirFilters) {
+  Call("PUT", "/api/compute/modules/m", json::object());
+  Reply changed = Call("PUT", "/api/compute/modules/m/triggers",
+                       {{"triggerType", "event"},
+                        {"onEvent", "field_changed"},
+                        {"entityType", "Item"},
+                        {"fieldName", "qty"},
+                        {"debounceMs", 50}});
+  ASSERT_EQ(changed.status, 200) << changed.body;
+  EXPECT_EQ(changed.body["entityType"], "Item");
+  EXPECT_EQ(changed.body["fieldName"], "qty");
+  Reply invoked = Call("PUT", "/api/compute/modules/m/triggers",
+                       {{"triggerType", "event"},
+                        {"onEvent", "function_invoked"},
+                        {"functionName", "shop.buy"}});
+  ASSERT_EQ(invoked.status, 200) << invoked.body;
+  Reply wrong = Call("PUT", "/api/compute/modules/m/triggers",
+                     {{"triggerType", "event"},
+                      {"onEvent", "row_created"},
+                      {"fieldName", "qty"}});
+  EXPECT_EQ(wrong.status, 400);
+  EXPECT_EQ(wrong.body["message"],
+            "fieldName does not apply to onEvent \"row_created\"");
+  Reply tick =
+      Call("PUT", "/api/compute/modules/m/triggers",
+           {{"triggerType", "tick"}, {"tickHz", 1}, {"entityType", "x"}});
+  EXPECT_EQ(tick.status, 400);
+  Reply list = Call("GET", "/api/compute/modules/m/triggers");
+  ASSERT_EQ(list.body["triggers"].size(), 2u);
+  EXPECT_EQ(list.body["triggers"][0]["onEvent"], "field_changed");
+  EXPECT_EQ(list.body["triggers"][0]["fieldName"], "qty");
+  EXPECT_EQ(list.body["triggers"][0]["functionName"], "");
+  EXPECT_EQ(list.body["triggers"][1]["functionName"], "shop.buy");
+}
+
 TEST_F(ComputeRoutesTest, ModulesVersionsTriggersAndEnable) {
   Reply created = Call("PUT", "/api/compute/modules/echo-mod",
                        {{"description", "echoes"}, {"alwaysOn", true}});

@@ -21,7 +21,8 @@ constexpr char kVersionColumns[] =
     "artifact_path, cache_hit, created_ms, compiled_ms FROM compute_versions ";
 constexpr char kTriggerColumns[] =
     "SELECT id, module_id, type, tick_hz, on_event, event_name, debounce_ms, "
-    "export_name, invoke_policy, contract, created_ms, updated_ms "
+    "export_name, invoke_policy, contract, created_ms, updated_ms, "
+    "entity_type, field_name, function_name "
     "FROM compute_triggers ";
 constexpr char kRunColumns[] =
     "SELECT id, module_id, module_name, version_no, started_ms, source, "
@@ -151,15 +152,19 @@ Status PrepareComputeStatements(SqliteDb& db, ComputeStatements& s) {
       db, s.upsert_trigger,
       "INSERT INTO compute_triggers(module_id, trigger_key, type, tick_hz, "
       "on_event, event_name, debounce_ms, export_name, invoke_policy, "
-      "contract, created_ms, updated_ms) "
-      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11) "
+      "contract, created_ms, updated_ms, entity_type, field_name, "
+      "function_name) "
+      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, "
+      "?14) "
       "ON CONFLICT(module_id, trigger_key) DO UPDATE SET "
       "type = excluded.type, tick_hz = excluded.tick_hz, "
       "on_event = excluded.on_event, event_name = excluded.event_name, "
       "debounce_ms = excluded.debounce_ms, "
       "export_name = excluded.export_name, "
       "invoke_policy = excluded.invoke_policy, "
-      "contract = excluded.contract, updated_ms = excluded.updated_ms"));
+      "contract = excluded.contract, updated_ms = excluded.updated_ms, "
+      "entity_type = excluded.entity_type, field_name = excluded.field_name, "
+      "function_name = excluded.function_name"));
   TESSERA_RETURN_IF_ERROR(
       Prepare(db, s.trigger_by_key,
               triggers + "WHERE module_id = ?1 AND trigger_key = ?2"));
@@ -328,6 +333,9 @@ Result<compute::TriggerRecord> ReadTrigger(SqliteStatement& row,
   t.contract_json = row.ColumnBytes(9);
   t.created_ms = row.ColumnInt64(10);
   t.updated_ms = row.ColumnInt64(11);
+  t.entity_type = row.ColumnBytes(12);
+  t.field_name = row.ColumnBytes(13);
+  t.function_name = row.ColumnBytes(14);
   return t;
 }
 

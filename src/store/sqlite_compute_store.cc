@@ -318,6 +318,9 @@ Result<TriggerRecord> SqliteComputeStore::UpsertTrigger(
       TESSERA_RETURN_IF_ERROR(st.BindText(9, trigger.invoke_policy_json));
       TESSERA_RETURN_IF_ERROR(st.BindText(10, trigger.contract_json));
       TESSERA_RETURN_IF_ERROR(st.BindInt64(11, now));
+      TESSERA_RETURN_IF_ERROR(st.BindText(12, trigger.entity_type));
+      TESSERA_RETURN_IF_ERROR(st.BindText(13, trigger.field_name));
+      TESSERA_RETURN_IF_ERROR(st.BindText(14, trigger.function_name));
       TESSERA_RETURN_IF_ERROR(st.Run("upsert compute trigger"));
     }
     SqliteStatement& get = *stmts_->trigger_by_key;
