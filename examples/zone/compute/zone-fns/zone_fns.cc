@@ -160,16 +160,22 @@ TESSERA_FIELDS(Joined, shardId, subscriberId, ticket, characterId);
 // Starts `zone` unless it runs. Two joins at once are fine: each call holds
 // the app's data writer, so the second one sees the first one's shard.
 tessera::Status EnsureZone(const std::string& zone) {
-  tessera::Result<ShardReply> got =
-      Parse<ShardReply>("shards.get " + zone, tc::shards::get(zone));
-  if (!got.ok()) return tessera::Error(got.error());
-  if (got->shard.has_value() && got->shard->status != "stopped") return {};
+  const tc::Reply reply = tc::shards::get(zone);
+  // {"shard": null} when there is none (SHARD_NOT_FOUND is taken as none).
+  if (reply.ok() || reply.status.error_code() != "SHARD_NOT_FOUND") {
+    tessera::Result<ShardReply> got =
+        Parse<ShardReply>("shards.get " + zone, reply);
+    if (!got.ok()) return tessera::Error(got.error());
+    if (got->shard.has_value() && got->shard->status != "stopped") return {};
+  }
   tc::Reply created = tc::shards::create(kZoneKind, zone);
   if (created.ok()) return {};
   // A stopped shard the host has not removed yet, or a race with another
   // machine: fine when it runs now.
-  got = Parse<ShardReply>("shards.get " + zone, tc::shards::get(zone));
-  if (got.ok() && got->shard.has_value() && got->shard->status != "stopped") {
+  tessera::Result<ShardReply> again =
+      Parse<ShardReply>("shards.get " + zone, tc::shards::get(zone));
+  if (again.ok() && again->shard.has_value() &&
+      again->shard->status != "stopped") {
     return {};
   }
   return Failed("shards.create " + zone, created);
