@@ -18,6 +18,7 @@ ASAN_TARGETS += compute_policies_test compute_engine_test compute_store_test \
 ASAN_TARGETS += data_test
 ASAN_TARGETS += shard_calls_test
 ASAN_TARGETS += compute_data_test
+ASAN_TARGETS += data_service_test
 ASAN_TARGETS += data_store_test
 # The fuzz run: FUZZ_SECS in total, shared equally by the targets.
 FUZZ_SECS  ?= 75
@@ -26,6 +27,7 @@ FUZZ_TARGETS := module_loader frame ticket replication_changes \
 FUZZ_TARGETS += compute_contract
 FUZZ_TARGETS += shard_calls
 FUZZ_TARGETS += compute_data_ops
+FUZZ_TARGETS += data_schema
 
 .PHONY: all deps build test unit-test asan-test fuzz-test dev run-arena bench spec clean format \
         ts-deps ts-build ts-test compare

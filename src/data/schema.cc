@@ -208,10 +208,10 @@ class Parser {
     field.required = *required;
     auto def = value.find("default");
     if (def != value.end()) {
-      if (def->is_null()) {
+      Result<json> checked = internal::CheckValue(field.type, *def);
+      if (def->is_null() || (checked.ok() && checked->is_null())) {
         return Fail(path + ".default", "null is not a default (leave it out)");
       }
-      Result<json> checked = internal::CheckValue(field.type, *def);
       if (!checked.ok())
         return Fail(path + ".default", checked.status().message());
       field.default_json = checked->dump();

@@ -105,7 +105,8 @@ Result<json> CheckValue(FieldType type, const json& value) {
         return InvalidArgument("a json value is at most " +
                                std::to_string(kMaxJsonFieldBytes) + " bytes");
       }
-      return value;
+      // As stored: numbers out of range (written as null) read back so.
+      return json::parse(text);
     }
   }
   return wrong("a value");
@@ -185,6 +186,10 @@ Result<std::string> CheckFields(const EntityType& type,
       continue;
     }
     Result<json> checked = internal::CheckValue(field->type, value);
+    if (checked.ok() && checked->is_null()) {
+      if (!insert) out[key] = nullptr;
+      continue;
+    }
     if (!checked.ok()) {
       return DataError(codes::kBadValue, type.name + "." + key + ": " +
                                              checked.status().message());

@@ -8,7 +8,8 @@ namespace tessera::server {
 namespace {
 
 constexpr Scope kAllScopes[] = {Scope::kManageCompute,
-                                Scope::kViewComputeDiagnostics};
+                                Scope::kViewComputeDiagnostics,
+                                Scope::kManageData, Scope::kViewData};
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
@@ -37,6 +38,10 @@ const char* ScopeName(Scope scope) {
       return "manage_compute";
     case Scope::kViewComputeDiagnostics:
       return "view_compute_diagnostics";
+    case Scope::kManageData:
+      return "manage_data";
+    case Scope::kViewData:
+      return "view_data";
   }
   return "unknown";
 }
@@ -58,6 +63,9 @@ void Scopes::Add(Scope scope) {
   bits_ |= static_cast<uint8_t>(scope);
   if (scope == Scope::kManageCompute) {
     bits_ |= static_cast<uint8_t>(Scope::kViewComputeDiagnostics);
+  }
+  if (scope == Scope::kManageData) {
+    bits_ |= static_cast<uint8_t>(Scope::kViewData);
   }
 }
 

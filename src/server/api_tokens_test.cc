@@ -31,8 +31,8 @@ TEST(ApiTokensTest, ParsesScopesAndTheAdminHasAll) {
 }
 
 TEST(ApiTokensTest, SeveralScopesForOneToken) {
-  Result<ApiTokens> tokens = ApiTokens::Parse(
-      "view_compute_diagnostics+manage_compute=both", "");
+  Result<ApiTokens> tokens =
+      ApiTokens::Parse("view_compute_diagnostics+manage_compute=both", "");
   ASSERT_TRUE(tokens.ok()) << tokens.status().ToString();
   EXPECT_TRUE(tokens->ScopesOf("both").Has(Scope::kManageCompute));
   EXPECT_TRUE(tokens->ScopesOf("both").Has(Scope::kViewComputeDiagnostics));
@@ -53,8 +53,8 @@ TEST(ApiTokensTest, ReadsTheBearerHeader) {
   Result<ApiTokens> tokens =
       ApiTokens::Parse("view_compute_diagnostics=v1", "admin");
   ASSERT_TRUE(tokens.ok());
-  EXPECT_TRUE(tokens->ScopesOf(WithBearer("v1"))
-                  .Has(Scope::kViewComputeDiagnostics));
+  EXPECT_TRUE(
+      tokens->ScopesOf(WithBearer("v1")).Has(Scope::kViewComputeDiagnostics));
   net::HttpRequest lower = WithBearer("v1");
   lower.headers["authorization"] = "bearer   v1 ";
   EXPECT_TRUE(tokens->ScopesOf(lower).Has(Scope::kViewComputeDiagnostics));
@@ -77,7 +77,7 @@ TEST(ApiTokensTest, ErrorsNameTheEntry) {
       {"manage_compute", "entry 1 (\"manage_compute\"): expected scope=token"},
       {"manage_compute=a,manage=secret1",
        "entry 2 (\"manage=...\"): unknown scope \"manage\" (scopes: "
-       "manage_compute, view_compute_diagnostics)"},
+       "manage_compute, view_compute_diagnostics, manage_data, view_data)"},
       {"=secret1", "entry 1 (\"=...\"): no scope"},
       {"manage_compute=", "entry 1 (\"manage_compute=...\"): no token"},
       {"manage_compute=se cret", "contains whitespace"},
@@ -97,8 +97,27 @@ TEST(ApiTokensTest, ErrorsNameTheEntry) {
   }
 }
 
+TEST(ApiTokensTest, DataScopes) {
+  Result<ApiTokens> tokens = ApiTokens::Parse(
+      "manage_data=md, view_data=vd, manage_compute=mc", "admin");
+  ASSERT_TRUE(tokens.ok()) << tokens.status().ToString();
+  Scopes manage = tokens->ScopesOf("md");
+  EXPECT_TRUE(manage.Has(Scope::kManageData));
+  EXPECT_TRUE(manage.Has(Scope::kViewData));  // implied
+  EXPECT_FALSE(manage.Has(Scope::kManageCompute));
+  EXPECT_FALSE(manage.Has(Scope::kViewComputeDiagnostics));
+  Scopes view = tokens->ScopesOf("vd");
+  EXPECT_TRUE(view.Has(Scope::kViewData));
+  EXPECT_FALSE(view.Has(Scope::kManageData));
+  // Compute scopes give no data access, and the admin has both.
+  EXPECT_FALSE(tokens->ScopesOf("mc").Has(Scope::kViewData));
+  EXPECT_TRUE(tokens->ScopesOf("admin").Has(Scope::kManageData));
+  EXPECT_TRUE(tokens->ScopesOf("admin").Has(Scope::kViewData));
+}
+
 TEST(ApiTokensTest, ScopeNamesRoundTrip) {
-  for (Scope s : {Scope::kManageCompute, Scope::kViewComputeDiagnostics}) {
+  for (Scope s : {Scope::kManageCompute, Scope::kViewComputeDiagnostics,
+                  Scope::kManageData, Scope::kViewData}) {
     EXPECT_EQ(ScopeFromName(ScopeName(s)), s);
   }
   EXPECT_FALSE(ScopeFromName("admin").has_value());
