@@ -533,42 +533,6 @@ TEST_P(ComputeStoreConformanceTest, EventTriggersAreKeyedByEventAndName) {
   EXPECT_EQ((*list)[2].on_event, "data_changed");
 }
 
-TEST_P(ComputeStoreConformanceTest, DataEventTriggersAreKeyedByTheirFilters) {
-  ModuleRecord m = MakeModule("m");
-  TriggerRecord items = MakeTrigger(m.id, TriggerType::kEvent);
-  items.on_event = "field_changed";
-  items.entity_type = "Item";
-  items.field_name = "qty";
-  TriggerRecord names = items;
-  names.field_name = "name";
-  TriggerRecord invoked = MakeTrigger(m.id, TriggerType::kEvent);
-  invoked.on_event = "function_invoked";
-  invoked.function_name = "shop.buy";
-  Result<TriggerRecord> t1 = store_->UpsertTrigger(items);
-  Result<TriggerRecord> t2 = store_->UpsertTrigger(names);
-  Result<TriggerRecord> t3 = store_->UpsertTrigger(invoked);
-  ASSERT_TRUE(t1.ok() && t2.ok() && t3.ok());
-  EXPECT_NE(t1->id, t2->id);
-  EXPECT_EQ(t1->entity_type, "Item");
-  EXPECT_EQ(t1->field_name, "qty");
-  EXPECT_EQ(t3->function_name, "shop.buy");
-
-  items.debounce_ms = 40;
-  Result<TriggerRecord> again = store_->UpsertTrigger(items);
-  ASSERT_TRUE(again.ok());
-  EXPECT_EQ(again->id, t1->id);
-  Result<std::vector<TriggerRecord>> list = store_->ListTriggers(m.id);
-  ASSERT_TRUE(list.ok());
-  ASSERT_EQ(list->size(), 3u);
-  EXPECT_EQ((*list)[0].debounce_ms, 40);
-  EXPECT_EQ((*list)[0].field_name, "qty");
-  EXPECT_EQ((*list)[1].field_name, "name");
-  EXPECT_EQ((*list)[1].entity_type, "Item");
-  EXPECT_EQ((*list)[2].on_event, "function_invoked");
-  EXPECT_EQ((*list)[2].function_name, "shop.buy");
-  EXPECT_EQ((*list)[2].entity_type, "");
-}
-
 TEST_P(ComputeStoreConformanceTest, ListAndDeleteTriggers) {
   ModuleRecord a = MakeModule("a");
   ModuleRecord b = MakeModule("b");
