@@ -11,6 +11,7 @@
 #include "net/ticket.h"
 #include "server/codec_json.h"
 #include "server/request_target.h"
+#include "server/transfer_wait.h"
 
 namespace tessera::server {
 
@@ -49,28 +50,6 @@ std::optional<json> ParseJson(std::string_view text) {
   if (v.is_discarded()) return std::nullopt;
   return v;
 }
-
-// The answer to one move, from the worker that finishes it to the waiting
-// module (a late answer after a timeout is dropped here).
-class MoveWait {
- public:
-  void Done(shard::TransferResult result) {
-    std::lock_guard<std::mutex> lock(mu_);
-    result_ = std::move(result);
-    cv_.notify_all();
-  }
-  std::optional<shard::TransferResult> Wait(int64_t timeout_ms) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                 [this] { return result_.has_value(); });
-    return result_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::optional<shard::TransferResult> result_;
-};
 
 }  // namespace
 
@@ -291,7 +270,7 @@ Status ComputeShards::Transfer(std::string_view from,
   if (!claims || !claims->is_object()) {
     return BadRequest("the claims must be a JSON object");
   }
-  auto wait = std::make_shared<MoveWait>();
+  auto wait = std::make_shared<TransferWait>();
   directory_.host()->Transfer(
       shard::ShardHost::TransferSpec{
           std::string(from), std::string(subscriber), std::string(to),

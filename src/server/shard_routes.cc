@@ -16,6 +16,7 @@
 #include "server/random_token.h"
 #include "server/request_target.h"
 #include "server/shard_json.h"
+#include "server/transfer_wait.h"
 
 namespace tessera::server {
 
@@ -119,29 +120,6 @@ int TransferStatus(shard::TransferError error) {
   }
   return 500;
 }
-
-// The answer to one move, handed from the worker that finishes it to the
-// request's thread. Shared: a late answer after the wait gave up is
-// dropped here.
-class TransferWait {
- public:
-  void Done(shard::TransferResult result) {
-    std::lock_guard<std::mutex> lock(mu_);
-    result_ = std::move(result);
-    cv_.notify_all();
-  }
-  std::optional<shard::TransferResult> Wait(int64_t timeout_ms) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                 [this] { return result_.has_value(); });
-    return result_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::optional<shard::TransferResult> result_;
-};
 
 // A message's target: "all", {"shard": id} or {"group": name}.
 std::optional<shard::MessageTarget> TargetField(const json& body,
