@@ -78,8 +78,11 @@ ts-test: build ts-build
 	cd $(TS_DIR) && TESSERA_BIN=$(abspath $(TESSERA)) \
 	  ARTIFACTS_DIR=$(abspath $(BUILD))/artifacts npx vitest run
 
+# Line tables only (-g1): the reports' stacks keep file:line, and the
+# compiles take a third less time than with full debug info.
 asan-test: deps
 	cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug \
+	  -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1 \
 	  -DTESSERA_SANITIZE=ON -DTESSERA_SANITIZE_ONLY_UNIT=ON
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TARGETS)
 	ASAN_OPTIONS=detect_leaks=1:handle_segv=0:allow_user_segv_handler=1 \

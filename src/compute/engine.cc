@@ -206,6 +206,7 @@ Snapshot TakeSnapshot(const ModuleSlot& slot) {
   Snapshot snap;
   snap.enabled = slot.record.enabled;
   snap.active_version = slot.record.active_version;
+  snap.compiling = !slot.enable_on_success.empty();
   snap.always_on = slot.record.always_on;
   for (const TriggerRecord& t : slot.triggers) {
     if (t.type == TriggerType::kTick) snap.tick_hz = t.tick_hz;

@@ -273,6 +273,7 @@ struct RunResult {
 struct Snapshot {
   bool enabled = false;
   int64_t active_version = 0;
+  bool compiling = false;  // a version waits to be enabled once it compiles
   bool always_on = false;
   double tick_hz = 0;
 };

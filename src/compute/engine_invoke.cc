@@ -175,6 +175,11 @@ Result<InvokeResult> Core::DoInvoke(const InvokeRequest& request,
     return Unavailable(
         "compute is switched off for this app (policy.enabled = false)");
   }
+  if (snap.active_version == 0 && snap.compiling) {
+    return Unavailable("module \"" + request.module +
+                       "\" has no version to run yet: its first version is "
+                       "still compiling");
+  }
   if (!snap.enabled || snap.active_version == 0) {
     return Unavailable("module \"" + request.module + "\" is disabled");
   }

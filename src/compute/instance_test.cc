@@ -38,7 +38,8 @@ TEST(ComputeAbiSpecTest, NamesTheComputeImportModuleAndMarker) {
   for (const auto& h : spec.host_functions) hosts.push_back(h.name);
   EXPECT_THAT(hosts, ElementsAre("log", "now_ms", "random_bytes", "state_get",
                                  "state_set", "emit_event", "emit_channel",
-                                 "emit_spatial", "last_error"));
+                                 "emit_spatial", "last_error", "data", "shards",
+                                 "reply"));
   std::map<std::string, bool> required;
   for (const auto& e : spec.exports) required[e.name] = e.required;
   EXPECT_TRUE(required.at("tessera_compute_init"));

@@ -1,5 +1,6 @@
 #include "store/store.h"
 
+#include <filesystem>
 #include <utility>
 
 #include "store/sqlite_compute_store.h"
@@ -31,9 +32,18 @@ Result<std::unique_ptr<data::DataStore>> OpenDataStore(const std::string& url) {
   Result<StoreUrl> parsed = ParseStoreUrl(url);
   if (!parsed.ok()) return parsed.status();
   Result<std::unique_ptr<SqliteDataStore>> store =
-      SqliteDataStore::Open(parsed->path);
+      SqliteDataStore::Open(DataFilePath(parsed->path));
   if (!store.ok()) return store.status();
   return std::unique_ptr<data::DataStore>(std::move(store).value());
+}
+
+std::string DataFilePath(const std::string& store_path) {
+  if (store_path == ":memory:") return store_path;
+  const std::filesystem::path path(store_path);
+  std::filesystem::path file = path.stem();
+  file += "-data";
+  file += path.extension();
+  return (path.parent_path() / file).string();
 }
 
 }  // namespace tessera::store

@@ -72,12 +72,21 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& url);
 Result<std::unique_ptr<compute::ComputeStore>> OpenComputeStore(
     const std::string& url);
 
-// Opens the app's data (data/data_store.h) in the store named by `url`,
-// with the same URL forms and errors as OpenStore: for SQLite, connections
-// of its own to the same file (one writer, readers; sqlite_data_store.h),
-// the data's system tables in the one schema (migration 4) and one table
-// per entity type ("data_<Type>") made by ApplySchema.
+// Opens the app's data (data/data_store.h) for the store named by `url`,
+// with the same URL forms and errors as OpenStore. For SQLite the data has
+// a file of its own beside the store's, DataFilePath(path) (one writer,
+// readers; sqlite_data_store.h): a function's data transaction holds that
+// file's write lock for the whole call, and must not block what the call
+// itself does to the shard directory, the saves or the compute records
+// (shards.create records the shard while the call's transaction is open).
+// The data's system tables come from the one schema (migration 4), one
+// table per entity type ("data_<Type>") from ApplySchema.
 Result<std::unique_ptr<data::DataStore>> OpenDataStore(const std::string& url);
+
+// The app data's SQLite file for a store file: "<stem>-data<ext>" in the
+// same directory (".tessera/tessera.db" -> ".tessera/tessera-data.db");
+// ":memory:" stays ":memory:".
+std::string DataFilePath(const std::string& store_path);
 
 }  // namespace tessera::store
 

@@ -24,6 +24,15 @@ TEST(StoreUrlTest, SqliteForms) {
   EXPECT_EQ(PathOf("/abs/with:colon.db"), "/abs/with:colon.db");
 }
 
+// The app's data lives beside the store, in a file of its own.
+TEST(StoreUrlTest, TheDataFileSitsBesideTheStoreFile) {
+  EXPECT_EQ(DataFilePath("/app/.tessera/tessera.db"),
+            "/app/.tessera/tessera-data.db");
+  EXPECT_EQ(DataFilePath("rel/main.sqlite"), "rel/main-data.sqlite");
+  EXPECT_EQ(DataFilePath("plain"), "plain-data");
+  EXPECT_EQ(DataFilePath(":memory:"), ":memory:");
+}
+
 TEST(StoreUrlTest, PostgresIsNotYetSupported) {
   for (const char* url : {"postgres://user:secret@db/tessera",
                           "postgresql://db/tessera", "POSTGRES://db"}) {

@@ -131,6 +131,7 @@ class KeyedCallCrashTest : public ::testing::TestWithParam<Case> {
   }
 
   fs::path Db() const { return app_ / ".tessera/tessera.db"; }
+  fs::path DataDb() const { return app_ / ".tessera/tessera-data.db"; }
 
   void Start(const std::string& fault_point) {
     if (server_ != nullptr && !server_->exited()) {
@@ -222,7 +223,7 @@ class KeyedCallCrashTest : public ::testing::TestWithParam<Case> {
 
   int64_t Items(const std::string& item) {
     return QueryInt(
-        Db(), "SELECT COUNT(*) FROM data_Item WHERE f_name = '" + item + "'");
+        DataDb(), "SELECT COUNT(*) FROM data_Item WHERE f_name = '" + item + "'");
   }
 
   static fs::path app_;
@@ -269,7 +270,7 @@ TEST_P(KeyedCallCrashTest, TheRowExistsOnceAndTheShardLearnsTheResult) {
   EXPECT_TRUE(WaitForEvent(shard, "result:" + key + ":ok:", 60000))
       << "the shard never learned the result of " << key;
   EXPECT_EQ(Items(item), 1);
-  EXPECT_EQ(QueryInt(Db(), "SELECT COUNT(*) FROM data_calls WHERE key = '" +
+  EXPECT_EQ(QueryInt(DataDb(), "SELECT COUNT(*) FROM data_calls WHERE key = '" +
                                key + "'"),
             1);
   // Done with this shard: the next case's fault point is its own call's.

@@ -88,8 +88,9 @@ Status ZoneServer::WaitForFunctions(int timeout_ms) {
         modules = Admin("GET", "/api/compute/modules").body;
         if (!modules.is_object()) return false;
         for (const json& m : modules.value("modules", json::array())) {
+          // activeVersion is 0 until the first version has compiled.
           if (m.value("name", "") == "zone-fns" && m.value("enabled", false) &&
-              m.value("activeVersion", json()).is_number()) {
+              m.value("activeVersion", 0) >= 1) {
             return true;
           }
         }
