@@ -164,11 +164,3 @@ format:
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
 
-# The zone example's loot acceptance tests (tests/e2e/loot_*), outside the
-# quick tier until they pass (session 8 note).
-loot-test: build
-	cmake -S . -B $(BUILD) -DTESSERA_LOOT_ACCEPTANCE=ON
-	cmake --build $(BUILD) -j $(JOBS) --target loot_test loot_crash_test
-	ctest --test-dir $(BUILD) --output-on-failure -L acceptance
-
-.PHONY: loot-test

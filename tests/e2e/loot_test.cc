@@ -156,7 +156,8 @@ TEST_F(LootTest, LootShowsOnceItsGrantCommitted) {
   EXPECT_EQ(keys, (std::set<std::string>{"loot:" + character + ":1",
                                          "loot:" + character + ":2",
                                          "loot:" + character + ":3"}));
-  for (const json& item : p->Character()["items"]) shown.insert(item["id"]);
+  const json character_now = p->Character();
+  for (const json& item : character_now["items"]) shown.insert(item["id"]);
   std::set<std::string> ids;
   for (const json& item : items) ids.insert(item["id"]);
   EXPECT_EQ(shown, ids);
@@ -319,7 +320,8 @@ TEST_F(LootTest, BotsJoinThroughTheJoinFunction) {
   std::ifstream in(report);
   const json r = json::parse(in, nullptr, false);
   ASSERT_TRUE(r.is_object()) << bench->output;
-  EXPECT_EQ(r["settings"].value("join", ""), "joinZone") << r.dump();
+  EXPECT_EQ(r["settings"].value("join", ""), "function joinZone")
+      << r["settings"].dump();
   EXPECT_EQ(r["bots"].value("requested", 0), 20) << r["bots"].dump();
   EXPECT_EQ(r["bots"].value("connected", 0), 20) << r["bots"].dump();
   EXPECT_EQ(r["bots"].value("connect_failures", -1), 0) << r["bots"].dump();

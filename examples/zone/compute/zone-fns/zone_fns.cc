@@ -367,6 +367,19 @@ tessera::Result<std::string> GmHeal(const tc::Invocation& call) {
     return tessera::Error("BAD_REQUEST: hp must be 1.." +
                           std::to_string(kMaxHeal));
   }
+  // The heal goes out after the commit, where a failed send can no longer
+  // undo the record: a zone that does not run is refused up front.
+  const tc::Reply zone = tc::shards::get(p->zone);
+  tessera::Result<ShardReply> running =
+      Parse<ShardReply>("shards.get " + p->zone, zone);
+  if (!running.ok() && zone.status.error_code() != "SHARD_NOT_FOUND") {
+    return tessera::Error(running.error());
+  }
+  if (!running.ok() || !running->shard.has_value() ||
+      running->shard->status == "stopped") {
+    return tessera::Error("SHARD_NOT_FOUND: zone \"" + p->zone +
+                          "\" is not running");
+  }
   const GmActionRow action{
       p->zone,
       p->userId,
