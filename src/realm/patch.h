@@ -1,0 +1,107 @@
+// Realm patches (docs/realms.md "Patches"): the one way a realm's JSON
+// document changes. A commit is an ordered list of ops applied atomically;
+// its version is the realm's version after it.
+//
+//   set     path value   creates or replaces the value at path (the parent
+//                        must exist and be an object, or a list with the
+//                        index in range; index == size appends)
+//   delete  path         removes an object key or a list element (absent:
+//                        a refusal, not a no-op)
+//   append  path value   pushes value onto the list at path (the list is
+//                        created when the path is absent and its parent is
+//                        an object)
+//
+// A path is a list of segments: a string is an object key, an integer a
+// list index. The empty path is the root (set only: replaces the whole
+// document, which must stay an object).
+//
+// Two encodings, both produced and checked here (patch.cc, patch_codec.cc):
+// JSON ({"op":"set","path":["a",0],"value":...}) for the admin API and
+// tests; and MessagePack with interned keys (KeyTable: every object key and
+// path key is sent once as a string and then as its integer id) for the
+// wire, with one table per direction of a connection, and for the patch
+// log, where each commit is encoded with a fresh table so that it decodes
+// on its own. Every decoder takes untrusted bytes and
+// answers a Status naming what is wrong; nothing throws.
+#ifndef TESSERA_REALM_PATCH_H_
+#define TESSERA_REALM_PATCH_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "common/status.h"
+
+namespace tessera::realm {
+
+using Json = nlohmann::json;
+
+enum class OpKind { kSet, kDelete, kAppend };
+std::string_view OpName(OpKind kind);  // "set", "delete", "append"
+
+using PathSegment = std::variant<std::string, int64_t>;
+using Path = std::vector<PathSegment>;
+
+struct Op {
+  OpKind kind = OpKind::kSet;
+  Path path;
+  Json value;  // null for delete
+  bool operator==(const Op&) const = default;
+};
+
+using Patch = std::vector<Op>;  // one commit's ops, in order
+
+// "a/0/b"-style text for messages (keys escaped as in JSON Pointer).
+std::string PathText(const Path& path);
+
+// Applies `patch` to `doc` atomically: on error `doc` is unchanged and the
+// Status names the failing op's index, op and path. kInvalidArgument.
+Status ApplyPatch(const Patch& patch, Json* doc);
+
+// JSON form. Errors: kInvalidArgument naming the op index and field.
+Result<Patch> PatchFromJson(const Json& ops);
+Json PatchToJson(const Patch& patch);
+
+// Interned keys. Ids are dense from 0 in order of first use.
+class KeyTable {
+ public:
+  // The id of `key`, adding it if new; `added` says it was new.
+  uint32_t Intern(std::string_view key, bool* added);
+  // Decoder side: the key with id `id`, or nullptr.
+  const std::string* Find(uint32_t id) const;
+  // Decoder side: records a key the peer announced with its id (must be
+  // the next dense id). Errors: kInvalidArgument.
+  Status Learn(uint32_t id, std::string key);
+  size_t size() const { return keys_.size(); }
+
+ private:
+  std::vector<std::string> keys_;
+  std::unordered_map<std::string, uint32_t> ids_;
+};
+
+// Limits a decoder enforces on untrusted bytes (docs/realms.md "Ingress
+// limits"); the defaults are the realm defaults.
+struct DecodeLimits {
+  size_t max_ops = 64;             // ops in one patch
+  size_t max_bytes = 64 * 1024;    // encoded bytes of one patch
+  size_t max_key_length = 128;     // one object or path key
+  size_t max_depth = 32;           // nesting of values and paths
+  size_t max_expanded_leaves = 256;  // leaves one op's value expands to
+};
+
+// MessagePack with interned keys. Encode adds new keys to `keys`; Decode
+// learns announced keys into `keys` and fails (kInvalidArgument, or
+// kResourceExhausted for a broken limit, naming it) without changing
+// `keys` on error.
+std::string EncodePatch(const Patch& patch, KeyTable* keys);
+Result<Patch> DecodePatch(std::span<const uint8_t> bytes, KeyTable* keys,
+                          const DecodeLimits& limits = {});
+
+}  // namespace tessera::realm
+
+#endif  // TESSERA_REALM_PATCH_H_
