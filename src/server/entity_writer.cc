@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 
+#include "common/deadline_loop.h"
 #include "common/fault_point.h"
 #include "common/text.h"
 
@@ -235,24 +236,16 @@ void EntityWriter::Start() {
 
 void EntityWriter::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_) {
-    const int64_t now = clock_->NowUs();
-    int64_t next = INT64_MAX;
-    for (const auto& [id, buffer] : buffers_) {
-      if (buffer.due_us != 0) next = std::min(next, buffer.due_us);
-    }
-    if (next > now) {
-      if (next == INT64_MAX) {
-        cv_.wait(lock);
-      } else {
-        cv_.wait_for(lock, std::chrono::microseconds(next - now));
-      }
-      continue;
-    }
-    lock.unlock();
-    FlushDue();
-    lock.lock();
-  }
+  RunDeadlineLoop(
+      lock, cv_, *clock_, stopping_,
+      [this] {
+        int64_t next = INT64_MAX;
+        for (const auto& [id, buffer] : buffers_) {
+          if (buffer.due_us != 0) next = std::min(next, buffer.due_us);
+        }
+        return next;
+      },
+      [this] { FlushDue(); });
 }
 
 void EntityWriter::Stop() {

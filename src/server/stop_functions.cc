@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/deadline_loop.h"
 #include "common/text.h"
 
 namespace tessera::server {
@@ -143,22 +144,14 @@ void StopFunctions::Start() {
 
 void StopFunctions::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_) {
-    const int64_t now = clock_->NowUs();
-    int64_t next = INT64_MAX;
-    for (const Pending& p : queue_) next = std::min(next, p.due_us);
-    if (next > now) {
-      if (next == INT64_MAX) {
-        cv_.wait(lock);
-      } else {
-        cv_.wait_for(lock, std::chrono::microseconds(next - now));
-      }
-      continue;
-    }
-    lock.unlock();
-    RunDue();
-    lock.lock();
-  }
+  RunDeadlineLoop(
+      lock, cv_, *clock_, stopping_,
+      [this] {
+        int64_t next = INT64_MAX;
+        for (const Pending& p : queue_) next = std::min(next, p.due_us);
+        return next;
+      },
+      [this] { RunDue(); });
 }
 
 void StopFunctions::Stop() {

@@ -49,29 +49,7 @@ Status GuestShard::DeliverCallResult(const CallResult& result) {
         StatusCode::kFailedPrecondition,
         std::string("the module does not export ") + abi::kExportCalls);
   }
-  BeginCall(name);
-  Result<guest::GuestBytes> arg = Pass(CallResultArgument(result), name);
-  if (!arg.ok()) return arg.status();
-  const uint64_t args[] = {arg->ptr, arg->len};
-  Result<uint32_t> code = GuardedCall(fn_.on_call_result, args, name);
-  if (!code.ok()) return code.status();
-  switch (*code) {
-    case abi::kOk:
-      return Status::Ok();
-    case abi::kError: {
-      Result<std::string> text = ReadText(name);
-      if (!text.ok()) return text.status();
-      if (env_.forward_log) {
-        env_.forward_log(abi::kLogWarn,
-                         std::string(name) + " refused: " + *text);
-      }
-      return Status::Ok();
-    }
-    default:
-      return Fail(StatusCode::kFailedPrecondition,
-                  std::string("abi: ") + name + " returned unknown code " +
-                      std::to_string(*code));
-  }
+  return DeliverBytes(fn_.on_call_result, name, CallResultArgument(result));
 }
 
 }  // namespace tessera::shard

@@ -329,6 +329,10 @@ class GuestShard {
       int func, const char* name, size_t max_bytes = kMaxOutputBytes);
   // Checks that the shard still runs and `func` is exported.
   Status CheckTalkCall(int func, const char* name) const;
+  // Passes `bytes` to the (ptr, len) -> i32 export `func` (checked with
+  // CheckTalkCall by the caller): kOk is Ok, a refusal (kError) is logged as
+  // a warning and is Ok too, any other code fails the shard.
+  Status DeliverBytes(int func, const char* name, std::string_view bytes);
 
   // Opens a fuel budget of fuel_per_tick for `what` unless inside Step(),
   // whose one budget covers every call of the tick.

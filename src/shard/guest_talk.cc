@@ -167,11 +167,16 @@ Status GuestShard::DeliverMessages(
   const char* name = abi::kExportOnMessages;
   TESSERA_RETURN_IF_ERROR(CheckTalkCall(fn_.on_messages, name));
   if (batch.empty()) return Status::Ok();
+  return DeliverBytes(fn_.on_messages, name, EncodeMessages(batch));
+}
+
+Status GuestShard::DeliverBytes(int func, const char* name,
+                                std::string_view bytes) {
   BeginCall(name);
-  Result<guest::GuestBytes> arg = Pass(EncodeMessages(batch), name);
+  Result<guest::GuestBytes> arg = Pass(bytes, name);
   if (!arg.ok()) return arg.status();
   const uint64_t args[] = {arg->ptr, arg->len};
-  Result<uint32_t> code = GuardedCall(fn_.on_messages, args, name);
+  Result<uint32_t> code = GuardedCall(func, args, name);
   if (!code.ok()) return code.status();
   switch (*code) {
     case abi::kOk:

@@ -35,6 +35,7 @@
 
 #include "net/protocol_v1.h"
 #include "tests/e2e/app_template.h"
+#include "tests/e2e/serve_helpers.h"
 #include "tests/e2e/server_process.h"
 #include "tests/net/test_client.h"
 
@@ -139,16 +140,12 @@ class KeyedCallCrashTest : public ::testing::TestWithParam<Case> {
       ASSERT_TRUE(server_->WaitExit(15000).ok());
     }
     server_.reset();
-    SpawnOptions options;
-    options.argv = {TESSERA_BIN, "serve", app_.string(), "--host", "127.0.0.1",
-                    "--port",    "0"};
-    options.env = {{"TESSERA_SHARD_TICKET_SECRET", "calls-ticket-secret"},
-                   {"TESSERA_ADMIN_TOKEN", kAdminToken},
-                   {"TESSERA_SHARD_SAVE_SECS", "1"}};
-    if (!fault_point.empty()) {
-      options.env.emplace_back("TESSERA_FAULT_POINT", fault_point);
-    }
-    options.log_path = app_ / ("server-" + std::to_string(++spawned_) + ".log");
+    SpawnOptions options = ServeOptions(
+        TESSERA_BIN, app_,
+        {{"TESSERA_SHARD_TICKET_SECRET", "calls-ticket-secret"},
+         {"TESSERA_ADMIN_TOKEN", kAdminToken},
+         {"TESSERA_SHARD_SAVE_SECS", "1"}},
+        fault_point, app_ / ("server-" + std::to_string(++spawned_) + ".log"));
     options.ready_timeout_ms = 120000;
     Result<std::unique_ptr<ServerProcess>> started =
         ServerProcess::Start(std::move(options));
@@ -158,13 +155,8 @@ class KeyedCallCrashTest : public ::testing::TestWithParam<Case> {
 
   HttpResult Http(const std::string& method, const std::string& target,
                   const json& body = nullptr) {
-    std::vector<std::pair<std::string, std::string>> headers = {
-        {"Authorization", std::string("Bearer ") + kAdminToken}};
-    if (!body.is_null())
-      headers.emplace_back("Content-Type", "application/json");
     Result<HttpResult> r =
-        net::testing::HttpCall("127.0.0.1", server_->port(), method, target,
-                               body.is_null() ? "" : body.dump(), headers);
+        HttpJson(server_->port(), method, target, body, kAdminToken);
     EXPECT_TRUE(r.ok()) << method << " " << target << ": "
                         << r.status().ToString();
     return r.ok() ? *r : HttpResult{};
@@ -223,7 +215,8 @@ class KeyedCallCrashTest : public ::testing::TestWithParam<Case> {
 
   int64_t Items(const std::string& item) {
     return QueryInt(
-        DataDb(), "SELECT COUNT(*) FROM data_Item WHERE f_name = '" + item + "'");
+        DataDb(),
+        "SELECT COUNT(*) FROM data_Item WHERE f_name = '" + item + "'");
   }
 
   static fs::path app_;
@@ -271,7 +264,7 @@ TEST_P(KeyedCallCrashTest, TheRowExistsOnceAndTheShardLearnsTheResult) {
       << "the shard never learned the result of " << key;
   EXPECT_EQ(Items(item), 1);
   EXPECT_EQ(QueryInt(DataDb(), "SELECT COUNT(*) FROM data_calls WHERE key = '" +
-                               key + "'"),
+                                   key + "'"),
             1);
   // Done with this shard: the next case's fault point is its own call's.
   HttpResult stopped =

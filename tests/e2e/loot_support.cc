@@ -13,6 +13,7 @@
 
 #include "common/subprocess.h"
 #include "net/protocol_v1.h"
+#include "tests/e2e/serve_helpers.h"
 
 namespace tessera::e2e::loot {
 namespace {
@@ -63,17 +64,16 @@ void PrepareZoneApp(const fs::path& dir, const json& kind_patch) {
 Status ZoneServer::Start(
     const std::vector<std::pair<std::string, std::string>>& env) {
   process_.reset();
-  SpawnOptions options;
-  options.argv = {TESSERA_BIN, "serve", app_.string(), "--host", "127.0.0.1",
-                  "--port",    "0"};
-  options.env = {{"TESSERA_SHARD_TICKET_SECRET", kTicketSecret},
-                 {"TESSERA_ADMIN_TOKEN", kAdminToken},
-                 {"TESSERA_GUEST_AUTH", "on"},
-                 {"TESSERA_GUEST_AUTH_RATE", "0"},
-                 {"TESSERA_SHARD_SAVE_SECS", "1"}};
-  options.env.insert(options.env.end(), env.begin(), env.end());
-  options.log_path =
-      app_.parent_path() / ("server-" + std::to_string(++spawned_) + ".log");
+  std::vector<std::pair<std::string, std::string>> all = {
+      {"TESSERA_SHARD_TICKET_SECRET", kTicketSecret},
+      {"TESSERA_ADMIN_TOKEN", kAdminToken},
+      {"TESSERA_GUEST_AUTH", "on"},
+      {"TESSERA_GUEST_AUTH_RATE", "0"},
+      {"TESSERA_SHARD_SAVE_SECS", "1"}};
+  all.insert(all.end(), env.begin(), env.end());
+  SpawnOptions options = ServeOptions(
+      TESSERA_BIN, app_, std::move(all), "",
+      app_.parent_path() / ("server-" + std::to_string(++spawned_) + ".log"));
   Result<std::unique_ptr<ServerProcess>> started =
       ServerProcess::Start(std::move(options));
   if (!started.ok()) return started.status();
@@ -125,12 +125,8 @@ Status ZoneServer::Terminate() {
 
 Reply ZoneServer::Http(const std::string& method, const std::string& target,
                        const json& body, const std::string& token) {
-  std::vector<std::pair<std::string, std::string>> headers;
-  if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + token);
-  if (!body.is_null()) headers.emplace_back("Content-Type", "application/json");
   Result<net::testing::HttpResult> r =
-      net::testing::HttpCall("127.0.0.1", port(), method, target,
-                             body.is_null() ? "" : body.dump(), headers);
+      HttpJson(port(), method, target, body, token);
   if (!r.ok()) return Reply{0, nullptr, r.status().ToString()};
   return Reply{r->status, json::parse(r->body, nullptr, false), r->body};
 }

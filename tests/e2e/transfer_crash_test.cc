@@ -31,6 +31,7 @@
 
 #include "net/protocol_v1.h"
 #include "tests/e2e/app_template.h"
+#include "tests/e2e/serve_helpers.h"
 #include "tests/e2e/server_process.h"
 #include "tests/net/test_client.h"
 
@@ -130,17 +131,13 @@ class TransferCrashTest : public ::testing::TestWithParam<Case> {
 
   void Start(const std::string& fault_point) {
     server_.reset();
-    SpawnOptions options;
-    options.argv = {TESSERA_BIN, "serve", app_.string(), "--host", "127.0.0.1",
-                    "--port",    "0"};
-    options.env = {{"TESSERA_SHARD_TICKET_SECRET", "crash-ticket-secret"},
-                   {"TESSERA_ADMIN_TOKEN", kAdminToken},
-                   {"TESSERA_SHARD_SAVE_SECS", "1"}};
-    if (!fault_point.empty()) {
-      options.env.emplace_back("TESSERA_FAULT_POINT", fault_point);
-    }
-    options.log_path =
-        app_.parent_path() / ("server-" + std::to_string(++spawned_) + ".log");
+    SpawnOptions options = ServeOptions(
+        TESSERA_BIN, app_,
+        {{"TESSERA_SHARD_TICKET_SECRET", "crash-ticket-secret"},
+         {"TESSERA_ADMIN_TOKEN", kAdminToken},
+         {"TESSERA_SHARD_SAVE_SECS", "1"}},
+        fault_point,
+        app_.parent_path() / ("server-" + std::to_string(++spawned_) + ".log"));
     Result<std::unique_ptr<ServerProcess>> started =
         ServerProcess::Start(std::move(options));
     ASSERT_TRUE(started.ok()) << started.status().ToString();
@@ -149,13 +146,8 @@ class TransferCrashTest : public ::testing::TestWithParam<Case> {
 
   HttpResult Http(const std::string& method, const std::string& target,
                   const json& body = nullptr) {
-    std::vector<std::pair<std::string, std::string>> headers = {
-        {"Authorization", std::string("Bearer ") + kAdminToken}};
-    if (!body.is_null())
-      headers.emplace_back("Content-Type", "application/json");
     Result<HttpResult> r =
-        net::testing::HttpCall("127.0.0.1", server_->port(), method, target,
-                               body.is_null() ? "" : body.dump(), headers);
+        HttpJson(server_->port(), method, target, body, kAdminToken);
     EXPECT_TRUE(r.ok()) << method << " " << target << ": "
                         << r.status().ToString();
     return r.ok() ? *r : HttpResult{};

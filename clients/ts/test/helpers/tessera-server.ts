@@ -110,6 +110,26 @@ export class TesseraServer {
   }
 
   /** Stops the server (SIGTERM: shards are saved) and waits for the exit. */
+  /** Waits until compute module `name` has compiled its first version and is enabled. */
+  async waitForModule(name: string, timeoutMs = 240_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last = "";
+    while (Date.now() < deadline) {
+      const r = await fetch(`${this.url}/api/compute/modules`, {
+        headers: { Authorization: `Bearer ${this.adminToken}` },
+      });
+      last = await r.text();
+      if (r.ok) {
+        const m = (JSON.parse(last) as { modules: { name: string; enabled: boolean; activeVersion: unknown }[] }).modules.find(
+          (x) => x.name === name,
+        );
+        if (m?.enabled && m.activeVersion) return;
+      }
+      await new Promise((res) => setTimeout(res, 250));
+    }
+    throw new Error(`module ${name} never enabled: ${last}\n${this.log}`);
+  }
+
   async stop(signal: NodeJS.Signals = "SIGTERM"): Promise<number | null> {
     if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill(signal);
     const timer = setTimeout(() => this.proc.kill("SIGKILL"), 15_000);

@@ -41,29 +41,9 @@ function computeApp(): string {
   return app;
 }
 
-/** Waits until the module's first version compiled and it is enabled. */
-async function waitEnabled(name: string): Promise<void> {
-  const deadline = Date.now() + 240_000;
-  let last = "";
-  while (Date.now() < deadline) {
-    const r = await fetch(`${server.url}/api/compute/modules`, {
-      headers: { Authorization: `Bearer ${server.adminToken}` },
-    });
-    last = await r.text();
-    if (r.ok) {
-      const m = (JSON.parse(last) as { modules: { name: string; enabled: boolean; activeVersion: unknown }[] }).modules.find(
-        (x) => x.name === name,
-      );
-      if (m?.enabled && m.activeVersion) return;
-    }
-    await new Promise((res) => setTimeout(res, 250));
-  }
-  throw new Error(`module ${name} never enabled: ${last}\n${server.log}`);
-}
-
 beforeAll(async () => {
   server = await TesseraServer.start({ appDir: computeApp() });
-  await waitEnabled("shop");
+  await server.waitForModule("shop");
 }, 300_000);
 afterAll(async () => {
   for (const c of open) c.close();
