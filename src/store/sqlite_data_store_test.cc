@@ -153,7 +153,9 @@ TEST(SqliteDataStoreTest, OpenDataStoreTakesTheStoreUrlForms) {
     ASSERT_TRUE(store.ok()) << url << ": " << store.status().ToString();
     EXPECT_TRUE((*store)->schema().empty());
   }
-  EXPECT_TRUE(std::filesystem::exists(dir.File("c/d.db")));
+  // The data has its own file beside the store's (DataFilePath).
+  EXPECT_TRUE(std::filesystem::exists(dir.File("c/d-data.db")));
+  EXPECT_FALSE(std::filesystem::exists(dir.File("c/d.db")));
   std::string temporary;
   {
     Result<std::unique_ptr<data::DataStore>> memory =
