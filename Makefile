@@ -25,6 +25,7 @@ ASAN_TARGETS += stop_functions_test
 ASAN_TARGETS += compute_shards_test
 ASAN_TARGETS += shard_calls_test
 ASAN_TARGETS += join_routes_test
+ASAN_TARGETS += realm_patch_test
 # The fuzz run: FUZZ_SECS in total, shared equally by the targets.
 FUZZ_SECS  ?= 75
 FUZZ_TARGETS := module_loader frame ticket replication_changes \
@@ -33,6 +34,7 @@ FUZZ_TARGETS += compute_contract
 FUZZ_TARGETS += data_schema
 FUZZ_TARGETS += compute_data_ops
 FUZZ_TARGETS += shard_calls
+FUZZ_TARGETS += realm_patch
 
 .PHONY: all deps build test unit-test asan-test fuzz-test dev run-arena bench spec clean format \
         ts-deps ts-build ts-test compare

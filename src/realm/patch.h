@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -74,6 +75,8 @@ class KeyTable {
   uint32_t Intern(std::string_view key, bool* added);
   // Decoder side: the key with id `id`, or nullptr.
   const std::string* Find(uint32_t id) const;
+  // The id of `key` if it is in the table (nothing is added).
+  std::optional<uint32_t> IdOf(std::string_view key) const;
   // Decoder side: records a key the peer announced with its id (must be
   // the next dense id). Errors: kInvalidArgument.
   Status Learn(uint32_t id, std::string key);
@@ -87,14 +90,16 @@ class KeyTable {
 // Limits a decoder enforces on untrusted bytes (docs/realms.md "Ingress
 // limits"); the defaults are the realm defaults.
 struct DecodeLimits {
-  size_t max_ops = 64;             // ops in one patch
-  size_t max_bytes = 64 * 1024;    // encoded bytes of one patch
-  size_t max_key_length = 128;     // one object or path key
-  size_t max_depth = 32;           // nesting of values and paths
+  size_t max_ops = 64;               // ops in one patch
+  size_t max_bytes = 64 * 1024;      // encoded bytes of one patch
+  size_t max_key_length = 128;       // one object or path key
+  size_t max_depth = 32;             // nesting of values and paths
   size_t max_expanded_leaves = 256;  // leaves one op's value expands to
 };
 
-// MessagePack with interned keys. Encode adds new keys to `keys`; Decode
+// MessagePack with interned keys (byte format: docs/realms.md "Patches").
+// Encode adds new keys to `keys` (a list index must be >= 0; a negative one
+// is written as index INT64_MAX, which no document has); Decode
 // learns announced keys into `keys` and fails (kInvalidArgument, or
 // kResourceExhausted for a broken limit, naming it) without changing
 // `keys` on error.

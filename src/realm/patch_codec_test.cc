@@ -1,0 +1,154 @@
+// The MessagePack form of patches (patch.h EncodePatch / DecodePatch) and
+// key interning (KeyTable): exact bytes, round trips, interning across
+// patches.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+
+#include "realm/patch.h"
+#include "realm/patch_testing.h"
+
+namespace tessera::realm {
+namespace {
+
+using patch_testing::AppendOp;
+using patch_testing::Bytes;
+using patch_testing::DeleteOp;
+using patch_testing::PatchGenerator;
+using patch_testing::SetOp;
+
+std::string Hex(const std::string& bytes) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    if (!out.empty()) out += ' ';
+    out += kDigits[c >> 4];
+    out += kDigits[c & 0xf];
+  }
+  return out;
+}
+
+TEST(RealmKeyTableTest, DenseIdsInOrderOfFirstUse) {
+  KeyTable keys;
+  bool added = false;
+  EXPECT_EQ(keys.Intern("a", &added), 0u);
+  EXPECT_TRUE(added);
+  EXPECT_EQ(keys.Intern("b", &added), 1u);
+  EXPECT_EQ(keys.Intern("a", &added), 0u);
+  EXPECT_FALSE(added);
+  EXPECT_EQ(keys.size(), 2u);
+  ASSERT_NE(keys.Find(1), nullptr);
+  EXPECT_EQ(*keys.Find(1), "b");
+  EXPECT_EQ(keys.Find(2), nullptr);
+  EXPECT_EQ(keys.IdOf("b"), 1u);
+  EXPECT_EQ(keys.IdOf("c"), std::nullopt);
+}
+
+TEST(RealmKeyTableTest, LearnTakesOnlyTheNextIdAndNewKeys) {
+  KeyTable keys;
+  EXPECT_TRUE(keys.Learn(0, "a").ok());
+  EXPECT_EQ(keys.Learn(2, "b").code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(keys.Learn(1, "a").code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(keys.size(), 1u);
+  EXPECT_TRUE(keys.Learn(1, "b").ok());
+  EXPECT_EQ(*keys.Find(1), "b");
+}
+
+// The byte format of docs/realms.md "Patches", pinned.
+TEST(RealmCodecTest, ExactBytes) {
+  const Patch patch = {SetOp({"a", int64_t{1}}, Json::parse(R"({"a":true})")),
+                       DeleteOp({"b"}), AppendOp({}, -3)};
+  KeyTable keys;
+  const std::string first = EncodePatch(patch, &keys);
+  EXPECT_EQ(Hex(first),
+            "93 "                                // three ops
+            "93 00 92 92 00 a1 61 fe 81 00 c3 "  // set [[0,"a"], ~1] {0: true}
+            "92 01 91 92 01 a1 62 "              // delete [[1,"b"]]
+            "93 02 90 fd");                      // append [] -3
+  const std::string second = EncodePatch(patch, &keys);
+  EXPECT_EQ(Hex(second), "93 93 00 92 00 fe 81 00 c3 92 01 91 01 93 02 90 fd");
+}
+
+TEST(RealmCodecTest, WideNumbersAndStrings) {
+  const Patch patch = {
+      SetOp({"k", int64_t{1} << 40},
+            Json::array({std::numeric_limits<uint64_t>::max(),
+                         std::numeric_limits<int64_t>::min(), -33, 200, 70000,
+                         1.5, std::string(300, 'z'), "naïve"}))};
+  KeyTable enc;
+  KeyTable dec;
+  const std::string bytes = EncodePatch(patch, &enc);
+  Result<Patch> back = DecodePatch(Bytes(bytes), &dec);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, patch);
+  EXPECT_EQ(PatchToJson(*back).dump(), PatchToJson(patch).dump());
+}
+
+TEST(RealmCodecTest, RandomPatchesRoundTripOnOneTablePair) {
+  PatchGenerator gen(20261202);
+  KeyTable enc;
+  KeyTable dec;
+  for (int i = 0; i < 2000; ++i) {
+    const Patch patch = gen.Next();
+    const std::string bytes = EncodePatch(patch, &enc);
+    Result<Patch> back = DecodePatch(Bytes(bytes), &dec);
+    ASSERT_TRUE(back.ok()) << i << ": " << back.status().ToString();
+    ASSERT_EQ(*back, patch) << i;
+    ASSERT_EQ(dec.size(), enc.size()) << i;
+    // As the patch log stores it: a fresh table, decodable on its own.
+    KeyTable log_enc;
+    KeyTable log_dec;
+    const std::string logged = EncodePatch(patch, &log_enc);
+    Result<Patch> replayed = DecodePatch(Bytes(logged), &log_dec);
+    ASSERT_TRUE(replayed.ok()) << i << ": " << replayed.status().ToString();
+    ASSERT_EQ(*replayed, patch) << i;
+  }
+  for (uint32_t id = 0; id < enc.size(); ++id) {
+    ASSERT_EQ(*dec.Find(id), *enc.Find(id));
+  }
+}
+
+TEST(RealmCodecTest, SecondPatchSendsKeyIdsOnly) {
+  const Patch patch = {
+      SetOp({"players", "p-17", "pos"}, Json::parse(R"({"x":1,"y":2})")),
+      AppendOp({"players", "p-17", "inventory"},
+               Json::parse(R"({"name":"sword","weight":3})"))};
+  KeyTable enc;
+  KeyTable dec;
+  const std::string first = EncodePatch(patch, &enc);
+  const size_t keys_after_first = enc.size();
+  const std::string second = EncodePatch(patch, &enc);
+  EXPECT_EQ(enc.size(), keys_after_first);  // nothing new to announce
+  // Each key's text went once; the second patch has one byte per key ref.
+  EXPECT_LT(second.size() + 40, first.size())
+      << first.size() << " then " << second.size();
+  EXPECT_EQ(second.find("players"), std::string::npos);
+  for (const std::string& bytes : {first, second}) {
+    Result<Patch> back = DecodePatch(Bytes(bytes), &dec);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(*back, patch);
+  }
+  EXPECT_EQ(dec.size(), keys_after_first);
+  // The second patch alone means nothing to a fresh table.
+  KeyTable fresh;
+  Result<Patch> alone = DecodePatch(Bytes(second), &fresh);
+  EXPECT_EQ(alone.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(alone.status().message().find("unknown key id"), std::string::npos);
+  EXPECT_EQ(fresh.size(), 0u);
+}
+
+TEST(RealmCodecTest, KeyUsedTwiceInOnePatchIsAnnouncedOnce) {
+  const Patch patch = {SetOp({"hp"}, Json::parse(R"({"hp":{"hp":1}})"))};
+  KeyTable enc;
+  const std::string bytes = EncodePatch(patch, &enc);
+  EXPECT_EQ(bytes.find("hp"), bytes.rfind("hp"));
+  KeyTable dec;
+  Result<Patch> back = DecodePatch(Bytes(bytes), &dec);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, patch);
+  EXPECT_EQ(dec.size(), 1u);
+}
+
+}  // namespace
+}  // namespace tessera::realm
