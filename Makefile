@@ -27,6 +27,7 @@ ASAN_TARGETS += shard_calls_test
 ASAN_TARGETS += join_routes_test
 ASAN_TARGETS += realm_patch_test
 ASAN_TARGETS += realm_rules_test
+ASAN_TARGETS += realm_store_test
 # The fuzz run: FUZZ_SECS in total, shared equally by the targets.
 FUZZ_SECS  ?= 75
 FUZZ_TARGETS := module_loader frame ticket replication_changes \

@@ -10,6 +10,7 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kAlreadyExists: return "already_exists";
     case StatusCode::kRefused: return "refused";
     case StatusCode::kFailedPrecondition: return "failed_precondition";
+    case StatusCode::kOutOfRange: return "out_of_range";
     case StatusCode::kAborted: return "aborted";
     case StatusCode::kUnavailable: return "unavailable";
     case StatusCode::kPermissionDenied: return "permission_denied";

@@ -16,6 +16,7 @@ enum class StatusCode {
   kAlreadyExists,
   kRefused,          // a module or request was refused by policy
   kFailedPrecondition,
+  kOutOfRange,         // past what is kept (a compacted log, another epoch)
   kAborted,            // lost to a concurrent writer (stale revision)
   kUnavailable,        // refused for now (switched off, circuit open)
   kPermissionDenied,   // the caller may not (an invoke policy)

@@ -74,14 +74,19 @@ class RealmStore {
   // epoch and its versions consecutive; otherwise nothing is written and the
   // answer is kFailedPrecondition naming the realm, the expected and the
   // offered version (a second writer, or a stale epoch, is fenced off this
-  // way). kNotFound for an unknown key.
+  // way). kNotFound for an unknown key. Entries are checked in order, so a
+  // second entry for the same realm continues after the first; an entry
+  // without commits writes nothing but is checked all the same (key,
+  // epoch).
   virtual Status Append(std::span<const RealmAppend> entries) = 0;
 
   // Stores a snapshot of the current epoch (version <= head, newer than
   // the newest snapshot), then drops the log entries no reconnect may still
   // ask for: those with version <= snapshot.version - log_window, never
   // ones after the snapshot. Errors: kFailedPrecondition for another epoch
-  // or a version not in (newest snapshot, head]; kNotFound.
+  // or a version not in (newest snapshot, head]; kNotFound;
+  // kInvalidArgument for a negative log_window. Only the newest snapshot
+  // is ever read back, so a backend may drop older ones.
   virtual Status PutSnapshot(std::string_view key, const RealmSnapshot& snapshot,
                              int64_t log_window) = 0;
 
@@ -91,7 +96,9 @@ class RealmStore {
   // The commits of `epoch` with version > after, in order, at most
   // `limit`: a reconnect's replay. kOutOfRange when the log no longer
   // holds after + 1 (compacted) or the epoch is not the current one: the
-  // client must hydrate instead. kNotFound for an unknown key.
+  // client must hydrate instead; so is an `after` beyond the head (a
+  // version the store never had). `after` == head: empty, Ok. kNotFound
+  // for an unknown key.
   virtual Result<std::vector<LoggedCommit>> ReadLog(std::string_view key,
                                                     int64_t epoch,
                                                     int64_t after,

@@ -31,6 +31,7 @@ int HttpStatusFor(StatusCode code) {
     case StatusCode::kAlreadyExists:
     case StatusCode::kFailedPrecondition:
     case StatusCode::kAborted:
+    case StatusCode::kOutOfRange:
       return 409;
     case StatusCode::kUnavailable:
       return 503;

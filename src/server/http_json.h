@@ -21,8 +21,9 @@ net::HttpResponse ErrorResponse(int status, std::string_view code,
 
 // The HTTP status for a failed Status (400 invalid_argument, 403
 // permission_denied, 404 not_found, 409 already_exists /
-// failed_precondition / aborted, 422 refused / trap, 503 unavailable, 429
-// resource_exhausted, 504 deadline_exceeded, 500 otherwise).
+// failed_precondition / out_of_range / aborted, 422 refused / trap, 503
+// unavailable, 429 resource_exhausted, 504 deadline_exceeded, 500
+// otherwise).
 int HttpStatusFor(StatusCode code);
 
 // ErrorResponse(HttpStatusFor(code), StatusCodeName(code), message).

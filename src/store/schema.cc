@@ -202,6 +202,29 @@ constexpr Migration kMigrations[] = {
       ALTER TABLE compute_triggers
         ADD COLUMN function_name TEXT NOT NULL DEFAULT '';
     )sql"},
+    {5, R"sql(
+      CREATE TABLE realms(
+        key TEXT PRIMARY KEY NOT NULL,
+        kind TEXT NOT NULL,
+        epoch INTEGER NOT NULL,
+        head_version INTEGER NOT NULL,
+        created_ms INTEGER NOT NULL,
+        updated_ms INTEGER NOT NULL);
+      CREATE INDEX realms_by_kind ON realms(kind, key);
+      CREATE TABLE realm_log(
+        key TEXT NOT NULL,
+        epoch INTEGER NOT NULL,
+        version INTEGER NOT NULL,
+        patch BLOB NOT NULL,
+        PRIMARY KEY(key, epoch, version)) WITHOUT ROWID;
+      CREATE TABLE realm_snapshots(
+        key TEXT NOT NULL,
+        epoch INTEGER NOT NULL,
+        version INTEGER NOT NULL,
+        schema_hash TEXT NOT NULL,
+        state TEXT NOT NULL,
+        PRIMARY KEY(key, epoch, version));
+    )sql"},
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");

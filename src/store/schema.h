@@ -34,6 +34,14 @@
 //      field_name and function_name (TEXT NOT NULL DEFAULT ''). The
 //      entity types' own tables (data_<Type>) are not migrations: the data
 //      store's ApplySchema makes them from the app's manifest.
+//   5: realms (realm/realm_store.h, store/sqlite_realm_store.h): realms
+//      (key primary key, kind, the current epoch, head_version, created /
+//      updated ms; realms_by_kind(kind, key) for List), realm_log (key,
+//      epoch, version, patch: one row per commit, PRIMARY KEY(key, epoch,
+//      version), WITHOUT ROWID so a replay is one range scan of the key)
+//      and realm_snapshots (key, epoch, version, schema_hash, state the
+//      canonical JSON text; same primary key). No foreign keys: Drop and
+//      StartEpoch delete a realm's rows in one transaction.
 //
 // `saves` has no foreign key to `shards`: a state may be saved for a shard
 // that has no directory record (`tessera run`, tests, a server racing a
@@ -53,7 +61,7 @@
 namespace tessera::store {
 
 // The schema version this build writes.
-inline constexpr int64_t kSchemaVersion = 4;
+inline constexpr int64_t kSchemaVersion = 5;
 
 // Brings the database to kSchemaVersion inside one write transaction, so two
 // processes opening the same new file cannot both migrate it.

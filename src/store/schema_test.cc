@@ -129,7 +129,7 @@ TEST(SchemaTest, Version1StoreMigratesToTheJournal) {
     EXPECT_EQ((*rows)[0].step, shard::TransferStep::kOut);
   }
   EXPECT_EQ(RawSql(path, "SELECT group_concat(version) FROM schema_version"),
-            "1,2,3,4");
+            "1,2,3,4,5");
   EXPECT_EQ(RawSql(path,
                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
                    "AND name LIKE 'compute\\_%' ESCAPE '\\'"),
@@ -148,10 +148,10 @@ TEST(SchemaTest, Version1StoreMigratesToTheJournal) {
             "a without p");
 }
 
-// A version-3 file (made by turning a fresh one back: migration 4's
-// tables and columns dropped, its version row deleted) with a module and a
-// trigger gains the data tables and the trigger filter columns, the
-// trigger reading '' in each.
+// A version-3 file (made by turning a fresh one back: the tables and
+// columns of migrations 4 and 5 dropped, their version rows deleted) with
+// a module and a trigger gains the data tables and the trigger filter
+// columns, the trigger reading '' in each.
 TEST(SchemaTest, Version3StoreMigratesToTheDataTables) {
   ScratchDir dir;
   std::string path = dir.File("v3.db");
@@ -163,7 +163,8 @@ TEST(SchemaTest, Version3StoreMigratesToTheDataTables) {
          "ALTER TABLE compute_triggers DROP COLUMN entity_type;"
          "ALTER TABLE compute_triggers DROP COLUMN field_name;"
          "ALTER TABLE compute_triggers DROP COLUMN function_name;"
-         "DELETE FROM schema_version WHERE version = 4;"
+         "DROP TABLE realms; DROP TABLE realm_log; DROP TABLE realm_snapshots;"
+         "DELETE FROM schema_version WHERE version >= 4;"
          "INSERT INTO compute_modules VALUES(1, 'shop', '', 1, 0, 1, "
          "'closed', 0, 0, '', 10, 10);"
          "INSERT INTO compute_triggers VALUES(1, 1, 'invoke:buy', 'invoke', "
@@ -171,7 +172,8 @@ TEST(SchemaTest, Version3StoreMigratesToTheDataTables) {
          "COMMIT;");
   ASSERT_EQ(RawSql(path, "SELECT max(version) FROM schema_version"), "3");
   ASSERT_TRUE(SqliteStore::Open(path).ok());
-  EXPECT_EQ(RawSql(path, "SELECT max(version) FROM schema_version"), "4");
+  EXPECT_EQ(RawSql(path, "SELECT group_concat(version) FROM schema_version"),
+            "1,2,3,4,5");
   EXPECT_EQ(RawSql(path,
                    "SELECT trigger_key || '|' || entity_type || '|' || "
                    "field_name || '|' || function_name FROM compute_triggers"),
@@ -193,6 +195,39 @@ TEST(SchemaTest, Version3StoreMigratesToTheDataTables) {
                    "AND name IN ('data_changes_by_time', "
                    "'data_calls_by_time')"),
             "2");
+}
+
+// A version-4 file (a fresh one turned back: migration 5's tables
+// dropped, its version row deleted) with a shard's save gains the realm
+// tables and keeps the save; the realm log's key is (key, epoch, version).
+TEST(SchemaTest, Version4StoreMigratesToTheRealmTables) {
+  ScratchDir dir;
+  std::string path = dir.File("v4.db");
+  ASSERT_TRUE(SqliteStore::Open(path).ok());
+  RawSql(path,
+         "BEGIN IMMEDIATE;"
+         "DROP TABLE realms; DROP TABLE realm_log; DROP TABLE realm_snapshots;"
+         "DELETE FROM schema_version WHERE version = 5;"
+         "INSERT INTO saves VALUES('a', 'kept', 1);"
+         "COMMIT;");
+  ASSERT_EQ(RawSql(path, "SELECT max(version) FROM schema_version"), "4");
+  ASSERT_TRUE(SqliteStore::Open(path).ok());
+  EXPECT_EQ(RawSql(path, "SELECT max(version) FROM schema_version"), "5");
+  EXPECT_EQ(RawSql(path, "SELECT state FROM saves WHERE shard_id = 'a'"),
+            "kept");
+  EXPECT_EQ(RawSql(path,
+                   "SELECT group_concat(name, ',') FROM (SELECT name FROM "
+                   "sqlite_master WHERE type = 'table' AND name LIKE "
+                   "'realm%' ORDER BY name)"),
+            "realm_log,realm_snapshots,realms");
+  EXPECT_EQ(RawSql(path,
+                   "SELECT group_concat(name, ',') FROM (SELECT name FROM "
+                   "pragma_table_info('realm_log') WHERE pk > 0 ORDER BY pk)"),
+            "key,epoch,version");
+  RawSql(path,
+         "INSERT INTO realm_log VALUES('r', 1, 1, x'00');"
+         "INSERT OR IGNORE INTO realm_log VALUES('r', 1, 1, x'01');");
+  EXPECT_EQ(RawSql(path, "SELECT hex(patch) FROM realm_log"), "00");
 }
 
 TEST(SchemaTest, EmptyExistingFileIsInitialised) {

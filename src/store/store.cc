@@ -5,6 +5,7 @@
 
 #include "store/sqlite_compute_store.h"
 #include "store/sqlite_data_store.h"
+#include "store/sqlite_realm_store.h"
 #include "store/sqlite_store.h"
 #include "store/store_url.h"
 
@@ -37,13 +38,37 @@ Result<std::unique_ptr<data::DataStore>> OpenDataStore(const std::string& url) {
   return std::unique_ptr<data::DataStore>(std::move(store).value());
 }
 
-std::string DataFilePath(const std::string& store_path) {
+namespace {
+
+// "<stem><suffix><ext>" beside `store_path`; ":memory:" unchanged.
+std::string SiblingFilePath(const std::string& store_path,
+                            std::string_view suffix) {
   if (store_path == ":memory:") return store_path;
   const std::filesystem::path path(store_path);
   std::filesystem::path file = path.stem();
-  file += "-data";
+  file += suffix;
   file += path.extension();
   return (path.parent_path() / file).string();
+}
+
+}  // namespace
+
+std::string DataFilePath(const std::string& store_path) {
+  return SiblingFilePath(store_path, "-data");
+}
+
+Result<std::unique_ptr<realm::RealmStore>> OpenRealmStore(
+    const std::string& url) {
+  Result<StoreUrl> parsed = ParseStoreUrl(url);
+  if (!parsed.ok()) return parsed.status();
+  Result<std::unique_ptr<SqliteRealmStore>> store =
+      SqliteRealmStore::Open(RealmFilePath(parsed->path));
+  if (!store.ok()) return store.status();
+  return std::unique_ptr<realm::RealmStore>(std::move(store).value());
+}
+
+std::string RealmFilePath(const std::string& store_path) {
+  return SiblingFilePath(store_path, "-realms");
 }
 
 }  // namespace tessera::store

@@ -15,6 +15,7 @@
 #include "common/status.h"
 #include "compute/compute_store.h"
 #include "data/data_store.h"
+#include "realm/realm_store.h"
 #include "shard/state_store.h"
 #include "shard/transfer_journal.h"
 
@@ -87,6 +88,21 @@ Result<std::unique_ptr<data::DataStore>> OpenDataStore(const std::string& url);
 // same directory (".tessera/tessera.db" -> ".tessera/tessera-data.db");
 // ":memory:" stays ":memory:".
 std::string DataFilePath(const std::string& store_path);
+
+// Opens the realms' patch logs and snapshots (realm/realm_store.h) for the
+// store named by `url`, with the same URL forms and errors as OpenStore.
+// For SQLite the realms have a file of their own beside the store's,
+// RealmFilePath(path) (sqlite_realm_store.h), so a realm's commit burst
+// (one fsync per group commit) never waits behind shard saves or a
+// function's data transaction. Tables from the one schema (migration 5).
+// "sqlite::memory:" is a private in-memory database.
+Result<std::unique_ptr<realm::RealmStore>> OpenRealmStore(
+    const std::string& url);
+
+// The realms' SQLite file for a store file: "<stem>-realms<ext>" in the
+// same directory (".tessera/tessera.db" -> ".tessera/tessera-realms.db");
+// ":memory:" stays ":memory:".
+std::string RealmFilePath(const std::string& store_path);
 
 }  // namespace tessera::store
 

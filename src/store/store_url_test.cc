@@ -33,6 +33,16 @@ TEST(StoreUrlTest, TheDataFileSitsBesideTheStoreFile) {
   EXPECT_EQ(DataFilePath(":memory:"), ":memory:");
 }
 
+// So do the realms' logs and snapshots.
+TEST(StoreUrlTest, TheRealmFileSitsBesideTheStoreFile) {
+  EXPECT_EQ(RealmFilePath("/app/.tessera/tessera.db"),
+            "/app/.tessera/tessera-realms.db");
+  EXPECT_EQ(RealmFilePath("rel/main.sqlite"), "rel/main-realms.sqlite");
+  EXPECT_EQ(RealmFilePath("plain"), "plain-realms");
+  EXPECT_EQ(RealmFilePath(":memory:"), ":memory:");
+  EXPECT_NE(RealmFilePath("a.db"), DataFilePath("a.db"));
+}
+
 TEST(StoreUrlTest, PostgresIsNotYetSupported) {
   for (const char* url : {"postgres://user:secret@db/tessera",
                           "postgresql://db/tessera", "POSTGRES://db"}) {
