@@ -4,6 +4,23 @@
 
 namespace tessera::app {
 namespace fs = std::filesystem;
+namespace {
+
+// "<dir>/tessera.json": how a refusal names an app of the set.
+std::string ManifestOf(const AppEntry& app) {
+  return (app.dir / kManifestFileName).string();
+}
+
+// The app among apps[0..end) whose own manifest declares shard kind `name`.
+const AppEntry* ShardKindOwner(const std::vector<AppEntry>& apps, size_t end,
+                               const std::string& name) {
+  for (size_t i = 0; i < end; ++i) {
+    if (apps[i].manifest.FindKind(name) != nullptr) return &apps[i];
+  }
+  return nullptr;
+}
+
+}  // namespace
 
 std::string AppMountPrefix(const fs::path& dir) {
   fs::path name = dir.lexically_normal();  // "apps/zone/" -> "zone"
@@ -18,6 +35,10 @@ Result<AppSet> MergeApps(std::vector<AppEntry> apps) {
   // Which app declared each data type, for the duplicate's message.
   std::vector<const AppEntry*> type_owner(set.merged.data.types.size(),
                                           &apps.front());
+  // The same for each realm kind: realm kinds and shard kinds share one
+  // namespace (the names clients connect to) across the apps served.
+  std::vector<const AppEntry*> realm_owner(set.merged.realms.size(),
+                                           &apps.front());
   for (size_t i = 1; i < apps.size(); ++i) {
     const AppEntry& app = apps[i];
     for (const ShardKindSpec& kind : app.manifest.kinds) {
@@ -27,8 +48,37 @@ Result<AppSet> MergeApps(std::vector<AppEntry> apps) {
                                " is also a kind of another app served");
       }
     }
+    for (const ShardKindSpec& kind : app.manifest.kinds) {
+      for (size_t r = 0; r < set.merged.realms.size(); ++r) {
+        if (set.merged.realms[r].name == kind.config.name) {
+          return InvalidArgument(
+              "shard kind \"" + kind.config.name + "\" of " + ManifestOf(app) +
+              " is a realm kind of " + ManifestOf(*realm_owner[r]) +
+              " (shard and realm kinds share the names clients connect to)");
+        }
+      }
+    }
     set.merged.kinds.insert(set.merged.kinds.end(), app.manifest.kinds.begin(),
                             app.manifest.kinds.end());
+    for (const realm::RealmKindConfig& realm : app.manifest.realms) {
+      for (size_t r = 0; r < set.merged.realms.size(); ++r) {
+        if (set.merged.realms[r].name == realm.name) {
+          return InvalidArgument(
+              "realm kind \"" + realm.name + "\" is declared by both " +
+              ManifestOf(*realm_owner[r]) + " and " + ManifestOf(app) +
+              " (apps served together share one set of realm kinds)");
+        }
+      }
+      // Its own manifest has refused a clash with its own shard kinds.
+      if (const AppEntry* owner = ShardKindOwner(apps, i, realm.name)) {
+        return InvalidArgument(
+            "realm kind \"" + realm.name + "\" of " + ManifestOf(app) +
+            " is a shard kind of " + ManifestOf(*owner) +
+            " (shard and realm kinds share the names clients connect to)");
+      }
+      set.merged.realms.push_back(realm);
+      realm_owner.push_back(&app);
+    }
     for (const ComputeModuleSpec& module : app.manifest.compute) {
       for (const ComputeModuleSpec& earlier : set.merged.compute) {
         if (earlier.name == module.name) {

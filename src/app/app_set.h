@@ -1,7 +1,7 @@
 // Several apps served on one port (`tessera dev app other/zone`): the first
 // app is the main one (its state, secrets and web/ folder at "/"); the
-// kinds and compute modules of the others join its own, and each other app's
-// web/ folder is served at "/<directory name>/".
+// kinds, compute modules, data types and realm kinds of the others join its
+// own, and each other app's web/ folder is served at "/<directory name>/".
 //
 // Thread-safe (no shared state).
 #ifndef TESSERA_APP_APP_SET_H_
@@ -30,8 +30,8 @@ struct AppWebMount {
 };
 
 struct AppSet {
-  // The first app's manifest with the kinds, compute modules and data types
-  // of every app, in app order then manifest order.
+  // The first app's manifest with the kinds, compute modules, data types
+  // and realm kinds of every app, in app order then manifest order.
   Manifest merged;
   // Every app with its own manifest (the first first): each builds and
   // caches its kinds in its own directory.
@@ -47,7 +47,10 @@ std::string AppMountPrefix(const std::filesystem::path& dir);
 // Merges `apps` (at least one; the first is the main app). Errors:
 // kInvalidArgument 'shard kind "<name>" of <dir> is also a kind of another
 // app served' when a further app repeats a kind name of an earlier one (the
-// same for a compute module's name);
+// same for a compute module's name); 'data type "<name>" is declared by
+// both <dir>/tessera.json and <dir>/tessera.json ...' (the same for a realm
+// kind's name); a realm kind of one app named like a shard kind of another,
+// naming both manifests;
 // kInvalidArgument when `apps` is empty.
 Result<AppSet> MergeApps(std::vector<AppEntry> apps);
 

@@ -15,6 +15,7 @@
 #include <system_error>
 #include <tuple>
 
+#include "app/manifest_realms.h"
 #include "data/schema.h"
 
 namespace tessera::app {
@@ -22,7 +23,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kTopFields[] = {"name", "shards", "compute", "data"};
+constexpr std::string_view kTopFields[] = {"name", "shards", "compute", "data",
+                                           "realms"};
 constexpr std::string_view kComputeFields[] = {
     "name",     "description", "source",  "crate",
     "alwaysOn", "enabled",     "triggers"};
@@ -520,6 +522,15 @@ Result<Manifest> ParseManifest(std::string_view text,
         data::ParseDataSchema(data->dump(), file_label + ": data");
     if (!schema.ok()) return schema.status();
     m.data = std::move(schema).value();
+  }
+  // After shards and compute: realm kinds are checked against both.
+  auto realms = root.find("realms");
+  if (realms != root.end()) {
+    if (!realms->is_array()) {
+      return err.WrongType("realms", "an array", *realms);
+    }
+    TESSERA_RETURN_IF_ERROR(
+        internal::ParseRealmsSection(*realms, file_label, &m));
   }
   return m;
 }

@@ -25,6 +25,14 @@
 // each trigger is the body of the compute API's PUT .../triggers, checked
 // by the server when it syncs (its field names and types here already).
 //
+// An optional "realms" array declares realm kinds (docs/realms.md "The
+// realm kind"), each parsed by realm::ParseRealmKind:
+//   "realms": [{"name": "match", "persistence": "durable",
+//               "module": "match-logic", ...}]
+// A realm kind's name may not be a shard kind's too (clients connect to
+// both by name), and its "module" must name one of this manifest's
+// "compute" modules.
+//
 // Parsing is strict: unknown fields are refused (to catch typos), and every
 // error names the file and the field ("app/tessera.json: shards[0].tickRate:
 // ...").
@@ -38,6 +46,7 @@
 
 #include "common/status.h"
 #include "data/data_types.h"
+#include "realm/kind.h"
 #include "shard/shard_types.h"
 
 namespace tessera::app {
@@ -105,9 +114,14 @@ struct Manifest {
   // The "data" section: the app's entity types (docs/data.md), parsed with
   // data::ParseDataSchema; empty when absent.
   data::DataSchema data;
+  // The "realms" section: realm kinds in manifest order, names unique and
+  // distinct from the shard kinds'; empty when absent.
+  std::vector<realm::RealmKindConfig> realms;
 
   // The kind named `name`, or nullptr. The pointer lives as long as *this.
   const ShardKindSpec* FindKind(std::string_view name) const;
+  // The realm kind named `name`, or nullptr; as FindKind.
+  const realm::RealmKindConfig* FindRealm(std::string_view name) const;
 };
 
 // Reads and parses `<app_dir>/tessera.json`.
