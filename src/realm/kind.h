@@ -6,7 +6,7 @@
 //   {"name": "match", "schema": {...}, "rules": [...],
 //    "security": "authenticated", "persistence": "durable",
 //    "snapshotEveryVersions": 64, "logWindow": 512, "limits": {...},
-//    "expireAfterIdleMs": 86400000, "module": "realms/match",
+//    "expireAfterIdleMs": 86400000, "module": "match-logic",
 //    "migrate": "module"}
 //
 // Only "name" is required. Pure; thread-safe.
