@@ -8,72 +8,16 @@
 #include <memory>
 #include <string>
 
+#include "realm/engine_testing.h"
 #include "store/sqlite_realm_store.h"
 #include "store/test_util.h"
 
 namespace tessera::realm {
 namespace {
 
+using namespace engine_testing;  // NOLINT
 using store::SqliteRealmStore;
 using store::testing::ScratchDir;
-
-RealmKindConfig Kind(Json overrides = Json::object()) {
-  Json kind = {{"name", "match"},
-               {"schema", {{"v", 1}}},
-               {"rules", Json::parse(R"([
-                  {"path": "players/{avatar}/**", "write": "owner"},
-                  {"path": "chat", "write": "append"}])")},
-               {"snapshotEveryVersions", 8},
-               {"logWindow", 16}};
-  for (auto& [field, value] : overrides.items()) kind[field] = value;
-  Result<RealmKindConfig> parsed = ParseRealmKind(kind, "test");
-  EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
-  return parsed.ok() ? *parsed : RealmKindConfig();
-}
-
-Json Initial() { return Json::parse(R"({"players": {}, "chat": [], "n": 0})"); }
-
-Path P(std::initializer_list<const char*> keys) {
-  Path path;
-  for (const char* key : keys) path.emplace_back(std::string(key));
-  return path;
-}
-
-Op Set(Path path, Json value) { return {OpKind::kSet, std::move(path), value}; }
-
-std::unique_ptr<SqliteRealmStore> OpenStore(const std::string& path) {
-  Result<std::unique_ptr<SqliteRealmStore>> store =
-      SqliteRealmStore::Open(path);
-  EXPECT_TRUE(store.ok()) << store.status().ToString();
-  return store.ok() ? std::move(*store) : nullptr;
-}
-
-std::unique_ptr<RealmInstance> OpenRealm(const RealmKindConfig& kind,
-                                         RealmStore* store,
-                                         const std::string& key = "match/m1") {
-  Result<std::unique_ptr<RealmInstance>> realm =
-      RealmInstance::Open(kind, key, store, Initial());
-  EXPECT_TRUE(realm.ok()) << realm.status().ToString();
-  return realm.ok() ? std::move(*realm) : nullptr;
-}
-
-// The stored realm "match/m1" (an empty one if it is missing).
-LoadedRealm Loaded(RealmStore* store) {
-  Result<std::optional<LoadedRealm>> loaded = store->Load("match/m1");
-  EXPECT_TRUE(loaded.ok() && loaded->has_value());
-  return loaded.ok() && loaded->has_value() ? **loaded : LoadedRealm();
-}
-
-// Server commit number `i`: n = i and players/p<i % 3>/score = i.
-int64_t Commit(RealmInstance* realm, int i) {
-  Result<int64_t> v =
-      realm->Submit({Set(P({"n"}), i),
-                     Set(P({"players", ("p" + std::to_string(i % 3)).c_str()}),
-                         {{"score", i}})},
-                    "");
-  EXPECT_TRUE(v.ok()) << v.status().ToString();
-  return v.ok() ? *v : -1;
-}
 
 TEST(RealmEngineTest, FirstOpenIsGenesisAtEpochOneVersionZero) {
   std::unique_ptr<SqliteRealmStore> store = OpenStore(":memory:");
@@ -333,26 +277,6 @@ TEST(RealmEngineTest, EphemeralRealmBootsGenesisOnAFreshEpochEveryOpen) {
                 .status()
                 .code(),
             StatusCode::kInvalidArgument);
-}
-
-TEST(RealmEngineTest, AFailedFlushStopsTheInstanceUntilReopened) {
-  std::unique_ptr<SqliteRealmStore> store = OpenStore(":memory:");
-  std::unique_ptr<RealmInstance> a = OpenRealm(Kind(), store.get());
-  std::unique_ptr<RealmInstance> b = OpenRealm(Kind(), store.get());
-  ASSERT_NE(a, nullptr);
-  ASSERT_NE(b, nullptr);
-  Commit(a.get(), 1);
-  ASSERT_TRUE(a->Flush().ok());
-  Commit(b.get(), 100);  // a second writer at the same version: fenced off
-  EXPECT_EQ(b->Flush().code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(b->Submit({Set(P({"n"}), 1)}, "").status().code(),
-            StatusCode::kUnavailable);
-  EXPECT_EQ(b->Flush().code(), StatusCode::kUnavailable);
-  EXPECT_EQ(b->CatchUp(1, 0).status().code(), StatusCode::kUnavailable);
-  b = OpenRealm(Kind(), store.get());
-  ASSERT_NE(b, nullptr);
-  EXPECT_EQ(b->version(), 1);
-  EXPECT_EQ(b->state()["n"], 1);
 }
 
 }  // namespace
