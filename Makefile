@@ -28,6 +28,7 @@ ASAN_TARGETS += join_routes_test
 ASAN_TARGETS += realm_patch_test
 ASAN_TARGETS += realm_rules_test
 ASAN_TARGETS += realm_store_test
+ASAN_TARGETS += realm_engine_test
 # The fuzz run: FUZZ_SECS in total, shared equally by the targets.
 FUZZ_SECS  ?= 75
 FUZZ_TARGETS := module_loader frame ticket replication_changes \
@@ -142,6 +143,7 @@ bench: build
 	$(BUILD)/bench/talk/transfer_bench
 	$(BUILD)/bench/compute/compute_bench --json $(BUILD)/bench/compute/compute_bench.json
 	$(BUILD)/bench/calls/calls_bench --json $(BUILD)/bench/calls/calls_bench.json
+	$(BUILD)/bench/realm/realm_bench --json $(BUILD)/bench/realm/realm_bench.json
 
 # Side by side with Colyseus (bench/compare/README.md): the arena on tessera
 # and as a Colyseus room under the same bots, N = 100, 500 and 1000, one
