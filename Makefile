@@ -39,7 +39,7 @@ FUZZ_TARGETS += compute_data_ops
 FUZZ_TARGETS += shard_calls
 FUZZ_TARGETS += realm_patch
 
-.PHONY: all deps build test unit-test asan-test fuzz-test dev run-arena bench spec clean format \
+.PHONY: all deps build build-quick integration-test test unit-test asan-test fuzz-test dev run-arena bench spec clean format \
         ts-deps ts-build ts-test compare
 
 all: build
@@ -53,11 +53,23 @@ build: deps ts-deps
 	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The quick tier: every unit and integration test, the sanitizer build of
-# the unit tests, and a short fuzz run.
-test: unit-test ts-test asan-test fuzz-test
+# The quick tier: every integration, spec and bench-smoke test in the
+# optimised build, the TypeScript SDK's tests, every unit test in the
+# sanitizer build (ASan+UBSan; there only, not twice), and a short fuzz run.
+test: integration-test ts-test asan-test fuzz-test
 	@echo "make test: all tiers passed"
 
+# What the quick tier needs of the optimised build: all but the unit-test
+# executables (the CMake target quick_tier).
+build-quick: deps ts-deps
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DTESSERA_UNIT_TEST_TARGETS="$(strip $(ASAN_TARGETS))"
+	cmake --build $(BUILD) -j $(JOBS) --target quick_tier
+
+integration-test: build-quick
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE unit
+
+# Every test of the optimised build, the unit tests included.
 unit-test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
@@ -79,7 +91,7 @@ ts-deps:
 ts-build: ts-deps
 	cd $(TS_DIR) && npm run --silent build
 
-ts-test: build ts-build
+ts-test: build-quick ts-build
 	cd $(TS_DIR) && TESSERA_BIN=$(abspath $(TESSERA)) \
 	  ARTIFACTS_DIR=$(abspath $(BUILD))/artifacts npx vitest run
 
