@@ -96,18 +96,6 @@ std::string RuleRef(const Rules& rules, size_t i) {
   return "rule " + std::to_string(i) + " \"" + rules.rules[i].text + "\"";
 }
 
-std::string_view OpKindText(OpKind kind) {
-  switch (kind) {
-    case OpKind::kSet:
-      return "set";
-    case OpKind::kDelete:
-      return "delete";
-    case OpKind::kAppend:
-      return "append";
-  }
-  return "op";
-}
-
 Status Denied(std::string message) {
   return Status(StatusCode::kPermissionDenied, std::move(message));
 }
@@ -173,25 +161,7 @@ Json Trim(const Rules& rules, const Json& value, Path* path,
 }  // namespace
 
 std::string RulePathText(const Path& path) {
-  if (path.empty()) return "(root)";
-  std::string out;
-  for (const PathSegment& s : path) {
-    if (!out.empty()) out += "/";
-    if (const std::string* key = std::get_if<std::string>(&s)) {
-      for (char ch : *key) {
-        if (ch == '~') {
-          out += "~0";
-        } else if (ch == '/') {
-          out += "~1";
-        } else {
-          out += ch;
-        }
-      }
-    } else {
-      out += std::to_string(std::get<int64_t>(s));
-    }
-  }
-  return out;
+  return path.empty() ? "(root)" : PathText(path);
 }
 
 Status CheckWrite(const Rules& rules, const Op& op,
@@ -226,7 +196,7 @@ Status CheckWrite(const Rules& rules, const Op& op,
     const Below below = MatchBelow(r.pattern, op.path, &capture);
     if (below == Below::kNone) continue;
     if (!Permits(*r.write, capture, avatar_id, false)) {
-      return Denied(std::string(OpKindText(op.kind)) + " on " + path_text +
+      return Denied(std::string(OpName(op.kind)) + " on " + path_text +
                     " would replace " + r.text + ", which " +
                     Why(*r.write, capture) + " (" + RuleRef(rules, i) + ")");
     }
