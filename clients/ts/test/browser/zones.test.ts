@@ -165,10 +165,16 @@ describe("the zones demo page", () => {
     expect(z.player!.x).toBeLessThan(LINE);
     expect(z.player!.crossings).toBe(0);
     expect(await page.locator("#toast").textContent()).toBe("zones-1 turned you back: join a party first");
-    // It stays in zones-0, stopped.
+    // The page glides the dot back over one tick, then it stays in zones-0,
+    // stopped.
+    await expect
+      .poll(async () => Math.abs((await frames(page)).at(-1)!.x! - z.player!.x))
+      .toBeLessThan(1e-6);
+    await page.waitForTimeout(300);
     const last = (await frames(page)).at(-1)!;
     expect(last.shard).toBe("zones-0");
     expect(last.x!).toBeLessThan(LINE);
+    expect(last.x!).toBeCloseTo(z.player!.x, 6);
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -1,0 +1,183 @@
+// RealmHost: serves realm instances to connections (docs/realms.md
+// "Serving"). Each instance (kind, key) is a RealmInstance owned by one
+// WorkerPool task, so everything of one instance happens on one thread in
+// the order it was asked: attaches, detaches and writes queue in the
+// instance's inbox and the task drains it. Writes drained together are one
+// group commit: each is rule-checked and applied, then one Flush makes
+// them all durable, and only then are they answered and broadcast.
+//
+//   Attach(peer, avatar, epoch, version) -> peer->OnAttached (hydrate or
+//       resume with the missing commits), then every later commit through
+//       peer->OnCommits, in version order, until Detach
+//   Write(peer, seq, patch) -> peer->OnCommits carries it (the writer finds
+//       its own seq there) or peer->OnRejected
+//   a store failure -> every peer of the instance gets OnClosed, and the
+//       instance is dropped (the next Attach reopens it from the store)
+//
+// Presence: the instance counts live peers per avatar. The first peer of
+// an avatar attaches it, the last one to detach detaches it
+// (RealmHooks); a peer re-attaching (a second HELLO) with the same avatar
+// swaps in place and fires nothing; with another avatar the old one is
+// detached first (reason "identity-changed").
+//
+// An instance with no peers for Options::unload_after_ms is flushed and
+// unloaded (an ephemeral one is gone; a durable one reloads from the
+// store on the next Attach).
+//
+// Threading: every public method from any thread; RealmPeer and RealmHooks
+// are called on the instance's worker and must not block (a network
+// session posts to its own strand).
+#ifndef TESSERA_REALM_HOST_H_
+#define TESSERA_REALM_HOST_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "common/thread_annotations.h"
+#include "guest/worker_pool.h"
+#include "realm/kind.h"
+#include "realm/patch.h"
+#include "realm/realm_store.h"
+
+namespace tessera::realm {
+
+class RealmPeer;
+
+// One durable commit as every reader is sent it: the whole patch, which
+// each peer slices for its own avatar (SliceOp), and who wrote it.
+struct BroadcastCommit {
+  int64_t version = 0;
+  Patch patch;
+  const RealmPeer* writer = nullptr;  // null: the server or a replay
+  uint64_t seq = 0;                   // the writer's seq
+};
+using CommitBatch = std::vector<BroadcastCommit>;
+
+struct AttachAnswer {
+  bool hydrate = false;
+  int64_t epoch = 0;
+  int64_t head = 0;       // the instance's version the answer brings it to
+  int64_t from = 0;       // resume: the client's version
+  Json state;             // hydrate: the document sliced for the avatar
+  CommitBatch replay;     // resume: the commits after `from`, up to `head`
+  std::string avatar;
+  std::shared_ptr<const RealmKindConfig> kind;  // rules and limits
+};
+
+// Close codes a host asks for (docs/protocol.md "Realms", "Closing").
+inline constexpr int kCloseRealmUnavailable = 4014;
+inline constexpr int kCloseGoingAway = 1001;
+
+class RealmPeer {
+ public:
+  virtual ~RealmPeer() = default;
+  // The answer to Attach (or to a re-Attach).
+  virtual void OnAttached(AttachAnswer answer) = 0;
+  // Durable commits after the last ones this peer was given, in order.
+  virtual void OnCommits(std::shared_ptr<const CommitBatch> batch) = 0;
+  // This peer's write `seq` was refused; nothing of it applied. `code`:
+  // "permission_denied" or "invalid_patch".
+  virtual void OnRejected(uint64_t seq, std::string code,
+                          std::string message) = 0;
+  // The host dropped the peer (it is detached): close the connection.
+  virtual void OnClosed(int code, std::string reason) = 0;
+};
+
+// What presence changes do (a realm module's hooks; the lobby's presence
+// rows). Called on the instance's worker after the commit that caused
+// them; the returned patch (empty: none) is committed as the server.
+class RealmHooks {
+ public:
+  virtual ~RealmHooks() = default;
+  virtual Patch OnAvatarAttach(const RealmKindConfig& kind,
+                               std::string_view key, std::string_view avatar,
+                               const Json& state) = 0;
+  // `reason`: "left" or "identity-changed".
+  virtual Patch OnAvatarDetach(const RealmKindConfig& kind,
+                               std::string_view key, std::string_view avatar,
+                               std::string_view reason, const Json& state) = 0;
+};
+
+struct RealmHostOptions {
+  // Runs the instances' tasks. Not owned; must outlive the host.
+  guest::WorkerPool* pool = nullptr;
+  // Durable instances' store (shared by all). Not owned; null: only
+  // ephemeral kinds can be served.
+  RealmStore* store = nullptr;
+  RealmHooks* hooks = nullptr;  // not owned; null: none
+  int64_t unload_after_ms = 30'000;
+  // The first state of an instance nobody has stored. Null: {}.
+  std::function<Json(const RealmKindConfig&, std::string_view key)>
+      initial_state;
+};
+
+class RealmHost {
+ public:
+  RealmHost(std::vector<RealmKindConfig> kinds, RealmHostOptions options);
+  ~RealmHost();  // Shutdown()
+  RealmHost(const RealmHost&) = delete;
+  RealmHost& operator=(const RealmHost&) = delete;
+
+  // The kind named `name`, or null.
+  std::shared_ptr<const RealmKindConfig> FindKind(std::string_view name) const;
+
+  // Whether `key` may name an instance: 1..128 bytes of [A-Za-z0-9_.:-].
+  static bool ValidKey(std::string_view key);
+
+  // Attaches `peer` (not owned; it must stay valid until OnClosed or until
+  // Detach returns) to instance (kind, key) as `avatar`, holding (epoch,
+  // version); a peer already attached re-attaches (see the file comment).
+  // The answer comes as OnAttached, or OnClosed when the instance cannot
+  // open. Errors at once: kNotFound (no such kind), kInvalidArgument (bad
+  // key), kUnavailable (shutting down).
+  Status Attach(std::string_view kind, std::string_view key, RealmPeer* peer,
+                std::string avatar, int64_t epoch, int64_t version);
+  // Queues a write of an attached peer (admitted by its ingress limits
+  // already). Dropped when the peer is not attached.
+  void Write(std::string_view kind, std::string_view key, RealmPeer* peer,
+             uint64_t seq, Patch patch);
+  // Detaches `peer`; once this returns the host never calls it again.
+  void Detach(std::string_view kind, std::string_view key, RealmPeer* peer);
+
+  // The server's update path: commits `patch` to instance (kind, key)
+  // (opening it if needed), unchecked by the write rules, and broadcasts
+  // it. Returns the durable version. Blocks until done; never call it
+  // from an instance's worker.
+  Result<int64_t> Update(std::string_view kind, std::string_view key,
+                         Patch patch);
+
+  // Flushes and unloads every instance, closing their peers with 1001.
+  void Shutdown();
+
+  size_t instance_count() const;
+
+ private:
+  class Instance;
+  struct Key {
+    std::string kind, key;
+  };
+  std::shared_ptr<Instance> FindOrCreate(std::string_view kind,
+                                         std::string_view key);
+  void Forget(const Instance* instance);
+
+  const RealmHostOptions options_;
+  std::unordered_map<std::string, std::shared_ptr<const RealmKindConfig>>
+      kinds_;
+  mutable std::mutex mu_;
+  bool shut_down_ GUARDED_BY(mu_) = false;
+  // "<kind>/<key>" -> its instance.
+  std::unordered_map<std::string, std::shared_ptr<Instance>> instances_
+      GUARDED_BY(mu_);
+};
+
+}  // namespace tessera::realm
+
+#endif  // TESSERA_REALM_HOST_H_
