@@ -29,6 +29,7 @@ ASAN_TARGETS += realm_patch_test
 ASAN_TARGETS += realm_rules_test
 ASAN_TARGETS += realm_store_test
 ASAN_TARGETS += realm_engine_test
+ASAN_TARGETS += realm_host_test
 # The fuzz run: FUZZ_SECS in total, shared equally by the targets.
 FUZZ_SECS  ?= 75
 FUZZ_TARGETS := module_loader frame ticket replication_changes \

@@ -114,6 +114,9 @@ struct RealmHostOptions {
   RealmStore* store = nullptr;
   RealmHooks* hooks = nullptr;  // not owned; null: none
   int64_t unload_after_ms = 30'000;
+  // Where hook failures are told (hook patches that do not apply). Null:
+  // nowhere.
+  std::function<void(const std::string&)> log;
   // The first state of an instance nobody has stored. Null: {}.
   std::function<Json(const RealmKindConfig&, std::string_view key)>
       initial_state;
@@ -132,20 +135,23 @@ class RealmHost {
   // Whether `key` may name an instance: 1..128 bytes of [A-Za-z0-9_.:-].
   static bool ValidKey(std::string_view key);
 
-  // Attaches `peer` (not owned; it must stay valid until OnClosed or until
-  // Detach returns) to instance (kind, key) as `avatar`, holding (epoch,
-  // version); a peer already attached re-attaches (see the file comment).
+  // Attaches `peer` (held weakly: a peer that is gone is skipped) to
+  // instance (kind, key) as `avatar`, holding (epoch, version); a peer
+  // already attached re-attaches (see the file comment).
   // The answer comes as OnAttached, or OnClosed when the instance cannot
   // open. Errors at once: kNotFound (no such kind), kInvalidArgument (bad
   // key), kUnavailable (shutting down).
-  Status Attach(std::string_view kind, std::string_view key, RealmPeer* peer,
-                std::string avatar, int64_t epoch, int64_t version);
+  Status Attach(std::string_view kind, std::string_view key,
+                const std::shared_ptr<RealmPeer>& peer, std::string avatar,
+                int64_t epoch, int64_t version);
   // Queues a write of an attached peer (admitted by its ingress limits
   // already). Dropped when the peer is not attached.
-  void Write(std::string_view kind, std::string_view key, RealmPeer* peer,
-             uint64_t seq, Patch patch);
-  // Detaches `peer`; once this returns the host never calls it again.
-  void Detach(std::string_view kind, std::string_view key, RealmPeer* peer);
+  void Write(std::string_view kind, std::string_view key,
+             const RealmPeer* peer, uint64_t seq, Patch patch);
+  // Detaches `peer` (queued like the rest: calls already under way may
+  // still reach it, so a peer ignores what comes after its Detach).
+  void Detach(std::string_view kind, std::string_view key,
+              const RealmPeer* peer);
 
   // The server's update path: commits `patch` to instance (kind, key)
   // (opening it if needed), unchecked by the write rules, and broadcasts
@@ -161,12 +167,10 @@ class RealmHost {
 
  private:
   class Instance;
-  struct Key {
-    std::string kind, key;
-  };
-  std::shared_ptr<Instance> FindOrCreate(std::string_view kind,
-                                         std::string_view key);
-  void Forget(const Instance* instance);
+  struct Item;
+  // Queues `item` on instance (kind, key), creating it if needed.
+  Status Push(std::string_view kind, std::string_view key, Item item);
+  void Forget(const std::string& id, const Instance* instance);
 
   const RealmHostOptions options_;
   std::unordered_map<std::string, std::shared_ptr<const RealmKindConfig>>

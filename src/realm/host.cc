@@ -1,0 +1,162 @@
+#include "realm/host.h"
+
+#include <future>
+#include <utility>
+
+#include "realm/engine.h"
+#include "realm/host_instance.h"
+
+namespace tessera::realm {
+
+RealmHost::RealmHost(std::vector<RealmKindConfig> kinds,
+                     RealmHostOptions options)
+    : options_(std::move(options)) {
+  for (RealmKindConfig& kind : kinds) {
+    std::string name = kind.name;
+    kinds_[name] = std::make_shared<const RealmKindConfig>(std::move(kind));
+  }
+}
+
+RealmHost::~RealmHost() { Shutdown(); }
+
+std::shared_ptr<const RealmKindConfig> RealmHost::FindKind(
+    std::string_view name) const {
+  auto it = kinds_.find(std::string(name));
+  return it == kinds_.end() ? nullptr : it->second;
+}
+
+bool RealmHost::ValidKey(std::string_view key) {
+  if (key.empty() || key.size() > 128) return false;
+  for (char c : key) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+                    c == ':' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Status RealmHost::Push(std::string_view kind_name, std::string_view key,
+                       Item item) {
+  std::shared_ptr<const RealmKindConfig> kind = FindKind(kind_name);
+  if (kind == nullptr) {
+    return Status(StatusCode::kNotFound,
+                  "no realm kind \"" + std::string(kind_name) + "\"");
+  }
+  if (!ValidKey(key)) {
+    return Status(StatusCode::kInvalidArgument,
+                  "a realm key is 1 to 128 bytes of [A-Za-z0-9_.:-]");
+  }
+  std::string id = kind->name + "/" + std::string(key);
+  // An instance that is unloading refuses the item; the next round makes
+  // a fresh one (which reloads what the old one flushed).
+  for (;;) {
+    std::shared_ptr<Instance> instance;
+    bool created = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (shut_down_) {
+        return Status(StatusCode::kUnavailable, "the server is stopping");
+      }
+      auto it = instances_.find(id);
+      if (it == instances_.end()) {
+        if (item.type != Item::Type::kAttach &&
+            item.type != Item::Type::kUpdate) {
+          return Status();  // a write or detach for nothing live: dropped
+        }
+        instance = std::make_shared<Instance>(this, kind, std::string(key), id);
+        instances_.emplace(id, instance);
+        created = true;
+      } else {
+        instance = it->second;
+      }
+    }
+    if (created) {
+      Status added = options_.pool->Add(instance);
+      if (!added.ok()) {
+        Forget(id, instance.get());
+        return Status(StatusCode::kUnavailable, added.message());
+      }
+    }
+    if (instance->Push(item)) {
+      options_.pool->Poke(instance);
+      return Status();
+    }
+    // Unloading: the item is still ours.
+    Forget(id, instance.get());
+  }
+}
+
+Status RealmHost::Attach(std::string_view kind, std::string_view key,
+                         const std::shared_ptr<RealmPeer>& peer,
+                         std::string avatar, int64_t epoch, int64_t version) {
+  Item item;
+  item.type = Item::Type::kAttach;
+  item.peer = peer.get();
+  item.weak_peer = peer;
+  item.avatar = std::move(avatar);
+  item.epoch = epoch;
+  item.version = version;
+  return Push(kind, key, std::move(item));
+}
+
+void RealmHost::Write(std::string_view kind, std::string_view key,
+                      const RealmPeer* peer, uint64_t seq, Patch patch) {
+  Item item;
+  item.type = Item::Type::kWrite;
+  item.peer = peer;
+  item.seq = seq;
+  item.patch = std::move(patch);
+  (void)Push(kind, key, std::move(item));
+}
+
+void RealmHost::Detach(std::string_view kind, std::string_view key,
+                       const RealmPeer* peer) {
+  Item item;
+  item.type = Item::Type::kDetach;
+  item.peer = peer;
+  (void)Push(kind, key, std::move(item));
+}
+
+Result<int64_t> RealmHost::Update(std::string_view kind, std::string_view key,
+                                  Patch patch) {
+  auto done = std::make_shared<std::promise<Result<int64_t>>>();
+  std::future<Result<int64_t>> answer = done->get_future();
+  Item item;
+  item.type = Item::Type::kUpdate;
+  item.patch = std::move(patch);
+  item.done = done;
+  Status pushed = Push(kind, key, std::move(item));
+  if (!pushed.ok()) return pushed;
+  return answer.get();
+}
+
+void RealmHost::Forget(const std::string& id, const Instance* instance) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = instances_.find(id);
+  if (it != instances_.end() && it->second.get() == instance) {
+    instances_.erase(it);
+  }
+}
+
+void RealmHost::Shutdown() {
+  std::unordered_map<std::string, std::shared_ptr<Instance>> instances;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shut_down_) return;
+    shut_down_ = true;
+    instances.swap(instances_);
+  }
+  for (auto& [id, instance] : instances) {
+    // Once Remove returns the task never runs again: finish it here.
+    options_.pool->Remove(*instance);
+    instance->Finish();
+  }
+}
+
+size_t RealmHost::instance_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return instances_.size();
+}
+
+}  // namespace tessera::realm

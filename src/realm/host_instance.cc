@@ -1,0 +1,348 @@
+#include "realm/host_instance.h"
+
+#include <utility>
+
+#include "realm/rules.h"
+
+namespace tessera::realm {
+
+RealmHost::Instance::Instance(RealmHost* host,
+                              std::shared_ptr<const RealmKindConfig> kind,
+                              std::string key, std::string id)
+    : host_(host),
+      kind_(std::move(kind)),
+      key_(std::move(key)),
+      id_(std::move(id)) {}
+
+bool RealmHost::Instance::Push(Item& item) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (unloading_) return false;
+  inbox_.push_back(std::move(item));
+  return true;
+}
+
+void RealmHost::Instance::Fail(Item& item, int code,
+                               const std::string& reason) {
+  if (item.type == Item::Type::kAttach) {
+    if (std::shared_ptr<RealmPeer> peer = item.weak_peer.lock()) {
+      peer->OnClosed(code, reason);
+    }
+  } else if (item.type == Item::Type::kUpdate && item.done != nullptr) {
+    item.done->set_value(Status(StatusCode::kUnavailable, reason));
+  }
+}
+
+bool RealmHost::Instance::Unload(bool force, int code,
+                                 const std::string& reason) {
+  std::vector<Item> left;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!inbox_.empty() && !force) return false;
+    unloading_ = true;
+    left.swap(inbox_);
+  }
+  for (Item& item : left) Fail(item, code, reason);
+  return true;
+}
+
+bool RealmHost::Instance::EnsureOpen(std::vector<Item>& items) {
+  if (realm_ != nullptr) return true;
+  const RealmHostOptions& options = host_->options_;
+  Json initial = options.initial_state ? options.initial_state(*kind_, key_)
+                                       : Json::object();
+  RealmStore* store =
+      kind_->persistence == Persistence::kDurable ? options.store : nullptr;
+  Result<std::unique_ptr<RealmInstance>> opened =
+      kind_->persistence == Persistence::kDurable && store == nullptr
+          ? Result<std::unique_ptr<RealmInstance>>(
+                Status(StatusCode::kFailedPrecondition,
+                       "durable realms need a realm store"))
+          : RealmInstance::Open(*kind_, id_, store, std::move(initial));
+  if (opened.ok()) {
+    realm_ = std::move(opened).value();
+    return true;
+  }
+  const std::string reason =
+      "realm " + id_ + " could not be opened: " + opened.status().message();
+  for (Item& item : items) Fail(item, kCloseRealmUnavailable, reason);
+  return false;
+}
+
+std::optional<int64_t> RealmHost::Instance::Run(int64_t now_us) {
+  std::vector<Item> items;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    items.swap(inbox_);
+  }
+  if (!EnsureOpen(items)) {
+    Unload(/*force=*/true, kCloseRealmUnavailable,
+           "realm " + id_ + " could not be opened");
+    host_->Forget(id_, this);
+    return std::nullopt;
+  }
+  for (Item& item : items) {
+    if (broken_) {
+      Fail(item, kCloseRealmUnavailable, "realm " + id_ + " failed");
+    } else {
+      Handle(item);
+    }
+  }
+  if (!broken_) FlushAndDeliver();
+  if (broken_) {
+    Unload(/*force=*/true, kCloseRealmUnavailable, "realm " + id_ + " failed");
+    host_->Forget(id_, this);
+    return std::nullopt;
+  }
+  const int64_t unload_us = host_->options_.unload_after_ms * 1000;
+  if (!peers_.empty()) {
+    idle_since_us_.reset();
+    return now_us + 3'600'000'000;  // woken by pokes; nothing is due
+  }
+  if (!idle_since_us_) idle_since_us_ = now_us;
+  if (now_us - *idle_since_us_ < unload_us) return *idle_since_us_ + unload_us;
+  if (!Unload(/*force=*/false, 0, "")) return now_us;  // more came in
+  host_->Forget(id_, this);
+  return std::nullopt;
+}
+
+void RealmHost::Instance::Finish() {
+  std::vector<Item> items;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    unloading_ = true;
+    items.swap(inbox_);
+  }
+  const std::string stopping = "the server is stopping";
+  if (realm_ == nullptr || broken_) {
+    for (Item& item : items) Fail(item, kCloseGoingAway, stopping);
+  } else {
+    for (Item& item : items) {
+      if (broken_) {
+        Fail(item, kCloseGoingAway, stopping);
+      } else {
+        Handle(item);
+      }
+    }
+    if (!broken_) FlushAndDeliver();
+  }
+  for (auto& [raw, peer] : peers_) {
+    if (std::shared_ptr<RealmPeer> p = peer.peer.lock()) {
+      p->OnClosed(kCloseGoingAway, stopping);
+    }
+  }
+  peers_.clear();
+  avatars_.clear();
+}
+
+std::shared_ptr<RealmPeer> RealmHost::Instance::Lock(
+    const RealmPeer* peer) const {
+  auto it = peers_.find(peer);
+  return it == peers_.end() ? nullptr : it->second.peer.lock();
+}
+
+void RealmHost::Instance::Handle(Item& item) {
+  switch (item.type) {
+    case Item::Type::kAttach:
+      HandleAttach(item);
+      return;
+    case Item::Type::kWrite: {
+      auto it = peers_.find(item.peer);
+      if (it == peers_.end()) return;  // detached meanwhile
+      Result<int64_t> version = realm_->Submit(item.patch, it->second.avatar);
+      if (version.ok()) {
+        batch_.push_back(BroadcastCommit{*version, std::move(item.patch),
+                                         item.peer, item.seq});
+        return;
+      }
+      const StatusCode code = version.status().code();
+      if (code == StatusCode::kUnavailable) {
+        Break(version.status());
+        return;
+      }
+      refusals_.push_back(Answer{
+          item.peer, item.seq,
+          code == StatusCode::kPermissionDenied ? "permission_denied"
+                                                : "invalid_patch",
+          version.status().message()});
+      return;
+    }
+    case Item::Type::kDetach: {
+      auto it = peers_.find(item.peer);
+      if (it == peers_.end()) return;
+      std::string avatar = std::move(it->second.avatar);
+      peers_.erase(it);
+      DropAvatar(avatar, "left");
+      return;
+    }
+    case Item::Type::kUpdate: {
+      Result<int64_t> version = realm_->Submit(item.patch, "");
+      if (!version.ok()) {
+        if (version.status().code() == StatusCode::kUnavailable) {
+          Break(version.status());
+        }
+        item.done->set_value(version.status());
+        return;
+      }
+      batch_.push_back(
+          BroadcastCommit{*version, std::move(item.patch), nullptr, 0});
+      updates_.emplace_back(std::move(item.done), *version);
+      return;
+    }
+  }
+}
+
+void RealmHost::Instance::HandleAttach(Item& item) {
+  // The answer is given at the durable head, so what is pending goes out
+  // first: the new peer must neither miss it nor get it twice.
+  if (!FlushAndDeliver()) return;
+  std::shared_ptr<RealmPeer> peer = item.weak_peer.lock();
+  if (peer == nullptr) return;  // gone before its turn
+  Result<CatchUpAnswer> caught = realm_->CatchUp(item.epoch, item.version);
+  if (!caught.ok()) {
+    peer->OnClosed(kCloseRealmUnavailable,
+                   "realm " + id_ + ": " + caught.status().message());
+    Break(caught.status());
+    return;
+  }
+  AttachAnswer answer;
+  answer.hydrate = caught->hydrate;
+  answer.epoch = caught->epoch;
+  answer.head = caught->version;
+  answer.from = item.version;
+  answer.avatar = item.avatar;
+  answer.kind = kind_;
+  if (answer.hydrate) {
+    answer.state = SliceForReader(kind_->rules, caught->state, item.avatar);
+  } else {
+    Status error;
+    answer.replay = DecodeReplay(caught->commits, &error);
+    if (!error.ok()) {
+      peer->OnClosed(kCloseRealmUnavailable,
+                     "realm " + id_ + ": " + error.message());
+      Break(error);
+      return;
+    }
+  }
+  auto existing = peers_.find(item.peer);
+  if (existing == peers_.end()) {
+    peers_.emplace(item.peer, Peer{item.weak_peer, item.avatar});
+    peer->OnAttached(std::move(answer));
+    AddAvatar(item.avatar);
+    return;
+  }
+  // A second HELLO on the same connection.
+  std::string old = existing->second.avatar;
+  existing->second.peer = item.weak_peer;
+  if (old == item.avatar) {
+    peer->OnAttached(std::move(answer));  // swapped in place
+    return;
+  }
+  existing->second.avatar = item.avatar;
+  DropAvatar(old, "identity-changed");
+  peer->OnAttached(std::move(answer));
+  AddAvatar(item.avatar);
+}
+
+void RealmHost::Instance::AddAvatar(const std::string& avatar) {
+  if (++avatars_[avatar] != 1) return;
+  if (RealmHooks* hooks = host_->options_.hooks) {
+    RunHook(hooks->OnAvatarAttach(*kind_, key_, avatar, realm_->state()),
+            "on_avatar_attach");
+  }
+}
+
+void RealmHost::Instance::DropAvatar(const std::string& avatar,
+                                     std::string_view reason) {
+  auto it = avatars_.find(avatar);
+  if (it == avatars_.end() || --it->second > 0) return;
+  avatars_.erase(it);
+  if (RealmHooks* hooks = host_->options_.hooks) {
+    RunHook(
+        hooks->OnAvatarDetach(*kind_, key_, avatar, reason, realm_->state()),
+        "on_avatar_detach");
+  }
+}
+
+void RealmHost::Instance::RunHook(Patch patch, std::string_view what) {
+  if (patch.empty()) return;
+  Result<int64_t> version = realm_->Submit(patch, "");
+  if (version.ok()) {
+    batch_.push_back(BroadcastCommit{*version, std::move(patch), nullptr, 0});
+    return;
+  }
+  if (version.status().code() == StatusCode::kUnavailable) {
+    Break(version.status());
+  } else if (host_->options_.log) {
+    host_->options_.log("realm " + id_ + ": the patch of " +
+                        std::string(what) +
+                        " was refused: " + version.status().message());
+  }
+}
+
+bool RealmHost::Instance::FlushAndDeliver() {
+  if (broken_) return false;
+  if (!batch_.empty()) {
+    Status flushed = realm_->Flush();
+    if (!flushed.ok()) {
+      Break(flushed);
+      return false;
+    }
+    auto shared = std::make_shared<const CommitBatch>(std::move(batch_));
+    batch_.clear();
+    for (auto& [raw, peer] : peers_) {
+      if (std::shared_ptr<RealmPeer> p = peer.peer.lock()) p->OnCommits(shared);
+    }
+  }
+  for (Answer& answer : refusals_) {
+    if (std::shared_ptr<RealmPeer> p = Lock(answer.peer)) {
+      p->OnRejected(answer.seq, std::move(answer.code),
+                    std::move(answer.message));
+    }
+  }
+  refusals_.clear();
+  for (auto& [done, version] : updates_) done->set_value(version);
+  updates_.clear();
+  return true;
+}
+
+void RealmHost::Instance::Break(const Status& why) {
+  broken_ = true;
+  const std::string reason = "realm " + id_ + " failed: " + why.message();
+  for (auto& [raw, peer] : peers_) {
+    if (std::shared_ptr<RealmPeer> p = peer.peer.lock()) {
+      p->OnClosed(kCloseRealmUnavailable, reason);
+    }
+  }
+  peers_.clear();
+  avatars_.clear();
+  batch_.clear();
+  refusals_.clear();
+  for (auto& [done, version] : updates_) {
+    done->set_value(Status(StatusCode::kUnavailable, reason));
+  }
+  updates_.clear();
+}
+
+CommitBatch RealmHost::Instance::DecodeReplay(
+    const std::vector<LoggedCommit>& commits, Status* error) const {
+  CommitBatch out;
+  out.reserve(commits.size());
+  for (const LoggedCommit& commit : commits) {
+    KeyTable keys;
+    Result<Patch> patch = DecodePatch(
+        std::span(reinterpret_cast<const uint8_t*>(commit.patch.data()),
+                  commit.patch.size()),
+        &keys, LogDecodeLimits());
+    if (!patch.ok()) {
+      *error = Status(StatusCode::kInternal,
+                      "logged commit " + std::to_string(commit.version) +
+                          " does not decode: " + patch.status().message());
+      return {};
+    }
+    out.push_back(
+        BroadcastCommit{commit.version, std::move(patch).value(), nullptr, 0});
+  }
+  return out;
+}
+
+}  // namespace tessera::realm

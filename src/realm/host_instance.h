@@ -1,0 +1,108 @@
+// One served realm instance (internal to RealmHost, host.h): the inbox
+// other threads fill and the WorkerPool task that drains it.
+//
+// Threading: Push and TakeBack under mu_, from any thread; everything else
+// on the task's worker (Run), or on the thread that removed the task from
+// the pool (Finish).
+#ifndef TESSERA_REALM_HOST_INSTANCE_H_
+#define TESSERA_REALM_HOST_INSTANCE_H_
+
+#include <cstdint>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/thread_annotations.h"
+#include "guest/worker_pool.h"
+#include "realm/engine.h"
+#include "realm/host.h"
+
+namespace tessera::realm {
+
+struct RealmHost::Item {
+  enum class Type { kAttach, kWrite, kDetach, kUpdate };
+  Type type = Type::kWrite;
+  const RealmPeer* peer = nullptr;
+  std::weak_ptr<RealmPeer> weak_peer;  // kAttach
+  std::string avatar;                  // kAttach
+  int64_t epoch = 0, version = 0;      // kAttach
+  uint64_t seq = 0;                    // kWrite
+  Patch patch;                         // kWrite, kUpdate
+  std::shared_ptr<std::promise<Result<int64_t>>> done;  // kUpdate
+};
+
+class RealmHost::Instance final : public guest::WorkerPool::Task {
+ public:
+  Instance(RealmHost* host, std::shared_ptr<const RealmKindConfig> kind,
+           std::string key, std::string id);
+
+  // Queues `item` (moved from only on success); false once unloading.
+  bool Push(Item& item);
+
+  std::optional<int64_t> Run(int64_t now_us) override;
+  // After the task was removed from the pool: drains what is queued,
+  // flushes and closes every peer with 1001.
+  void Finish();
+
+ private:
+  struct Peer {
+    std::weak_ptr<RealmPeer> peer;
+    std::string avatar;
+  };
+  struct Answer {  // a write's refusal, sent after the flush
+    const RealmPeer* peer;
+    uint64_t seq;
+    std::string code, message;
+  };
+
+  // Opens the document on first use; false (the items' peers told) when
+  // it cannot.
+  bool EnsureOpen(std::vector<Item>& items);
+  // Answers an item that will never be handled (the instance is gone).
+  static void Fail(Item& item, int code, const std::string& reason);
+  // Stops taking items; false when some are still queued (and `force` is
+  // false). With `force` the queued ones are failed with `code`.
+  bool Unload(bool force, int code, const std::string& reason);
+  void Handle(Item& item);
+  void HandleAttach(Item& item);
+  void AddAvatar(const std::string& avatar);
+  void DropAvatar(const std::string& avatar, std::string_view reason);
+  void RunHook(Patch patch, std::string_view what);
+  // Makes the batch durable, then answers and broadcasts it. False when the
+  // instance broke (every peer closed).
+  bool FlushAndDeliver();
+  void Break(const Status& why);
+  std::shared_ptr<RealmPeer> Lock(const RealmPeer* peer) const;
+  CommitBatch DecodeReplay(const std::vector<LoggedCommit>& commits,
+                           Status* error) const;
+
+  RealmHost* const host_;
+  const std::shared_ptr<const RealmKindConfig> kind_;
+  const std::string key_;
+  const std::string id_;  // "<kind>/<key>": the store key
+
+  std::mutex mu_;
+  std::vector<Item> inbox_ GUARDED_BY(mu_);
+  bool unloading_ GUARDED_BY(mu_) = false;
+
+  // Worker only.
+  std::unique_ptr<RealmInstance> realm_;
+  bool broken_ = false;
+  std::map<const RealmPeer*, Peer> peers_;
+  std::unordered_map<std::string, int> avatars_;  // live peers per avatar
+  CommitBatch batch_;  // submitted, not yet durable
+  std::vector<Answer> refusals_;
+  std::vector<std::pair<std::shared_ptr<std::promise<Result<int64_t>>>,
+                        int64_t>>
+      updates_;  // resolved after the flush
+  std::optional<int64_t> idle_since_us_;
+};
+
+}  // namespace tessera::realm
+
+#endif  // TESSERA_REALM_HOST_INSTANCE_H_
