@@ -1,4 +1,4 @@
-// The patch decoder's MessagePack reader (msgpack_reader.h).
+// The realm layer's MessagePack reader (msgpack_reader.h).
 #include "realm/msgpack_reader.h"
 
 #include <cstring>
@@ -23,6 +23,10 @@ const char* MsgKindName(MsgKind kind) {
       return "array";
     case MsgKind::kMap:
       return "map";
+    case MsgKind::kBin:
+      return "bin";
+    case MsgKind::kExt:
+      return "ext";
   }
   return "unknown";
 }
@@ -52,6 +56,21 @@ bool MsgReader::Next(MsgItem* item, std::string* why) {
     if (!Be(width, &v, why)) return false;
     item->kind = kind;
     item->count = static_cast<size_t>(v);
+    return true;
+  };
+  // ext 8/16/32 (`width` bytes of length) or fixext (`width` 0, `fixed`
+  // bytes), then the type byte.
+  auto ext = [&](size_t width, size_t fixed) {
+    if (width == 0) {
+      v = fixed;
+    } else if (!Be(width, &v, why)) {
+      return false;
+    }
+    uint64_t type = 0;
+    if (!Be(1, &type, why)) return false;
+    item->kind = MsgKind::kExt;
+    item->count = static_cast<size_t>(v);
+    item->ext_type = static_cast<int8_t>(static_cast<uint8_t>(type));
     return true;
   };
   auto uint = [&](size_t width) {
@@ -159,16 +178,46 @@ bool MsgReader::Next(MsgItem* item, std::string* why) {
     default:
       break;
   }
+  if (mode_ == Mode::kAll) {
+    switch (b) {
+      case 0xc4:
+        return sized(MsgKind::kBin, 1);
+      case 0xc5:
+        return sized(MsgKind::kBin, 2);
+      case 0xc6:
+        return sized(MsgKind::kBin, 4);
+      case 0xc7:
+        return ext(1, 0);
+      case 0xc8:
+        return ext(2, 0);
+      case 0xc9:
+        return ext(4, 0);
+      case 0xd4:
+        return ext(0, 1);
+      case 0xd5:
+        return ext(0, 2);
+      case 0xd6:
+        return ext(0, 4);
+      case 0xd7:
+        return ext(0, 8);
+      case 0xd8:
+        return ext(0, 16);
+      default:
+        break;
+    }
+  }
   static const char kHex[] = "0123456789abcdef";
-  *why = std::string("unsupported MessagePack type 0x") + kHex[b >> 4] +
-         kHex[b & 0xf] + " (bin, ext and 0xc1 are not used)";
+  *why = std::string(mode_ == Mode::kAll ? "invalid MessagePack byte 0x"
+                                         : "unsupported MessagePack type 0x") +
+         kHex[b >> 4] + kHex[b & 0xf];
+  if (mode_ == Mode::kPatch) *why += " (bin, ext and 0xc1 are not used)";
   --pos_;
   return false;
 }
 
 bool MsgReader::Payload(size_t n, std::string_view* out, std::string* why) {
   if (left() < n) {
-    *why = "truncated: a string of " + std::to_string(n) + " bytes, " +
+    *why = "truncated: a payload of " + std::to_string(n) + " bytes, " +
            std::to_string(left()) + " left";
     return false;
   }
@@ -176,6 +225,41 @@ bool MsgReader::Payload(size_t n, std::string_view* out, std::string* why) {
       std::string_view(reinterpret_cast<const char*>(bytes_.data()) + pos_, n);
   pos_ += n;
   return true;
+}
+
+bool MsgReader::Skip(const MsgItem& first, std::string* why) {
+  // Items still to skip. Every item takes at least one byte, so `pending`
+  // never exceeds left() once checked, and adding a count (< 2^33) to it
+  // cannot overflow.
+  uint64_t pending = 0;
+  MsgItem item = first;
+  while (true) {
+    switch (item.kind) {
+      case MsgKind::kStr:
+      case MsgKind::kBin:
+      case MsgKind::kExt: {
+        std::string_view ignored;
+        if (!Payload(item.count, &ignored, why)) return false;
+        break;
+      }
+      case MsgKind::kArray:
+        pending += item.count;
+        break;
+      case MsgKind::kMap:
+        pending += 2 * static_cast<uint64_t>(item.count);
+        break;
+      default:
+        break;
+    }
+    if (pending == 0) return true;
+    if (pending > left()) {
+      *why = "truncated: " + std::to_string(pending) + " items announced, " +
+             std::to_string(left()) + " bytes left";
+      return false;
+    }
+    if (!Next(&item, why)) return false;
+    --pending;
+  }
 }
 
 bool ValidUtf8(std::string_view text) {

@@ -272,6 +272,9 @@ class Decoder {
         }
         return Status::Ok();
       }
+      case MsgKind::kBin:  // never read: the reader is in Mode::kPatch
+      case MsgKind::kExt:
+        break;
     }
     return Bad("unexpected item");
   }
