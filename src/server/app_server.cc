@@ -25,6 +25,7 @@
 #include "server/entity_writer.h"
 #include "server/env_config.h"
 #include "server/port_probe.h"
+#include "server/realm_service.h"
 #include "server/shard_service.h"
 #include "server/stop_functions.h"
 #include "server/stop_notifier.h"
@@ -210,9 +211,23 @@ Status AppServer::Init() {
   api_ = std::make_unique<ApiHandler>(std::move(api), &shards_->directory(),
                                       &metrics_, &server_->shards());
 
+  Result<realm::SecurityFloor> realm_floor = RealmFloorFromEnv();
+  if (!realm_floor.ok()) return realm_floor.status();
+  RealmServiceOptions realm_options;
+  realm_options.admin_token = options_.admin_token;
+  realm_options.ticket_secret = options_.ticket_secret;
+  realm_options.dev = options_.dev;
+  realm_options.floor = *realm_floor;
+  realm_options.log = worker_log;
+  Result<std::unique_ptr<RealmService>> realms =
+      RealmService::Start(manifest_.realms, url, std::move(realm_options));
+  if (!realms.ok()) return realms.status();
+  realms_ = std::move(realms).value();
+
   for (Service* service : {static_cast<Service*>(shards_.get()),
                            static_cast<Service*>(data_.get()),
                            static_cast<Service*>(compute_.get()),
+                           static_cast<Service*>(realms_.get()),
                            static_cast<Service*>(api_.get())}) {
     service->RegisterRoutes(*router_);
   }
@@ -334,6 +349,8 @@ void AppServer::Shutdown() {
   if (calls_) calls_->Stop();
   if (stop_functions_) stop_functions_->Stop();
   if (compute_) compute_->Shutdown();
+  // Commits what the realms have queued, then closes their connections.
+  if (realms_) realms_->Shutdown();
   if (server_) server_->Stop(net::kCloseGoingAway, kRestartCloseReason);
   if (notifier_) notifier_->Stop();
   if (data_) data_->Shutdown();

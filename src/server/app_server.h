@@ -98,6 +98,7 @@ class Store;
 namespace tessera::server {
 
 class ApiHandler;
+class RealmService;
 class ApiTokens;
 class CallRunner;
 class ComputeService;
@@ -196,6 +197,8 @@ class AppServer {
   // Built after the server (whose shards() are the API's Connections) but
   // declared before it, so the server (stopped in Shutdown) goes first.
   std::unique_ptr<ApiHandler> api_;
+  // Before the server: its realm sessions call the realm host.
+  std::unique_ptr<RealmService> realms_;
   std::unique_ptr<net::Server> server_;
   // After the server: its fan-out (the NotifySink's) outlives them.
   std::unique_ptr<net::ShardHostNotifyShards> notify_shards_;
