@@ -13,10 +13,16 @@ import {
   type RealmUnknownWrite,
   realmUrl,
 } from "../../src/realm/connect.js";
-import { encodePatch } from "../../src/realm/codec.js";
+import { encodePatch, KeyTable } from "../../src/realm/codec.js";
 import type { JsonObject, Op } from "../../src/realm/patch.js";
-import { RealmMessageType } from "../../src/realm/protocol.js";
 import { type FakeConn, FakeRealmServer, waitFor } from "../helpers/fake-realm-server.js";
+import { fakeWebSocket } from "../helpers/fake-websocket.js";
+import {
+  DEFAULT_REALM_LIMITS,
+  decodeRealmClientMessage,
+  encodeRealmServerMessage,
+  RealmMessageType,
+} from "../../src/realm/protocol.js";
 
 const ID = "match/m-1";
 let server: FakeRealmServer;
@@ -441,5 +447,59 @@ describe("ingress limits", () => {
     const seqs = writes.map((r) => (r.msg.type === RealmMessageType.Write ? r.msg.seq : -1));
     expect(seqs[1]).toBeGreaterThan(seqs[0]!);
     expect(ann.document).toEqual(serverDoc());
+  });
+});
+
+describe("server messages that do not fit the HELLO", () => {
+  it("refuses a RESUME to a client that holds nothing, and one from another version", async () => {
+    const fake = fakeWebSocket();
+    const c = connectRealm("http://127.0.0.1:1", "match", "m-1", {
+      ticket: "T",
+      WebSocket: fake.WebSocket,
+      reconnect: { initialDelayMs: 5, jitter: 0 },
+      pingIntervalMs: 0,
+    });
+    opened.push(c);
+    const errors: Error[] = [];
+    c.on("error", (e) => errors.push(e));
+    const first = fake.last();
+    first.accept();
+    first.pushRaw(encodeRealmServerMessage({ type: RealmMessageType.Resume, epoch: 0, from: 0, head: 3, avatar: "a", limits: DEFAULT_REALM_LIMITS }));
+    expect(first.closedByClient).toEqual({ code: 4000, reason: "bad message from the server" });
+    expect(errors[0]!.message).toMatch(/HELLO said the client holds nothing/);
+    await waitFor(() => fake.sockets.length === 2);
+    const second = fake.last();
+    second.accept();
+    const state = encodePatch([{ op: "set", path: [], value: { a: 1 } }], new KeyTable());
+    second.pushRaw(encodeRealmServerMessage({ type: RealmMessageType.Hydrate, epoch: 4, version: 9, avatar: "a", limits: DEFAULT_REALM_LIMITS, state }));
+    expect(c.state).toBe("open");
+    second.serverClose(1006);
+    await waitFor(() => fake.sockets.length === 3);
+    const third = fake.last();
+    third.accept();
+    expect(decodeRealmClientMessage(third.sent[0]!)).toMatchObject({ epoch: 4, version: 9 });
+    third.pushRaw(encodeRealmServerMessage({ type: RealmMessageType.Resume, epoch: 4, from: 8, head: 9, avatar: "a", limits: DEFAULT_REALM_LIMITS }));
+    expect(third.closedByClient?.code).toBe(4000);
+    expect(errors[1]!.message).toMatch(/RESUME from epoch 4 version 8, but HELLO said epoch 4 version 9/);
+    expect(c.document).toEqual({ a: 1 });
+  });
+
+  it("refuses a COMMIT before the HYDRATE and a HYDRATE whose state is not one set of the root", async () => {
+    const fake = fakeWebSocket();
+    const c = connectRealm("http://127.0.0.1:1", "match", "m-1", { ticket: "T", WebSocket: fake.WebSocket, reconnect: false, pingIntervalMs: 0 });
+    opened.push(c);
+    const ws = fake.last();
+    ws.accept();
+    ws.pushRaw(encodeRealmServerMessage({ type: RealmMessageType.Commit, version: 1, patch: encodePatch([], new KeyTable()) }));
+    expect(c.state).toBe("closed");
+    expect(c.error!.message).toMatch(/message type 18 before HYDRATE or RESUME/);
+
+    const c2 = connectRealm("http://127.0.0.1:1", "match", "m-1", { ticket: "T", WebSocket: fake.WebSocket, reconnect: false, pingIntervalMs: 0 });
+    opened.push(c2);
+    const ws2 = fake.last();
+    ws2.accept();
+    const state = encodePatch([{ op: "set", path: ["a"], value: 1 }], new KeyTable());
+    ws2.pushRaw(encodeRealmServerMessage({ type: RealmMessageType.Hydrate, epoch: 1, version: 1, avatar: "a", limits: DEFAULT_REALM_LIMITS, state }));
+    expect(c2.error!.message).toMatch(/HYDRATE state must be one op, set \[\] to an object/);
   });
 });

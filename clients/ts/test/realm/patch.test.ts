@@ -158,7 +158,7 @@ describe("patchFromJson", () => {
       { op: "delete", path: ["b"] },
     ]);
     (value.x[1] as { y: number }).y = 3;
-    expect(((ops[0] as { value: { x: [number, { y: number }] } }).value.x[1]).y).toBe(2);
+    expect(((ops[0] as unknown as { value: { x: [number, { y: number }] } }).value.x[1]).y).toBe(2);
   });
 
   const bad: [string, unknown, RegExp][] = [
