@@ -62,7 +62,13 @@ export function setDefaultWebSocket(ctor: WebSocketConstructor | undefined): voi
   defaultWebSocket = ctor;
 }
 
-function resolveWebSocket(option: WebSocketConstructor | undefined): WebSocketConstructor {
+/**
+ * The WebSocket implementation a connection uses: `option` if given, else
+ * the one {@link setDefaultWebSocket} set (`ws` in Node), else the global
+ * `WebSocket`.
+ * @throws Error when there is none
+ */
+export function resolveWebSocket(option: WebSocketConstructor | undefined): WebSocketConstructor {
   const ctor =
     option ?? defaultWebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
   if (!ctor) {

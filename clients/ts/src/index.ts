@@ -1,5 +1,6 @@
 /**
- * `@tessera/client`: connect a browser or Node program to a tessera shard.
+ * `@tessera/client`: connect a browser or Node program to a tessera shard
+ * (`connectShard`) or realm (`connectRealm`).
  *
  * ```ts
  * import { connectShard } from "@tessera/client";
@@ -13,5 +14,6 @@
 export * from "./protocol.js";
 export * from "./client.js";
 export * from "./compute.js";
+export * from "./realm/index.js";
 // --- game layer (src/game/, owned by the game-client engineer)
 export * from "./game/index.js";

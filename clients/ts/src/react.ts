@@ -1,9 +1,9 @@
 /**
- * `@tessera/client/react`: the {@link useShard} hook.
+ * `@tessera/client/react`: the {@link useShard} and {@link useRealm} hooks.
  *
  * @packageDocumentation
  */
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from "react";
 import {
   connectShard,
   type ConnectShardOptions,
@@ -12,6 +12,8 @@ import {
   type ShardState,
   type ShardTransfer,
 } from "./client.js";
+import type { RealmConnection } from "./realm/connect.js";
+import type { JsonObject } from "./realm/patch.js";
 
 /** Options of {@link useShard}: the same as {@link connectShard}'s. */
 export type UseShardOptions = ConnectShardOptions;
@@ -168,4 +170,53 @@ export function useShard<S = unknown, I = unknown>(
   }, []);
 
   return { ...view, send, connection };
+}
+
+const identity = <T,>(doc: JsonObject): T => doc as T;
+const noop = () => {};
+const subscribeNone = () => noop;
+
+/**
+ * Follows a realm connection's document in a component: returns
+ * `selector(connection.document)` and re-renders when the document changes
+ * and the selected value is no longer `isEqual` to the last one (default
+ * `Object.is`; the document shares unchanged subtrees between versions, so
+ * selecting a subtree re-renders only when that subtree changed).
+ *
+ * ```tsx
+ * const realm = useMemo(() => connectRealm(url, "match", matchId, { ticket }), [matchId]);
+ * useEffect(() => () => realm.close(), [realm]);
+ * const players = useRealm(realm, (doc) => doc.players as Players | undefined);
+ * ```
+ *
+ * The hook neither opens nor closes the connection. With `connection` null
+ * or undefined it returns `undefined`. The selector may be a new closure on
+ * each render (it is applied again then); it must not change the document.
+ *
+ * @typeParam T what the selector returns (default: the whole document)
+ * @param connection a connection from `connectRealm`, or null/undefined
+ * @param selector picks what the component needs from the document
+ * @param isEqual says when a newly selected value counts as unchanged
+ */
+export function useRealm<T = JsonObject>(
+  connection: RealmConnection | null | undefined,
+  selector: (document: JsonObject) => T = identity,
+  isEqual: (a: T, b: T) => boolean = Object.is,
+): T | undefined {
+  const cache = useRef<{ conn: RealmConnection; doc: JsonObject; selector: unknown; value: T } | null>(null);
+  const subscribe = useCallback(
+    (onChange: () => void) => (connection ? connection.on("change", onChange) : noop),
+    [connection],
+  );
+  const getSnapshot = (): T | undefined => {
+    if (!connection) return undefined;
+    const doc = connection.document;
+    const c = cache.current;
+    if (c && c.conn === connection && c.doc === doc && c.selector === selector) return c.value;
+    const next = selector(doc);
+    const value = c && c.conn === connection && isEqual(c.value, next) ? c.value : next;
+    cache.current = { conn: connection, doc, selector, value };
+    return value;
+  };
+  return useSyncExternalStore(connection ? subscribe : subscribeNone, getSnapshot, getSnapshot);
 }
