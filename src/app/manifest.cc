@@ -479,16 +479,28 @@ Result<Manifest> ParseManifest(std::string_view text,
   if (!present) return err.At("", "missing required field \"name\"");
   if (m.name.empty()) return err.At("name", "must not be empty");
 
+  // An app serves shard kinds, realm kinds or both: "shards" may be left
+  // out only by an app with a non-empty "realms" array.
   auto shards = root.find("shards");
-  if (shards == root.end()) {
-    return err.At("", "missing required field \"shards\"");
+  auto realms = root.find("realms");
+  const bool has_realms =
+      realms != root.end() && realms->is_array() && !realms->empty();
+  if (shards == root.end() && !has_realms) {
+    return err.At("", "missing required field \"shards\" (an app declares "
+                      "shard kinds, realm kinds or both)");
   }
-  if (!shards->is_array()) return err.WrongType("shards", "an array", *shards);
-  if (shards->empty()) return err.At("shards", "declares no shard kinds");
+  const nlohmann::json no_shards = nlohmann::json::array();
+  const nlohmann::json& shard_list = shards == root.end() ? no_shards : *shards;
+  if (!shard_list.is_array()) {
+    return err.WrongType("shards", "an array", shard_list);
+  }
+  if (shards != root.end() && shard_list.empty()) {
+    return err.At("shards", "declares no shard kinds");
+  }
 
-  for (size_t i = 0; i < shards->size(); ++i) {
+  for (size_t i = 0; i < shard_list.size(); ++i) {
     const std::string path = "shards[" + std::to_string(i) + "]";
-    Result<ShardKindSpec> kind = ParseKind(err, (*shards)[i], path, m.dir);
+    Result<ShardKindSpec> kind = ParseKind(err, shard_list[i], path, m.dir);
     if (!kind.ok()) return kind.status();
     if (m.FindKind(kind->config.name) != nullptr) {
       return err.At(path + ".name",
@@ -524,7 +536,6 @@ Result<Manifest> ParseManifest(std::string_view text,
     m.data = std::move(schema).value();
   }
   // After shards and compute: realm kinds are checked against both.
-  auto realms = root.find("realms");
   if (realms != root.end()) {
     if (!realms->is_array()) {
       return err.WrongType("realms", "an array", *realms);

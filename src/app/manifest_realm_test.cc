@@ -40,6 +40,17 @@ std::string RealmManifestPrefix() {
   return std::string(kRealmManifestFile) + ": ";
 }
 
+TEST(ManifestRealmTest, AnAppMayServeRealmsWithoutShardKinds) {
+  Result<Manifest> m = ParseManifest(
+      R"({"name":"lobby","realms":[{"name":"presence",)"
+      R"("persistence":"ephemeral"}]})",
+      "games/lobby", "games/lobby/tessera.json");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_TRUE(m->kinds.empty());
+  ASSERT_EQ(m->realms.size(), 1u);
+  EXPECT_EQ(m->realms[0].name, "presence");
+}
+
 TEST(ManifestRealmTest, AGoodManifestKeepsEveryKindAndField) {
   Result<Manifest> m = RealmManifestParse(R"([
     {"name": "lobby", "persistence": "ephemeral",

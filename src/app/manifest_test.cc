@@ -126,7 +126,11 @@ TEST(ManifestTest, TopLevelErrors) {
       error(R"({"name":7,"shards":[]})"),
       "games/arena/tessera.json: name: expected a string, got an integer");
   EXPECT_EQ(error(R"({"name":"a"})"),
-            "games/arena/tessera.json: missing required field \"shards\"");
+            "games/arena/tessera.json: missing required field \"shards\" (an "
+            "app declares shard kinds, realm kinds or both)");
+  EXPECT_EQ(error(R"({"name":"a","realms":[]})"),
+            "games/arena/tessera.json: missing required field \"shards\" (an "
+            "app declares shard kinds, realm kinds or both)");
   EXPECT_EQ(error(R"({"name":"a","shards":{}})"),
             "games/arena/tessera.json: shards: expected an array, got an "
             "object");

@@ -51,15 +51,31 @@ void PrintReady(const server::AppServer& app) {
   const std::string kind = app.manifest().kinds.empty()
                                ? "KIND"
                                : app.manifest().kinds.front().config.name;
+  const std::string ws = "ws://" + LocalHost(app.options().host) + ":" +
+                         std::to_string(app.port());
+  const std::vector<realm::RealmKindConfig>& realms = app.manifest().realms;
   std::cout << "tessera dev: " << app.manifest().name << " on " << base << "\n"
-            << "  shards:      ws://" << LocalHost(app.options().host) << ":"
-            << app.port() << "/shard/<id>  (docs/protocol.md)\n"
-            << "  admin token: " << app.options().admin_token << "  (kept in "
-            << server::DevSecretsPath(app.options().app_dir).string() << ")\n"
-            << "  try:         curl -s -X POST " << base
-            << "/api/dev/join -d '{\"shard\":\"" << kind << "-1\",\"kind\":\""
-            << kind << "\"}'\n"
-            << std::flush;
+            << "  shards:      " << ws << "/shard/<id>  (docs/protocol.md)\n";
+  if (!realms.empty()) {
+    std::cout << "  realms:      " << ws
+              << "/realm/<kind>/<key>  (docs/protocol.md \"Realms\"), kinds:";
+    for (const realm::RealmKindConfig& realm : realms) {
+      std::cout << " " << realm.name;
+    }
+    std::cout << "\n";
+  }
+  std::cout << "  admin token: " << app.options().admin_token << "  (kept in "
+            << server::DevSecretsPath(app.options().app_dir).string() << ")\n";
+  if (!app.manifest().kinds.empty()) {
+    std::cout << "  try:         curl -s -X POST " << base
+              << "/api/dev/join -d '{\"shard\":\"" << kind
+              << "-1\",\"kind\":\"" << kind << "\"}'\n";
+  }
+  if (!realms.empty()) {
+    std::cout << "  try realm:   curl -s -X POST " << base << "/api/realms/"
+              << realms.front().name << "/room-1/join\n";
+  }
+  std::cout << std::flush;
 }
 
 int Dev(const DevArgs& args) {

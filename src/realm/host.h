@@ -117,7 +117,8 @@ struct RealmHostOptions {
   // Where hook failures are told (hook patches that do not apply). Null:
   // nowhere.
   std::function<void(const std::string&)> log;
-  // The first state of an instance nobody has stored. Null: {}.
+  // The first state of an instance nobody has stored. Null: the kind's
+  // initial_state.
   std::function<Json(const RealmKindConfig&, std::string_view key)>
       initial_state;
 };

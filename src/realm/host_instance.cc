@@ -49,7 +49,7 @@ bool RealmHost::Instance::EnsureOpen(std::vector<Item>& items) {
   if (realm_ != nullptr) return true;
   const RealmHostOptions& options = host_->options_;
   Json initial = options.initial_state ? options.initial_state(*kind_, key_)
-                                       : Json::object();
+                                       : kind_->initial_state;
   RealmStore* store =
       kind_->persistence == Persistence::kDurable ? options.store : nullptr;
   Result<std::unique_ptr<RealmInstance>> opened =

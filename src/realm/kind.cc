@@ -55,7 +55,7 @@ Result<RealmKindConfig> ParseRealmKind(const Json& kind,
       kind, where,
       {"name", "schema", "rules", "security", "persistence",
        "snapshotEveryVersions", "logWindow", "limits", "expireAfterIdleMs",
-       "module", "migrate"}));
+       "module", "migrate", "initialState"}));
   RealmKindConfig c;
   bool present = false;
 
@@ -76,6 +76,14 @@ Result<RealmKindConfig> ParseRealmKind(const Json& kind,
     c.schema = *it;
   }
   c.schema_hash = SchemaHash(c.schema);
+
+  if (auto it = kind.find("initialState"); it != kind.end()) {
+    if (!it->is_object()) {
+      return FieldError(where, "initialState",
+                        "expected an object, got " + Describe(*it));
+    }
+    c.initial_state = *it;
+  }
 
   if (auto it = kind.find("rules"); it != kind.end()) {
     Result<Rules> rules = ParseRules(*it, internal::FieldName(where, "rules"));

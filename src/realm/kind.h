@@ -64,6 +64,9 @@ struct RealmKindConfig {
   int64_t log_window = 512;
   RealmLimits limits;
   std::optional<int64_t> expire_after_idle_ms;  // durable only
+  // The document a new instance starts from ("initialState", an object;
+  // a module's initial_state takes its place).
+  Json initial_state = Json::object();
   std::string module;  // the realm logic's module; empty: none
   MigrateMode migrate = MigrateMode::kNone;  // kNone for ephemeral
 };

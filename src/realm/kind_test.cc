@@ -144,12 +144,25 @@ TEST(RealmKind, MigrateByModuleNeedsAModule) {
                        "realms[0].migrate: expected \"wipe\" or \"module\""));
 }
 
+TEST(RealmKind, InitialStateIsAnObjectKeptAsGiven) {
+  Result<RealmKindConfig> kind = ParseRealmKind(
+      Json::parse(R"({"name": "m", "initialState": {"seats": {}, "n": 1}})"),
+      "app/tessera.json: realms[0]");
+  ASSERT_TRUE(kind.ok()) << kind.status().ToString();
+  EXPECT_EQ(kind->initial_state, Json::parse(R"({"seats": {}, "n": 1})"));
+  EXPECT_EQ(ParseRealmKind(Json::parse(R"({"name": "m"})"), "x")->initial_state,
+            Json::object());
+  EXPECT_EQ(KindError(R"({"name": "m", "initialState": [1]})"),
+            "app/tessera.json: realms[0].initialState: expected an object, "
+            "got an array");
+}
+
 TEST(RealmKind, UnknownFieldsAreRefusedListingTheKnownOnes) {
   EXPECT_EQ(KindError(R"({"name": "m", "snapshotEvery": 10})"),
             "app/tessera.json: realms[0]: unknown field \"snapshotEvery\" "
             "(known: name, schema, rules, security, persistence, "
             "snapshotEveryVersions, logWindow, limits, expireAfterIdleMs, "
-            "module, migrate)");
+            "module, migrate, initialState)");
   EXPECT_TRUE(Contains(KindError(R"({"name": "m", "limits": {"maxOps": 1}})"),
                        "realms[0].limits: unknown field \"maxOps\""));
 }

@@ -39,14 +39,14 @@ export class TesseraServer {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** Copies examples/arena to a fresh temporary directory. */
-  static scratchApp(): string {
+  /** Copies examples/`example` (default arena) to a fresh temporary directory. */
+  static scratchApp(example = "arena"): string {
     if (!existsSync(TESSERA_BIN)) {
       throw new Error(`no tessera binary at ${TESSERA_BIN}: build it first (make build) or set TESSERA_BIN`);
     }
     const root = mkdtempSync(join(tmpdir(), "tessera-ts-"));
-    const app = join(root, "arena");
-    cpSync(join(REPO, "examples/arena"), app, {
+    const app = join(root, example);
+    cpSync(join(REPO, "examples", example), app, {
       recursive: true,
       filter: (src) => !src.includes(`${"/"}.tessera`),
     });
