@@ -88,7 +88,7 @@ describe("realms on the real server", () => {
     // bob may not take alice's seat; nothing of it applies anywhere.
     const refused = await b.set(["seats", "alice"], "O").done;
     expect(refused).toMatchObject({ status: "rejected", code: "permission_denied" });
-    expect(b.document.seats.alice).toBe("X");
+    expect((b.document as any).seats.alice).toBe("X");
 
     // An append-only list takes appends from both.
     await committed(a.append(["moves"], { by: "alice", cell: 4 }).done);
@@ -105,7 +105,7 @@ describe("realms on the real server", () => {
     await committed(a.append(["chat"], "hi").done);
     await documentWhere(b, (d) => d.chat.length === 1);
     expect(b.document.notes).toEqual({});
-    expect(a.document.notes.alice).toEqual({ plan: "corner" });
+    expect((a.document as any).notes.alice).toEqual({ plan: "corner" });
     // A late joiner's hydrate is sliced too.
     const c = join("match", "room-2", "carol");
     await c.ready;
