@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "realm/presence.h"
 #include "realm/rules.h"
 
 namespace tessera::realm {
@@ -245,6 +246,10 @@ void RealmHost::Instance::HandleAttach(Item& item) {
 
 void RealmHost::Instance::AddAvatar(const std::string& avatar) {
   if (++avatars_[avatar] != 1) return;
+  if (kind_->presence) {
+    RunHook(PresenceAttach(*kind_->presence, avatar, realm_->state()),
+            "presence");
+  }
   if (RealmHooks* hooks = host_->options_.hooks) {
     RunHook(hooks->OnAvatarAttach(*kind_, key_, avatar, realm_->state()),
             "on_avatar_attach");
@@ -256,6 +261,10 @@ void RealmHost::Instance::DropAvatar(const std::string& avatar,
   auto it = avatars_.find(avatar);
   if (it == avatars_.end() || --it->second > 0) return;
   avatars_.erase(it);
+  if (kind_->presence) {
+    RunHook(PresenceDetach(*kind_->presence, avatar, realm_->state()),
+            "presence");
+  }
   if (RealmHooks* hooks = host_->options_.hooks) {
     RunHook(
         hooks->OnAvatarDetach(*kind_, key_, avatar, reason, realm_->state()),

@@ -104,6 +104,31 @@ TEST_F(RealmPresenceTest, APeerThatIsGoneIsSkipped) {
   EXPECT_FALSE(a->commits.empty());
 }
 
+TEST_F(RealmPresenceTest, AKindsDeclaredPresenceKeepsARowPerAvatar) {
+  Make({Kind({{"presence", {{"path", "here/{avatar}"},
+                            {"prune", {"players/{avatar}"}}}}})});
+  std::shared_ptr<RecordingPeer> a = Join("a");
+  std::shared_ptr<RecordingPeer> a2 = Join("a");
+  std::shared_ptr<RecordingPeer> b = Join("b");
+  EXPECT_EQ(b->attached[0].state["here"], Json::parse(R"({"a": true})"));
+  host_->Write("match", "m1", b.get(), 1, {Set(P({"players", "b"}), 1)});
+  Pass();
+  host_->Detach("match", "m1", a.get());
+  Pass();
+  std::shared_ptr<RecordingPeer> c = Join("c");
+  EXPECT_EQ(c->attached[0].state["here"],
+            Json::parse(R"({"a": true, "b": true})"));
+  host_->Detach("match", "m1", a2.get());
+  host_->Detach("match", "m1", b.get());
+  Pass();
+  std::shared_ptr<RecordingPeer> d = Join("d");
+  // d's own row follows its answer, as a commit.
+  EXPECT_EQ(d->attached[0].state["here"], Json::parse(R"({"c": true})"));
+  EXPECT_EQ(d->attached[0].state["players"], Json::object());  // b's pruned
+  ASSERT_EQ(d->commits.size(), 1u);
+  EXPECT_EQ(d->commits[0].patch, Patch({Set(P({"here", "d"}), true)}));
+}
+
 TEST_F(RealmPresenceTest, AHookPatchThatDoesNotApplyIsLoggedNotFatal) {
   class Broken final : public RealmHooks {
    public:

@@ -55,7 +55,7 @@ Result<RealmKindConfig> ParseRealmKind(const Json& kind,
       kind, where,
       {"name", "schema", "rules", "security", "persistence",
        "snapshotEveryVersions", "logWindow", "limits", "expireAfterIdleMs",
-       "module", "migrate", "initialState"}));
+       "module", "migrate", "initialState", "presence"}));
   RealmKindConfig c;
   bool present = false;
 
@@ -83,6 +83,13 @@ Result<RealmKindConfig> ParseRealmKind(const Json& kind,
                         "expected an object, got " + Describe(*it));
     }
     c.initial_state = *it;
+  }
+
+  if (auto it = kind.find("presence"); it != kind.end()) {
+    Result<PresenceConfig> presence =
+        ParsePresence(*it, internal::FieldName(where, "presence"));
+    if (!presence.ok()) return presence.status();
+    c.presence = std::move(presence).value();
   }
 
   if (auto it = kind.find("rules"); it != kind.end()) {

@@ -21,6 +21,7 @@
 #include "common/status.h"
 #include "realm/limits.h"
 #include "realm/patch.h"
+#include "realm/presence.h"
 #include "realm/rules.h"
 
 namespace tessera::realm {
@@ -67,6 +68,8 @@ struct RealmKindConfig {
   // The document a new instance starts from ("initialState", an object;
   // a module's initial_state takes its place).
   Json initial_state = Json::object();
+  // The server-kept row per attached avatar ("presence"; presence.h).
+  std::optional<PresenceConfig> presence;
   std::string module;  // the realm logic's module; empty: none
   MigrateMode migrate = MigrateMode::kNone;  // kNone for ephemeral
 };

@@ -162,7 +162,7 @@ TEST(RealmKind, UnknownFieldsAreRefusedListingTheKnownOnes) {
             "app/tessera.json: realms[0]: unknown field \"snapshotEvery\" "
             "(known: name, schema, rules, security, persistence, "
             "snapshotEveryVersions, logWindow, limits, expireAfterIdleMs, "
-            "module, migrate, initialState)");
+            "module, migrate, initialState, presence)");
   EXPECT_TRUE(Contains(KindError(R"({"name": "m", "limits": {"maxOps": 1}})"),
                        "realms[0].limits: unknown field \"maxOps\""));
 }
