@@ -19,6 +19,8 @@ export interface ServerOptions {
   port?: number;
   /** Reuse this app directory (a restart keeps its .tessera state). */
   appDir?: string;
+  /** Environment for the server beyond the test's own (whose TESSERA_* are dropped). */
+  env?: Record<string, string>;
 }
 
 export class TesseraServer {
@@ -39,14 +41,14 @@ export class TesseraServer {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** Copies examples/`example` (default arena) to a fresh temporary directory. */
-  static scratchApp(example = "arena"): string {
+  /** Copies examples/arena to a fresh temporary directory. */
+  static scratchApp(): string {
     if (!existsSync(TESSERA_BIN)) {
       throw new Error(`no tessera binary at ${TESSERA_BIN}: build it first (make build) or set TESSERA_BIN`);
     }
     const root = mkdtempSync(join(tmpdir(), "tessera-ts-"));
-    const app = join(root, example);
-    cpSync(join(REPO, "examples", example), app, {
+    const app = join(root, "arena");
+    cpSync(join(REPO, "examples/arena"), app, {
       recursive: true,
       filter: (src) => !src.includes(`${"/"}.tessera`),
     });
@@ -59,6 +61,7 @@ export class TesseraServer {
     const args = options.args ?? [];
     const env: NodeJS.ProcessEnv = {};
     for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("TESSERA_")) env[k] = v;
+    Object.assign(env, options.env ?? {});
     const proc = spawn(TESSERA_BIN, ["dev", appDir, "--port", String(options.port ?? 0), ...args], {
       env,
       stdio: ["ignore", "pipe", "pipe"],

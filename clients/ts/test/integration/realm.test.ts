@@ -6,6 +6,7 @@
 // write burst loses no write the server acknowledged.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectRealm, type RealmConnection, type RealmWriteOutcome } from "../../src/node.js";
+import { scratchApps } from "../helpers/scratch-apps.js";
 import { TesseraServer } from "../helpers/tessera-server.js";
 
 let server: TesseraServer;
@@ -14,7 +15,7 @@ let port: number;
 const open: RealmConnection[] = [];
 
 beforeAll(async () => {
-  appDir = TesseraServer.scratchApp("lobby");
+  [appDir] = scratchApps("lobby") as [string];
   server = await TesseraServer.start({ appDir });
   port = server.port;
 });

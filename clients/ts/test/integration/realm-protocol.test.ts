@@ -1,0 +1,160 @@
+// The realm protocol on the wire, against the real server (`tessera dev` on
+// a scratch copy of examples/lobby), with raw WebSockets: refusals and their
+// close codes before any state is sent, a second HELLO with another
+// identity, and the ingress limits (a REJECT per breach, then the forced
+// detach).
+import WebSocket from "ws";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encodePatch, KeyTable } from "../../src/realm/codec.js";
+import {
+  decodeRealmServerMessage,
+  encodeRealmClientMessage,
+  RealmMessageType,
+  REALM_SUBPROTOCOL,
+} from "../../src/realm/protocol.js";
+import { scratchApps } from "../helpers/scratch-apps.js";
+import { TesseraServer } from "../helpers/tessera-server.js";
+
+let server: TesseraServer;
+
+beforeAll(async () => {
+  const [app] = scratchApps("lobby") as [string];
+  server = await TesseraServer.start({ appDir: app });
+});
+afterAll(async () => {
+  await server?.stop();
+  server?.removeApp();
+});
+
+async function ticket(kind: string, key: string, subscriber: string, base = server): Promise<string> {
+  const r = await fetch(`${base.url}/api/realms/${kind}/${key}/join`, {
+    method: "POST",
+    body: JSON.stringify({ subscriber }),
+  });
+  expect(r.status).toBe(200);
+  return ((await r.json()) as { ticket: string }).ticket;
+}
+
+/** A raw realm connection that records every server message and the close. */
+class Raw {
+  readonly messages: any[] = [];
+  closed?: { code: number; reason: string };
+  readonly ws: WebSocket;
+  readonly keys = new KeyTable();
+  private readonly opened: Promise<void>;
+
+  constructor(path: string, base = server) {
+    this.ws = new WebSocket(`ws://127.0.0.1:${base.port}${path}`, [REALM_SUBPROTOCOL]);
+    this.ws.binaryType = "nodebuffer";
+    this.ws.on("message", (data: Buffer) => this.messages.push(decodeRealmServerMessage(data)));
+    this.ws.on("close", (code, reason) => (this.closed = { code, reason: reason.toString() }));
+    this.opened = new Promise((resolve, reject) => {
+      this.ws.once("open", () => resolve());
+      this.ws.once("error", reject);
+    });
+  }
+  async hello(ticket: string, epoch = 0, version = 0): Promise<void> {
+    await this.opened;
+    this.ws.send(encodeRealmClientMessage({ type: RealmMessageType.Hello, protocol: 1, ticket, epoch, version }));
+  }
+  write(seq: number, ops: any[]): void {
+    this.ws.send(encodeRealmClientMessage({ type: RealmMessageType.Write, seq, patch: encodePatch(ops, this.keys) }));
+  }
+  async until(pred: () => boolean, what: string, ms = 10_000): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!pred()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(this.messages)}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+  async closedWith(): Promise<{ code: number; reason: string }> {
+    await this.until(() => this.closed !== undefined, "the close");
+    return this.closed!;
+  }
+}
+
+describe("the realm protocol on the real server", () => {
+  it("refuses a bad kind, a bad key, a forged or wrong ticket and a text frame, sending no state", async () => {
+    const good = await ticket("match", "p1", "alice");
+    const cases: [string, (r: Raw) => Promise<void> | void, number][] = [
+      ["/realm/nope/p1", (r) => r.hello(good), 4004],
+      ["/realm/match/bad%20key", (r) => r.hello(good), 4004],
+      ["/realm/match/p2", (r) => r.hello(good), 4003],
+      ["/realm/match/p1", (r) => r.hello(good.slice(0, -2) + "xx"), 4001],
+      ["/realm/match/p1", (r) => r.hello(good, 0, 0).then(() => r.ws.send("hello")), 4000],
+    ];
+    for (const [path, act, code] of cases) {
+      const r = new Raw(path);
+      await act(r);
+      const closed = await r.closedWith();
+      expect(closed.code, `${path}: ${closed.reason}`).toBe(code);
+      if (code !== 4000) expect(r.messages, path).toEqual([]);
+    }
+  });
+
+  it("a write before HELLO closes with 4010", async () => {
+    const r = new Raw("/realm/match/p1");
+    await new Promise<void>((resolve) => r.ws.once("open", () => resolve()));
+    r.write(1, [{ op: "append", path: ["chat"], value: "x" }]);
+    expect((await r.closedWith()).code).toBe(4010);
+  });
+
+  it("a second HELLO with another identity is answered as that identity", async () => {
+    const r = new Raw("/realm/presence/p3");
+    await r.hello(await ticket("presence", "p3", "ann"));
+    await r.until(() => r.messages.length >= 1, "the hydrate");
+    expect(r.messages[0]).toMatchObject({ type: RealmMessageType.Hydrate, avatar: "ann" });
+    await r.hello(await ticket("presence", "p3", "ben"));
+    await r.until(() => r.messages.some((m) => m.avatar === "ben"), "ben's answer");
+    // ann's cursor is now refused: this connection writes as ben.
+    r.write(1, [{ op: "set", path: ["cursors", "ann"], value: { x: 1 } }]);
+    r.write(2, [{ op: "set", path: ["cursors", "ben"], value: { x: 2 } }]);
+    await r.until(() => r.messages.some((m) => m.type === RealmMessageType.Ack), "the ack");
+    const reject = r.messages.find((m) => m.type === RealmMessageType.Reject);
+    expect(reject).toMatchObject({ seq: 1, code: "permission_denied" });
+    expect(r.messages.find((m) => m.type === RealmMessageType.Ack)).toMatchObject({ seq: 2 });
+    r.ws.close();
+  });
+
+  it("answers each breach of the ingress limits with a REJECT, then detaches after ten", async () => {
+    const r = new Raw("/realm/match/p4");
+    await r.hello(await ticket("match", "p4", "alice"));
+    await r.until(() => r.messages.length >= 1, "the hydrate");
+    const tooMany = Array.from({ length: 65 }, (_, i) => ({ op: "append", path: ["chat"], value: i }));
+    const longKey = [{ op: "set", path: ["notes", "alice"], value: { ["k".repeat(129)]: 1 } }];
+    r.write(1, tooMany);
+    r.write(2, longKey);
+    r.write(3, [{ op: "append", path: ["chat"], value: "fine" }]);
+    await r.until(() => r.messages.filter((m) => m.type !== RealmMessageType.Hydrate).length >= 3, "three answers");
+    const rejects = r.messages.filter((m) => m.type === RealmMessageType.Reject);
+    expect(rejects.map((m) => [m.seq, m.code])).toEqual([
+      [1, "limits_exceeded"],
+      [2, "limits_exceeded"],
+    ]);
+    expect(rejects[0].message).toContain("maxPatchesPerFrame");
+    expect(rejects[1].message).toContain("maxRecordKeyLength");
+    // The key tables are still in step: the good write after two refused
+    // ones is acknowledged.
+    expect(r.messages.find((m) => m.type === RealmMessageType.Ack)).toMatchObject({ seq: 3 });
+    for (let seq = 4; seq <= 12; seq++) r.write(seq, tooMany);
+    const closed = await r.closedWith();
+    expect(closed.code).toBe(4013);
+    expect(r.messages.filter((m) => m.type === RealmMessageType.Reject).length).toBe(11);
+  });
+
+  it("a deployment floor of encrypted refuses before any state", async () => {
+    const [app] = scratchApps("lobby") as [string];
+    const strict = await TesseraServer.start({ appDir: app, env: { TESSERA_REALM_SECURITY: "encrypted" } });
+    try {
+      const r = new Raw("/realm/match/p5", strict);
+      await r.hello(await ticket("match", "p5", "alice", strict));
+      const closed = await r.closedWith();
+      expect(closed.code).toBe(4012);
+      expect(closed.reason).toContain("insufficient_security");
+      expect(r.messages).toEqual([]);
+    } finally {
+      await strict.stop();
+      strict.removeApp();
+    }
+  });
+});
