@@ -1,5 +1,6 @@
 #include "realm/host.h"
 
+#include <algorithm>
 #include <future>
 #include <utility>
 
@@ -15,6 +16,8 @@ RealmHost::RealmHost(std::vector<RealmKindConfig> kinds,
     std::string name = kind.name;
     kinds_[name] = std::make_shared<const RealmKindConfig>(std::move(kind));
   }
+  reaper_ = std::make_shared<Reaper>(this);
+  (void)options_.pool->Add(reaper_);
 }
 
 RealmHost::~RealmHost() { Shutdown(); }
@@ -61,7 +64,8 @@ Status RealmHost::Push(std::string_view kind_name, std::string_view key,
       auto it = instances_.find(id);
       if (it == instances_.end()) {
         if (item.type != Item::Type::kAttach &&
-            item.type != Item::Type::kUpdate) {
+            item.type != Item::Type::kUpdate &&
+            item.type != Item::Type::kExpire) {
           return Status();  // a write or detach for nothing live: dropped
         }
         instance = std::make_shared<Instance>(this, kind, std::string(key), id);
@@ -131,6 +135,60 @@ Result<int64_t> RealmHost::Update(std::string_view kind, std::string_view key,
   return answer.get();
 }
 
+void RealmHost::ArmExpiry(std::string_view kind_name, std::string_view key) {
+  std::shared_ptr<const RealmKindConfig> kind = FindKind(kind_name);
+  if (kind == nullptr || !kind->expire_after_idle_ms || !ValidKey(key)) return;
+  ArmExpiryAt(kind->name + "/" + std::string(key),
+              options_.pool->clock()->NowUs() +
+                  *kind->expire_after_idle_ms * 1000);
+}
+
+void RealmHost::ArmExpiryAt(const std::string& id, int64_t due_us) {
+  if (reaper_->Arm(id, due_us)) options_.pool->Poke(reaper_);
+}
+
+void RealmHost::DisarmExpiry(const std::string& id) { reaper_->Disarm(id); }
+
+void RealmHost::Expire(const std::string& id) {
+  const size_t slash = id.find('/');
+  Item item;
+  item.type = Item::Type::kExpire;
+  (void)Push(id.substr(0, slash), id.substr(slash + 1), std::move(item));
+}
+
+bool RealmHost::Reaper::Arm(const std::string& id, int64_t due_us) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!due_.emplace(id, due_us).second) return false;  // the earlier stays
+  for (const auto& [other, due] : due_) {
+    if (due < due_us) return false;
+  }
+  return true;
+}
+
+void RealmHost::Reaper::Disarm(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  due_.erase(id);
+}
+
+std::optional<int64_t> RealmHost::Reaper::Run(int64_t now_us) {
+  std::vector<std::string> fired;
+  int64_t next = now_us + 3'600'000'000;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = due_.begin(); it != due_.end();) {
+      if (it->second <= now_us) {
+        fired.push_back(it->first);
+        it = due_.erase(it);
+      } else {
+        next = std::min(next, it->second);
+        ++it;
+      }
+    }
+  }
+  for (const std::string& id : fired) host_->Expire(id);
+  return next;
+}
+
 void RealmHost::Forget(const std::string& id, const Instance* instance) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = instances_.find(id);
@@ -147,6 +205,7 @@ void RealmHost::Shutdown() {
     shut_down_ = true;
     instances.swap(instances_);
   }
+  options_.pool->Remove(*reaper_);
   for (auto& [id, instance] : instances) {
     // Once Remove returns the task never runs again: finish it here.
     options_.pool->Remove(*instance);

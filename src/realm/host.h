@@ -24,6 +24,13 @@
 // unloaded (an ephemeral one is gone; a durable one reloads from the
 // store on the next Attach).
 //
+// Idle expiry (a durable kind's expireAfterIdleMs): the deadline arms when
+// an instance's last peer detaches (and, through ArmExpiry, at boot for
+// every stored instance) and disarms on any attach. When it fires, the
+// instance is loaded if needed and RealmHooks::OnExpire may veto for one
+// more period; otherwise its snapshots and log are dropped from the store
+// and the next Attach boots the initial state on epoch 1.
+//
 // Threading: every public method from any thread; RealmPeer and RealmHooks
 // are called on the instance's worker and must not block (a network
 // session posts to its own strand).
@@ -104,6 +111,12 @@ class RealmHooks {
   virtual Patch OnAvatarDetach(const RealmKindConfig& kind,
                                std::string_view key, std::string_view avatar,
                                std::string_view reason, const Json& state) = 0;
+  // The instance's idle deadline passed (expireAfterIdleMs): true vetoes
+  // the expiry for one more period, false lets the host drop its storage.
+  virtual bool OnExpire(const RealmKindConfig& /*kind*/,
+                        std::string_view /*key*/, const Json& /*state*/) {
+    return false;
+  }
 };
 
 struct RealmHostOptions {
@@ -161,6 +174,11 @@ class RealmHost {
   Result<int64_t> Update(std::string_view kind, std::string_view key,
                          Patch patch);
 
+  // Arms the idle expiry of stored instance (kind, key) at
+  // now + expireAfterIdleMs, unless an attach disarms it first. A no-op
+  // for kinds without expireAfterIdleMs. Any thread.
+  void ArmExpiry(std::string_view kind, std::string_view key);
+
   // Flushes and unloads every instance, closing their peers with 1001.
   void Shutdown();
 
@@ -168,7 +186,13 @@ class RealmHost {
 
  private:
   class Instance;
+  class Reaper;
   struct Item;
+  // Under the reaper's lock; `due_us` on the pool's clock.
+  void ArmExpiryAt(const std::string& id, int64_t due_us);
+  void DisarmExpiry(const std::string& id);
+  // The reaper's deadline passed for "<kind>/<key>".
+  void Expire(const std::string& id);
   // Queues `item` on instance (kind, key), creating it if needed.
   Status Push(std::string_view kind, std::string_view key, Item item);
   void Forget(const std::string& id, const Instance* instance);
@@ -181,6 +205,7 @@ class RealmHost {
   // "<kind>/<key>" -> its instance.
   std::unordered_map<std::string, std::shared_ptr<Instance>> instances_
       GUARDED_BY(mu_);
+  std::shared_ptr<Reaper> reaper_;  // idle expiry deadlines
 };
 
 }  // namespace tessera::realm

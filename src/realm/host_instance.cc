@@ -46,7 +46,7 @@ bool RealmHost::Instance::Unload(bool force, int code,
   return true;
 }
 
-bool RealmHost::Instance::EnsureOpen(std::vector<Item>& items) {
+bool RealmHost::Instance::EnsureOpen(std::span<Item> items) {
   if (realm_ != nullptr) return true;
   const RealmHostOptions& options = host_->options_;
   Json initial = options.initial_state ? options.initial_state(*kind_, key_)
@@ -75,18 +75,24 @@ std::optional<int64_t> RealmHost::Instance::Run(int64_t now_us) {
     std::lock_guard<std::mutex> lock(mu_);
     items.swap(inbox_);
   }
-  if (!EnsureOpen(items)) {
-    Unload(/*force=*/true, kCloseRealmUnavailable,
-           "realm " + id_ + " could not be opened");
-    host_->Forget(id_, this);
-    return std::nullopt;
-  }
-  for (Item& item : items) {
+  now_us_ = now_us;
+  for (size_t i = 0; i < items.size(); ++i) {
+    Item& item = items[i];
     if (broken_) {
       Fail(item, kCloseRealmUnavailable, "realm " + id_ + " failed");
-    } else {
-      Handle(item);
+      continue;
     }
+    if (item.type == Item::Type::kExpire) {
+      HandleExpire();
+      continue;
+    }
+    if (!EnsureOpen(std::span(items).subspan(i))) {
+      Unload(/*force=*/true, kCloseRealmUnavailable,
+             "realm " + id_ + " could not be opened");
+      host_->Forget(id_, this);
+      return std::nullopt;
+    }
+    Handle(item);
   }
   if (!broken_) FlushAndDeliver();
   if (broken_) {
@@ -118,13 +124,13 @@ void RealmHost::Instance::Finish() {
     for (Item& item : items) Fail(item, kCloseGoingAway, stopping);
   } else {
     for (Item& item : items) {
-      if (broken_) {
+      if (broken_ || realm_ == nullptr || item.type == Item::Type::kExpire) {
         Fail(item, kCloseGoingAway, stopping);
       } else {
         Handle(item);
       }
     }
-    if (!broken_) FlushAndDeliver();
+    if (!broken_ && realm_ != nullptr) FlushAndDeliver();
   }
   for (auto& [raw, peer] : peers_) {
     if (std::shared_ptr<RealmPeer> p = peer.peer.lock()) {
@@ -173,8 +179,12 @@ void RealmHost::Instance::Handle(Item& item) {
       std::string avatar = std::move(it->second.avatar);
       peers_.erase(it);
       DropAvatar(avatar, "left");
+      MaybeArmExpiry();
       return;
     }
+    case Item::Type::kExpire:
+      HandleExpire();
+      return;
     case Item::Type::kUpdate: {
       Result<int64_t> version = realm_->Submit(item.patch, "");
       if (!version.ok()) {
@@ -192,7 +202,58 @@ void RealmHost::Instance::Handle(Item& item) {
   }
 }
 
+void RealmHost::Instance::MaybeArmExpiry() {
+  if (!peers_.empty() || !kind_->expire_after_idle_ms ||
+      kind_->persistence != Persistence::kDurable) {
+    return;
+  }
+  host_->ArmExpiryAt(id_, now_us_ + *kind_->expire_after_idle_ms * 1000);
+}
+
+void RealmHost::Instance::HandleExpire() {
+  RealmStore* store = host_->options_.store;
+  if (!peers_.empty() || !kind_->expire_after_idle_ms ||
+      kind_->persistence != Persistence::kDurable || store == nullptr) {
+    return;  // attached meanwhile, or nothing of it is stored
+  }
+  const int64_t period_us = *kind_->expire_after_idle_ms * 1000;
+  const auto& log = host_->options_.log;
+  if (RealmHooks* hooks = host_->options_.hooks) {
+    if (realm_ == nullptr) {
+      Result<std::optional<LoadedRealm>> loaded = store->Load(id_);
+      if (loaded.ok() && !loaded->has_value()) return;  // dropped already
+      Result<std::unique_ptr<RealmInstance>> opened =
+          loaded.ok() ? RealmInstance::Open(*kind_, id_, store,
+                                            kind_->initial_state)
+                      : Result<std::unique_ptr<RealmInstance>>(loaded.status());
+      if (!opened.ok()) {
+        if (log) {
+          log("realm " + id_ + ": idle expiry put off: " +
+              opened.status().message());
+        }
+        host_->ArmExpiryAt(id_, now_us_ + period_us);
+        return;
+      }
+      realm_ = std::move(opened).value();
+    }
+    if (hooks->OnExpire(*kind_, key_, realm_->state())) {
+      host_->ArmExpiryAt(id_, now_us_ + period_us);  // vetoed: one more period
+      return;
+    }
+  }
+  if (realm_ != nullptr && !FlushAndDeliver()) return;
+  Status dropped = store->Drop(id_);
+  if (!dropped.ok()) {
+    if (log) log("realm " + id_ + ": idle expiry failed: " + dropped.message());
+    host_->ArmExpiryAt(id_, now_us_ + period_us);
+    return;
+  }
+  realm_.reset();  // the next attach boots the initial state
+  if (log) log("realm " + id_ + ": expired after idle; its storage was dropped");
+}
+
 void RealmHost::Instance::HandleAttach(Item& item) {
+  host_->DisarmExpiry(id_);
   // The answer is given at the durable head, so what is pending goes out
   // first: the new peer must neither miss it nor get it twice.
   if (!FlushAndDeliver()) return;

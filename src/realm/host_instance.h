@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -25,7 +26,7 @@
 namespace tessera::realm {
 
 struct RealmHost::Item {
-  enum class Type { kAttach, kWrite, kDetach, kUpdate };
+  enum class Type { kAttach, kWrite, kDetach, kUpdate, kExpire };
   Type type = Type::kWrite;
   const RealmPeer* peer = nullptr;
   std::weak_ptr<RealmPeer> weak_peer;  // kAttach
@@ -34,6 +35,21 @@ struct RealmHost::Item {
   uint64_t seq = 0;                    // kWrite
   Patch patch;                         // kWrite, kUpdate
   std::shared_ptr<std::promise<Result<int64_t>>> done;  // kUpdate
+};
+
+// The idle expiry deadlines of every instance, one WorkerPool task.
+class RealmHost::Reaper final : public guest::WorkerPool::Task {
+ public:
+  explicit Reaper(RealmHost* host) : host_(host) {}
+  // True when `due_us` is now the earliest deadline (poke the task).
+  bool Arm(const std::string& id, int64_t due_us);
+  void Disarm(const std::string& id);
+  std::optional<int64_t> Run(int64_t now_us) override;
+
+ private:
+  RealmHost* const host_;
+  std::mutex mu_;
+  std::map<std::string, int64_t> due_ GUARDED_BY(mu_);
 };
 
 class RealmHost::Instance final : public guest::WorkerPool::Task {
@@ -62,7 +78,7 @@ class RealmHost::Instance final : public guest::WorkerPool::Task {
 
   // Opens the document on first use; false (the items' peers told) when
   // it cannot.
-  bool EnsureOpen(std::vector<Item>& items);
+  bool EnsureOpen(std::span<Item> items);
   // Answers an item that will never be handled (the instance is gone).
   static void Fail(Item& item, int code, const std::string& reason);
   // Stops taking items; false when some are still queued (and `force` is
@@ -70,6 +86,9 @@ class RealmHost::Instance final : public guest::WorkerPool::Task {
   bool Unload(bool force, int code, const std::string& reason);
   void Handle(Item& item);
   void HandleAttach(Item& item);
+  void HandleExpire();
+  // Arms the idle expiry when the kind has one and nobody is attached.
+  void MaybeArmExpiry();
   void AddAvatar(const std::string& avatar);
   void DropAvatar(const std::string& avatar, std::string_view reason);
   void RunHook(Patch patch, std::string_view what);
@@ -101,6 +120,7 @@ class RealmHost::Instance final : public guest::WorkerPool::Task {
                         int64_t>>
       updates_;  // resolved after the flush
   std::optional<int64_t> idle_since_us_;
+  int64_t now_us_ = 0;  // the running pass's time
 };
 
 }  // namespace tessera::realm

@@ -45,8 +45,20 @@ Result<std::unique_ptr<RealmService>> RealmService::Start(
     store = std::move(opened).value();
     break;
   }
-  return std::unique_ptr<RealmService>(
+  std::vector<std::pair<std::string, std::string>> expiring;  // (kind, key)
+  for (const realm::RealmKindConfig& kind : kinds) {
+    if (!kind.expire_after_idle_ms || store == nullptr) continue;
+    Result<std::vector<std::string>> ids = store->List(kind.name);
+    if (!ids.ok()) return ids.status();
+    for (const std::string& id : *ids) {
+      expiring.emplace_back(kind.name, id.substr(id.find('/') + 1));
+    }
+  }
+  auto service = std::unique_ptr<RealmService>(
       new RealmService(std::move(kinds), std::move(store), std::move(options)));
+  // Nobody is attached at boot: every stored instance's idle period starts.
+  for (const auto& [kind, key] : expiring) service->host_->ArmExpiry(kind, key);
+  return service;
 }
 
 RealmService::RealmService(std::vector<realm::RealmKindConfig> kinds,
