@@ -61,7 +61,8 @@ std::string Encode(const ClientMessage& msg) {
           },
           [](const Write& m) { return EncodeWrite(m.seq, AsText(m.patch)); },
           [](const Ping& m) { return EncodePing(m.nonce); },
-          [](const Pong& m) { return EncodePong(m.nonce); }},
+          [](const Pong& m) { return EncodePong(m.nonce); },
+          [](const Intent& m) { return EncodeIntent(m.seq, m.name, m.args); }},
       msg);
 }
 
@@ -100,6 +101,10 @@ bool Same(const ClientMessage& a, const ClientMessage& b) {
   }
   if (const auto* x = std::get_if<Ping>(&a)) {
     return x->nonce == std::get<Ping>(b).nonce;
+  }
+  if (const auto* x = std::get_if<Intent>(&a)) {
+    const auto& y = std::get<Intent>(b);
+    return x->seq == y.seq && x->name == y.name && x->args == y.args;
   }
   return std::get<Pong>(a).nonce == std::get<Pong>(b).nonce;
 }

@@ -96,6 +96,13 @@ class RealmSession final : public realm::RealmPeer,
       if (s.live()) s.conn_.Send(wire::EncodeReject(seq, code, message));
     });
   }
+  void OnIntentDone(uint64_t seq, int64_t version) override {
+    OnStrand([seq, version](RealmSession& s) {
+      if (s.live()) {
+        s.conn_.Send(wire::EncodeAck(seq, static_cast<uint64_t>(version)));
+      }
+    });
+  }
   void OnClosed(int code, std::string reason) override {
     OnStrand([code, reason = std::move(reason)](RealmSession& s) {
       s.attached_ = false;  // the host dropped us already
@@ -186,6 +193,8 @@ class RealmSession final : public realm::RealmPeer,
                   false);
     } else if (const auto* write = std::get_if<wire::Write>(&msg)) {
       HandleWrite(*write);
+    } else if (const auto* intent = std::get_if<wire::Intent>(&msg)) {
+      HandleIntent(*intent);
     } else if (const auto* ping = std::get_if<wire::Ping>(&msg)) {
       conn_.SendUrgent(wire::EncodePong(ping->nonce));
     }
@@ -285,6 +294,62 @@ class RealmSession final : public realm::RealmPeer,
       return;
     }
     host_.Write(kind_name_, key_, this, write.seq, std::move(patch).value());
+  }
+
+  // Held to the frame size and the write rate like a WRITE; the args are
+  // JSON text, nested at most kMaxArgsDepth deep.
+  void HandleIntent(const wire::Intent& intent) {
+    Status admitted =
+        ingress_->Admit(intent.args.size() + intent.name.size(), {},
+                        ctx_.clock.NowUs());
+    if (!admitted.ok()) {
+      conn_.Send(wire::EncodeReject(intent.seq, "limits_exceeded",
+                                    admitted.message()));
+      if (ingress_->should_detach()) {
+        conn_.Close(kCloseLimitsExceeded,
+                    "limits_exceeded: more than " +
+                        std::to_string(
+                            kind_->limits.max_breaches_before_detach) +
+                        " breaches",
+                    false);
+      }
+      return;
+    }
+    realm::Json args = realm::Json::parse(intent.args, nullptr,
+                                          /*allow_exceptions=*/false);
+    if (args.is_discarded() || JsonDepth(intent.args) > kMaxArgsDepth) {
+      conn_.Send(wire::EncodeReject(
+          intent.seq, "invalid_intent",
+          "INTENT args must be JSON text nested at most 32 deep"));
+      return;
+    }
+    host_.Intent(kind_name_, key_, this, intent.seq, std::string(intent.name),
+                 std::move(args));
+  }
+
+  static constexpr int kMaxArgsDepth = 32;
+  // The deepest nesting of [ and { in JSON text (outside strings).
+  static int JsonDepth(std::string_view text) {
+    int depth = 0, deepest = 0;
+    bool in_string = false, escaped = false;
+    for (char c : text) {
+      if (in_string) {
+        if (escaped) {
+          escaped = false;
+        } else if (c == '\\') {
+          escaped = true;
+        } else if (c == '"') {
+          in_string = false;
+        }
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '[' || c == '{') {
+        deepest = std::max(deepest, ++depth);
+      } else if (c == ']' || c == '}') {
+        --depth;
+      }
+    }
+    return deepest;
   }
 
   void DeliverAttach(realm::AttachAnswer answer) {

@@ -114,6 +114,18 @@ void RealmHost::Write(std::string_view kind, std::string_view key,
   (void)Push(kind, key, std::move(item));
 }
 
+void RealmHost::Intent(std::string_view kind, std::string_view key,
+                       const RealmPeer* peer, uint64_t seq, std::string intent,
+                       Json args) {
+  Item item;
+  item.type = Item::Type::kIntent;
+  item.peer = peer;
+  item.seq = seq;
+  item.intent = std::move(intent);
+  item.args = std::move(args);
+  (void)Push(kind, key, std::move(item));
+}
+
 void RealmHost::Detach(std::string_view kind, std::string_view key,
                        const RealmPeer* peer) {
   Item item;

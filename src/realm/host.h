@@ -90,10 +90,14 @@ class RealmPeer {
   virtual void OnAttached(AttachAnswer answer) = 0;
   // Durable commits after the last ones this peer was given, in order.
   virtual void OnCommits(std::shared_ptr<const CommitBatch> batch) = 0;
-  // This peer's write `seq` was refused; nothing of it applied. `code`:
-  // "permission_denied" or "invalid_patch".
+  // This peer's write or intent `seq` was refused; nothing of it applied.
+  // `code`: "permission_denied", "invalid_patch" (writes), "refused" (the
+  // module said no), "failed" (the module failed) or "unavailable".
   virtual void OnRejected(uint64_t seq, std::string code,
                           std::string message) = 0;
+  // This peer's intent `seq` is done: durable as commit `version` (after
+  // OnCommits carried it), or made no change at `version`.
+  virtual void OnIntentDone(uint64_t seq, int64_t version) = 0;
   // The host dropped the peer (it is detached): close the connection.
   virtual void OnClosed(int code, std::string reason) = 0;
 };
@@ -111,6 +115,27 @@ class RealmHooks {
   virtual Patch OnAvatarDetach(const RealmKindConfig& kind,
                                std::string_view key, std::string_view avatar,
                                std::string_view reason, const Json& state) = 0;
+  // The first document of a new instance of `kind` (a module's
+  // initial_state); nullopt: the kind's initialState. An error refuses to
+  // open the instance.
+  virtual Result<std::optional<Json>> InitialState(
+      const RealmKindConfig& /*kind*/, std::string_view /*key*/) {
+    return std::optional<Json>();
+  }
+  // Intent `intent` of `avatar` with `args` (a module's apply): the patch
+  // it makes, committed as the server (empty: no change). Errors:
+  // kFailedPrecondition with the module's reason for a refusal; others
+  // when the module failed.
+  virtual Result<Patch> ApplyIntent(const RealmKindConfig& kind,
+                                    std::string_view /*key*/,
+                                    std::string_view /*avatar*/,
+                                    std::string_view /*intent*/,
+                                    const Json& /*args*/,
+                                    const Json& /*state*/) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "realm kind \"" + kind.name +
+                      "\" has no module, and intents need one");
+  }
   // The instance's idle deadline passed (expireAfterIdleMs): true vetoes
   // the expiry for one more period, false lets the host drop its storage.
   virtual bool OnExpire(const RealmKindConfig& /*kind*/,
@@ -162,6 +187,13 @@ class RealmHost {
   // already). Dropped when the peer is not attached.
   void Write(std::string_view kind, std::string_view key,
              const RealmPeer* peer, uint64_t seq, Patch patch);
+  // Queues intent `intent` with `args` of an attached peer: the kind's
+  // hooks turn it into a patch, committed as the server (the write rules
+  // do not apply: the module decides), broadcast like any commit and
+  // answered with OnIntentDone or OnRejected.
+  void Intent(std::string_view kind, std::string_view key,
+              const RealmPeer* peer, uint64_t seq, std::string intent,
+              Json args);
   // Detaches `peer` (queued like the rest: calls already under way may
   // still reach it, so a peer ignores what comes after its Detach).
   void Detach(std::string_view kind, std::string_view key,

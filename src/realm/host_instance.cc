@@ -49,8 +49,21 @@ bool RealmHost::Instance::Unload(bool force, int code,
 bool RealmHost::Instance::EnsureOpen(std::span<Item> items) {
   if (realm_ != nullptr) return true;
   const RealmHostOptions& options = host_->options_;
-  Json initial = options.initial_state ? options.initial_state(*kind_, key_)
-                                       : kind_->initial_state;
+  Json initial = kind_->initial_state;
+  if (options.initial_state) {
+    initial = options.initial_state(*kind_, key_);
+  } else if (options.hooks != nullptr) {
+    Result<std::optional<Json>> from_hooks =
+        options.hooks->InitialState(*kind_, key_);
+    if (!from_hooks.ok()) {
+      const std::string reason = "realm " + id_ +
+                                 ": initial_state failed: " +
+                                 from_hooks.status().message();
+      for (Item& item : items) Fail(item, kCloseRealmUnavailable, reason);
+      return false;
+    }
+    if (from_hooks->has_value()) initial = std::move(**from_hooks);
+  }
   RealmStore* store =
       kind_->persistence == Persistence::kDurable ? options.store : nullptr;
   Result<std::unique_ptr<RealmInstance>> opened =
@@ -185,6 +198,9 @@ void RealmHost::Instance::Handle(Item& item) {
     case Item::Type::kExpire:
       HandleExpire();
       return;
+    case Item::Type::kIntent:
+      HandleIntent(item);
+      return;
     case Item::Type::kUpdate: {
       Result<int64_t> version = realm_->Submit(item.patch, "");
       if (!version.ok()) {
@@ -200,6 +216,49 @@ void RealmHost::Instance::Handle(Item& item) {
       return;
     }
   }
+}
+
+void RealmHost::Instance::HandleIntent(Item& item) {
+  auto it = peers_.find(item.peer);
+  if (it == peers_.end()) return;  // detached meanwhile
+  RealmHooks* hooks = host_->options_.hooks;
+  Result<Patch> patch =
+      hooks != nullptr
+          ? hooks->ApplyIntent(*kind_, key_, it->second.avatar, item.intent,
+                               item.args, realm_->state())
+          : Result<Patch>(Status(StatusCode::kFailedPrecondition,
+                                 "realm kind \"" + kind_->name +
+                                     "\" has no module, and intents need "
+                                     "one"));
+  if (!patch.ok()) {
+    const StatusCode code = patch.status().code();
+    refusals_.push_back(
+        Answer{item.peer, item.seq,
+               code == StatusCode::kFailedPrecondition ? "refused"
+               : code == StatusCode::kUnavailable      ? "unavailable"
+                                                       : "failed",
+               patch.status().message()});
+    return;
+  }
+  if (patch->empty()) {
+    intents_done_.push_back(Done{item.peer, item.seq, realm_->version()});
+    return;
+  }
+  Result<int64_t> version = realm_->Submit(*patch, "");
+  if (!version.ok()) {
+    if (version.status().code() == StatusCode::kUnavailable) {
+      Break(version.status());
+      return;
+    }
+    refusals_.push_back(Answer{item.peer, item.seq, "invalid_patch",
+                               "intent \"" + item.intent +
+                                   "\": the module's patch does not apply: " +
+                                   version.status().message()});
+    return;
+  }
+  batch_.push_back(
+      BroadcastCommit{*version, std::move(patch).value(), nullptr, 0});
+  intents_done_.push_back(Done{item.peer, item.seq, *version});
 }
 
 void RealmHost::Instance::MaybeArmExpiry() {
@@ -370,6 +429,12 @@ bool RealmHost::Instance::FlushAndDeliver() {
     }
   }
   refusals_.clear();
+  for (const Done& done : intents_done_) {
+    if (std::shared_ptr<RealmPeer> p = Lock(done.peer)) {
+      p->OnIntentDone(done.seq, done.version);
+    }
+  }
+  intents_done_.clear();
   for (auto& [done, version] : updates_) done->set_value(version);
   updates_.clear();
   return true;
@@ -387,6 +452,7 @@ void RealmHost::Instance::Break(const Status& why) {
   avatars_.clear();
   batch_.clear();
   refusals_.clear();
+  intents_done_.clear();
   for (auto& [done, version] : updates_) {
     done->set_value(Status(StatusCode::kUnavailable, reason));
   }

@@ -26,14 +26,16 @@
 namespace tessera::realm {
 
 struct RealmHost::Item {
-  enum class Type { kAttach, kWrite, kDetach, kUpdate, kExpire };
+  enum class Type { kAttach, kWrite, kDetach, kUpdate, kExpire, kIntent };
   Type type = Type::kWrite;
   const RealmPeer* peer = nullptr;
   std::weak_ptr<RealmPeer> weak_peer;  // kAttach
   std::string avatar;                  // kAttach
   int64_t epoch = 0, version = 0;      // kAttach
-  uint64_t seq = 0;                    // kWrite
+  uint64_t seq = 0;                    // kWrite, kIntent
   Patch patch;                         // kWrite, kUpdate
+  std::string intent;                  // kIntent
+  Json args;                           // kIntent
   std::shared_ptr<std::promise<Result<int64_t>>> done;  // kUpdate
 };
 
@@ -87,6 +89,7 @@ class RealmHost::Instance final : public guest::WorkerPool::Task {
   void Handle(Item& item);
   void HandleAttach(Item& item);
   void HandleExpire();
+  void HandleIntent(Item& item);
   // Arms the idle expiry when the kind has one and nobody is attached.
   void MaybeArmExpiry();
   void AddAvatar(const std::string& avatar);
@@ -116,6 +119,12 @@ class RealmHost::Instance final : public guest::WorkerPool::Task {
   std::unordered_map<std::string, int> avatars_;  // live peers per avatar
   CommitBatch batch_;  // submitted, not yet durable
   std::vector<Answer> refusals_;
+  struct Done {  // an intent's answer, sent after the flush
+    const RealmPeer* peer;
+    uint64_t seq;
+    int64_t version;
+  };
+  std::vector<Done> intents_done_;
   std::vector<std::pair<std::shared_ptr<std::promise<Result<int64_t>>>,
                         int64_t>>
       updates_;  // resolved after the flush

@@ -36,6 +36,9 @@ class RecordingPeer final : public RealmPeer {
                   std::string message) override {
     rejected.push_back({seq, std::move(code), std::move(message)});
   }
+  void OnIntentDone(uint64_t seq, int64_t version) override {
+    intents.push_back({seq, version});
+  }
   void OnClosed(int code, std::string reason) override {
     closed.push_back({code, std::move(reason)});
   }
@@ -59,6 +62,7 @@ class RecordingPeer final : public RealmPeer {
   std::vector<BroadcastCommit> commits;
   std::vector<Rejection> rejected;
   std::vector<Close> closed;
+  std::vector<std::pair<uint64_t, int64_t>> intents;  // (seq, version)
   int batches = 0;
 };
 

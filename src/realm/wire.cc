@@ -134,6 +134,8 @@ const char* TypeName(uint64_t type) {
       return "PING";
     case kPong:
       return "PONG";
+    case kIntent:
+      return "INTENT";
     case kHydrate:
       return "HYDRATE";
     case kResume:
@@ -353,9 +355,31 @@ Result<ClientMessage> DecodeClientMessage(std::span<const uint8_t> bytes) {
       if (!msg.ok()) return msg.status();
       return ClientMessage(*msg);
     }
+    case kIntent: {
+      Intent msg;
+      TESSERA_RETURN_IF_ERROR(in.Integer("seq", &msg.seq));
+      TESSERA_RETURN_IF_ERROR(in.Text("name", &msg.name));
+      if (msg.name.empty() || msg.name.size() > kMaxIntentName) {
+        return InvalidArgument("INTENT: name must be 1 to 64 bytes");
+      }
+      TESSERA_RETURN_IF_ERROR(in.Text("args", &msg.args));
+      TESSERA_RETURN_IF_ERROR(in.Close());
+      return ClientMessage(msg);
+    }
     default:
       return UnknownType(type);
   }
+}
+
+std::string EncodeIntent(uint64_t seq, std::string_view name,
+                         std::string_view args_json) {
+  Out out;
+  out.Array(4);
+  out.Uint(kIntent);
+  out.Uint(seq);
+  out.Str(name);
+  out.Str(args_json);
+  return out.Take();
 }
 
 std::string EncodeHello(std::string_view ticket, uint64_t epoch,

@@ -30,6 +30,7 @@ enum MsgType : uint8_t {
   kWrite = 2,
   kPing = 3,
   kPong = 4,
+  kIntent = 5,
   kHydrate = 16,
   kResume = 17,
   kCommit = 18,
@@ -54,7 +55,14 @@ struct Ping {
 struct Pong {
   uint64_t nonce = 0;
 };
-using ClientMessage = std::variant<Hello, Write, Ping, Pong>;
+// The longest intent name.
+inline constexpr size_t kMaxIntentName = 64;
+struct Intent {
+  uint64_t seq = 0;
+  std::string_view name;  // 1..kMaxIntentName bytes
+  std::string_view args;  // JSON text, unparsed
+};
+using ClientMessage = std::variant<Hello, Write, Ping, Pong, Intent>;
 
 // Decodes one client message. Errors: kInvalidArgument with a short reason
 // for the close frame ("not a MessagePack array", "unknown message type 9",
@@ -112,6 +120,8 @@ Result<ServerMessage> DecodeServerMessage(std::span<const uint8_t> bytes);
 std::string EncodeHello(std::string_view ticket, uint64_t epoch,
                         uint64_t version, uint64_t protocol = kProtocol);
 std::string EncodeWrite(uint64_t seq, std::string_view patch);
+std::string EncodeIntent(uint64_t seq, std::string_view name,
+                         std::string_view args_json);
 
 }  // namespace tessera::realm::wire
 

@@ -456,3 +456,36 @@ TEST(RealmWire, SurvivesEveryByteChange) {
 
 }  // namespace
 }  // namespace tessera::realm::wire
+
+namespace tessera::realm::wire {
+namespace {
+
+TEST(RealmWireIntent, RoundTripsAndRefusesBadNames) {
+  const std::string bytes = EncodeIntent(7, "move", R"({"cell":4})");
+  // [5, 7, "move", "{\"cell\":4}"]
+  EXPECT_EQ(bytes.substr(0, 8), std::string("\x94\x05\x07\xa4move", 8));
+  Result<ClientMessage> decoded = DecodeClientMessage(std::span(
+      reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  const auto* intent = std::get_if<Intent>(&*decoded);
+  ASSERT_NE(intent, nullptr);
+  EXPECT_EQ(intent->seq, 7u);
+  EXPECT_EQ(intent->name, "move");
+  EXPECT_EQ(intent->args, R"({"cell":4})");
+  for (const std::string& name : {std::string(), std::string(65, 'n')}) {
+    const std::string bad = EncodeIntent(1, name, "{}");
+    Result<ClientMessage> refused = DecodeClientMessage(std::span(
+        reinterpret_cast<const uint8_t*>(bad.data()), bad.size()));
+    EXPECT_EQ(refused.status().message(), "INTENT: name must be 1 to 64 bytes");
+  }
+  // args must be a string (JSON text).
+  const std::string numeric("\x94\x05\x01\xa1m\x07", 6);
+  Result<ClientMessage> wrong = DecodeClientMessage(std::span(
+      reinterpret_cast<const uint8_t*>(numeric.data()), numeric.size()));
+  EXPECT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("args"), std::string::npos)
+      << wrong.status().message();
+}
+
+}  // namespace
+}  // namespace tessera::realm::wire

@@ -8,6 +8,7 @@
 #include "server/env_config.h"
 #include "server/http_json.h"
 #include "server/random_token.h"
+#include "server/realm_module.h"
 #include "server/request_target.h"
 #include "store/store.h"
 
@@ -68,6 +69,7 @@ RealmService::RealmService(std::vector<realm::RealmKindConfig> kinds,
   for (const realm::RealmKindConfig& kind : kinds) {
     kind_names_.push_back(kind.name);
   }
+  hooks_ = std::make_unique<ModuleRealmHooks>(options_.engine, options_.log);
   guest::WorkerPoolOptions pool;
   pool.threads = options_.workers;
   pool_ = std::make_unique<guest::WorkerPool>(pool);
@@ -75,6 +77,7 @@ RealmService::RealmService(std::vector<realm::RealmKindConfig> kinds,
   host.pool = pool_.get();
   host.store = store_.get();
   host.log = options_.log;
+  host.hooks = hooks_.get();
   host_ = std::make_unique<realm::RealmHost>(std::move(kinds), std::move(host));
   sessions_ = std::make_unique<net::RealmSessions>(*host_, options_.floor);
 }

@@ -30,7 +30,13 @@
 #include "realm/realm_store.h"
 #include "server/service.h"
 
+namespace tessera::compute {
+class ComputeEngine;
+}
+
 namespace tessera::server {
+
+class ModuleRealmHooks;
 
 struct RealmServiceOptions {
   std::string admin_token;
@@ -41,6 +47,8 @@ struct RealmServiceOptions {
   int workers = 1;
   std::function<void(const std::string&)> log;
   const WallClock* wall_clock = nullptr;  // null: the real one
+  // Runs the kinds' modules (realm_module.h). Not owned; null: none.
+  compute::ComputeEngine* engine = nullptr;
 };
 
 class RealmService final : public Service, public net::HttpHandler {
@@ -71,6 +79,7 @@ class RealmService final : public Service, public net::HttpHandler {
   const RealmServiceOptions options_;
   std::vector<std::string> kind_names_;
   std::unique_ptr<realm::RealmStore> store_;
+  std::unique_ptr<ModuleRealmHooks> hooks_;
   std::unique_ptr<guest::WorkerPool> pool_;
   std::unique_ptr<realm::RealmHost> host_;
   std::unique_ptr<net::RealmSessions> sessions_;
