@@ -3,6 +3,7 @@
 // close codes before any state is sent, a second HELLO with another
 // identity, and the ingress limits (a REJECT per breach, then the forced
 // detach).
+import { encode } from "@msgpack/msgpack";
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodePatch, KeyTable } from "../../src/realm/codec.js";
@@ -140,6 +141,45 @@ describe("the realm protocol on the real server", () => {
     const closed = await r.closedWith();
     expect(closed.code).toBe(4013);
     expect(r.messages.filter((m) => m.type === RealmMessageType.Reject).length).toBe(11);
+  });
+
+  it("intents go through the match module: a legal move commits, the rest are refused with its reason", async () => {
+    await server.waitForModule("match-logic");
+    const x = new Raw("/realm/match/p6");
+    const o = new Raw("/realm/match/p6");
+    await x.hello(await ticket("match", "p6", "xena"));
+    await o.hello(await ticket("match", "p6", "otto"));
+    await x.until(() => x.messages.length >= 1, "x's hydrate");
+    await o.until(() => o.messages.length >= 1, "o's hydrate");
+    const intent = (r: Raw, seq: number, name: string, args: unknown) =>
+      r.ws.send(encode([5, seq, name, JSON.stringify(args)]));
+    intent(x, 1, "move", { cell: 4 }); // no seat yet
+    x.write(2, [{ op: "set", path: ["seats", "xena"], value: "X" }]);
+    o.write(1, [{ op: "set", path: ["seats", "otto"], value: "O" }]);
+    await x.until(() => x.messages.some((m) => m.type === RealmMessageType.Ack && m.seq === 2), "x's seat");
+    await o.until(() => o.messages.some((m) => m.type === RealmMessageType.Ack && m.seq === 1), "o's seat");
+    intent(o, 2, "move", { cell: 0 }); // X starts
+    intent(x, 3, "move", { cell: 4 });
+    intent(o, 3, "move", { cell: 4 }); // taken
+    await o.until(() => o.messages.filter((m) => m.type === RealmMessageType.Reject).length >= 2, "o's refusals");
+    const xr = x.messages.find((m) => m.type === RealmMessageType.Reject);
+    expect(xr).toMatchObject({ seq: 1, code: "refused", message: "take a seat (X or O) first" });
+    const or = o.messages.filter((m) => m.type === RealmMessageType.Reject);
+    expect(or.map((m) => [m.seq, m.code, m.message])).toEqual([
+      [2, "refused", "it is X's turn"],
+      [3, "refused", "cell 4 is taken"],
+    ]);
+    // x's move is acknowledged with its version and reached o as a commit.
+    await x.until(() => x.messages.some((m) => m.type === RealmMessageType.Ack && m.seq === 3), "x's move");
+    const ack = x.messages.find((m) => m.type === RealmMessageType.Ack && m.seq === 3);
+    const seen = o.messages.find((m) => m.type === RealmMessageType.Commit && m.version === ack.version);
+    expect(seen).toBeDefined();
+    // Clients cannot append moves themselves: only the module writes them.
+    o.write(4, [{ op: "append", path: ["moves"], value: { by: "otto", cell: 1, mark: "O" } }]);
+    await o.until(() => o.messages.some((m) => m.type === RealmMessageType.Reject && m.seq === 4), "o's write");
+    expect(o.messages.find((m) => m.seq === 4 && m.type === RealmMessageType.Reject).code).toBe("permission_denied");
+    x.ws.close();
+    o.ws.close();
   });
 
   it("a deployment floor of encrypted refuses before any state", async () => {

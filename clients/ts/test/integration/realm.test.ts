@@ -92,10 +92,10 @@ describe("realms on the real server", () => {
     expect((b.document as any).seats.alice).toBe("X");
 
     // An append-only list takes appends from both.
-    await committed(a.append(["moves"], { by: "alice", cell: 4 }).done);
-    await committed(b.append(["moves"], { by: "bob", cell: 0 }).done);
-    await documentWhere(a, (d) => d.moves?.length === 2);
-    expect((await b.delete(["moves"]).done).status).toBe("rejected");
+    await committed(a.append(["chat"], "alice: hi").done);
+    await committed(b.append(["chat"], "bob: hello").done);
+    await documentWhere(a, (d) => d.chat?.length === 2);
+    expect((await b.delete(["chat"]).done).status).toBe("rejected");
   });
 
   it("never sends a reader what it may not read", async () => {
