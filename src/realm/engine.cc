@@ -41,7 +41,7 @@ DecodeLimits LogDecodeLimits() {
 
 Result<std::unique_ptr<RealmInstance>> RealmInstance::Open(
     const RealmKindConfig& kind, std::string key, RealmStore* store,
-    Json initial_state) {
+    Json initial_state, const Migrate& migrate) {
   if (!initial_state.is_object()) {
     return InvalidArgument("realm " + key +
                            ": the initial state must be a JSON object");
@@ -57,11 +57,11 @@ Result<std::unique_ptr<RealmInstance>> RealmInstance::Open(
   }
   std::unique_ptr<RealmInstance> realm(
       new RealmInstance(kind, std::move(key), durable ? store : nullptr));
-  TESSERA_RETURN_IF_ERROR(realm->ColdStart(std::move(initial_state)));
+  TESSERA_RETURN_IF_ERROR(realm->ColdStart(std::move(initial_state), migrate));
   return realm;
 }
 
-Status RealmInstance::ColdStart(Json initial_state) {
+Status RealmInstance::ColdStart(Json initial_state, const Migrate& migrate) {
   if (store_ == nullptr) {
     epoch_ = RandomEpoch();
     state_ = std::move(initial_state);
@@ -92,12 +92,14 @@ Status RealmInstance::ColdStart(Json initial_state) {
       return Status::Ok();
     }
     if (kind_.migrate == MigrateMode::kModule) {
-      return Precondition(
-          "realm " + key_ + ": the schema changed (stored " +
-          realm.snapshot.schema_hash + ", kind " + kind_.schema_hash +
-          ") and kind " + kind_.name +
-          " has migrate \"module\", which this server cannot run yet; use "
-          "migrate \"wipe\" or restore the old schema");
+      if (!migrate) {
+        return Precondition(
+            "realm " + key_ + ": the schema changed (stored " +
+            realm.snapshot.schema_hash + ", kind " + kind_.schema_hash +
+            ") and kind " + kind_.name +
+            " has migrate \"module\", but no module migrate was given");
+      }
+      return MigrateByModule(realm, migrate);
     }
     return Precondition(
         "realm " + key_ + ": the schema changed (stored " +
@@ -109,6 +111,30 @@ Status RealmInstance::ColdStart(Json initial_state) {
         "the old schema");
   }
   return Replay(realm);
+}
+
+Status RealmInstance::MigrateByModule(const LoadedRealm& loaded,
+                                      const Migrate& migrate) {
+  // The old document at its head, by the old log.
+  TESSERA_RETURN_IF_ERROR(Replay(loaded));
+  Result<Json> migrated = migrate(state_, loaded.snapshot.schema_hash);
+  if (!migrated.ok() || !migrated->is_object()) {
+    return Precondition(
+        "realm " + key_ + ": migrate from schema " +
+        loaded.snapshot.schema_hash + " failed, so nothing was changed: " +
+        (migrated.ok() ? std::string("it did not answer a JSON object")
+                       : migrated.status().message()));
+  }
+  const RealmSnapshot first{loaded.epoch + 1, 0, kind_.schema_hash,
+                            migrated->dump()};
+  TESSERA_RETURN_IF_ERROR(store_->StartEpoch(key_, first));
+  state_ = std::move(migrated).value();
+  epoch_ = first.epoch;
+  version_ = 0;
+  durable_version_ = 0;
+  recent_.clear();
+  snapshot_due_ = false;
+  return Status::Ok();
 }
 
 Status RealmInstance::Replay(const LoadedRealm& loaded) {

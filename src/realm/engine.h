@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,6 +39,11 @@ struct CatchUpAnswer {
   int64_t version = 0;
 };
 
+// A kind's migrate "module": the new document (an object) for the stored
+// one (at its head) written under the schema with hash `old_hash`.
+using Migrate =
+    std::function<Result<Json>(const Json& old_state, std::string_view old_hash)>;
+
 class RealmInstance {
  public:
   // Opens realm `key` of `kind`. Durable kinds need `store` (not owned; it
@@ -48,11 +54,14 @@ class RealmInstance {
   // version 0. A stored schema hash other than the kind's refuses
   // (kFailedPrecondition, with the fix) unless the kind's migrate is
   // "wipe": then `initial_state` boots on epoch + 1. `initial_state` must
-  // be an object. Errors: kInvalidArgument, kFailedPrecondition, and the
-  // store's errors.
+  // be an object. With migrate "module", `migrate` turns the stored head
+  // into the new document: the old log is dropped and the new one starts
+  // on epoch + 1 at version 0 with a snapshot of it (without `migrate`,
+  // or when it fails, the open is refused and nothing is dropped).
+  // Errors: kInvalidArgument, kFailedPrecondition, and the store's errors.
   static Result<std::unique_ptr<RealmInstance>> Open(
       const RealmKindConfig& kind, std::string key, RealmStore* store,
-      Json initial_state);
+      Json initial_state, const Migrate& migrate = nullptr);
 
   // Applies `patch` atomically and numbers it version() + 1. A non-empty
   // `avatar` is a client and every op is checked against the kind's write
@@ -90,7 +99,8 @@ class RealmInstance {
   RealmInstance(const RealmKindConfig& kind, std::string key, RealmStore* store)
       : kind_(kind), key_(std::move(key)), store_(store) {}
 
-  Status ColdStart(Json initial_state);
+  Status ColdStart(Json initial_state, const Migrate& migrate);
+  Status MigrateByModule(const LoadedRealm& loaded, const Migrate& migrate);
   Status Replay(const LoadedRealm& loaded);
   void Remember(LoggedCommit commit);
   Status MaybeSnapshot(int64_t previous_durable);

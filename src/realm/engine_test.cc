@@ -235,7 +235,15 @@ TEST(RealmEngineTest, SchemaChangeRefusesWithoutMigrateAndWipesWithWipe) {
   module.migrate = MigrateMode::kModule;
   refused = RealmInstance::Open(module, "match/m1", store.get(), Initial());
   EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(refused.status().message().find("cannot run yet"),
+  EXPECT_NE(refused.status().message().find("no module migrate was given"),
+            std::string::npos);
+  // A migrate that fails changes nothing either.
+  refused = RealmInstance::Open(
+      module, "match/m1", store.get(), Initial(),
+      [](const Json&, std::string_view) -> Result<Json> {
+        return Status(StatusCode::kTrap, "the module trapped");
+      });
+  EXPECT_NE(refused.status().message().find("the module trapped"),
             std::string::npos);
   // Nothing was discarded by the refusals.
   EXPECT_EQ(Loaded(store.get()).head_version(), 1);
@@ -277,6 +285,63 @@ TEST(RealmEngineTest, EphemeralRealmBootsGenesisOnAFreshEpochEveryOpen) {
                 .status()
                 .code(),
             StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tessera::realm
+
+namespace tessera::realm {
+namespace {
+
+using namespace engine_testing;  // NOLINT
+using store::testing::ScratchDir;
+
+TEST(RealmEngineMigrateTest, AModuleMigrateStartsANewEpochFromTheOldHead) {
+  ScratchDir dir;
+  const std::string path = dir.File("realms.db");
+  Json old_head;
+  std::string old_hash;
+  {
+    std::unique_ptr<SqliteRealmStore> store = OpenStore(path);
+    std::unique_ptr<RealmInstance> realm = OpenRealm(Kind(), store.get());
+    ASSERT_NE(realm, nullptr);
+    for (int i = 1; i <= 5; ++i) Commit(realm.get(), i);
+    ASSERT_TRUE(realm->Flush().ok());
+    old_head = realm->state();
+    old_hash = Kind().schema_hash;
+  }
+  std::unique_ptr<SqliteRealmStore> store = OpenStore(path);
+  RealmKindConfig v2 = Kind({{"schema", {{"v", 2}}}});
+  v2.migrate = MigrateMode::kModule;
+  std::vector<std::string> seen;
+  Result<std::unique_ptr<RealmInstance>> migrated = RealmInstance::Open(
+      v2, "match/m1", store.get(), Initial(),
+      [&](const Json& old_state, std::string_view hash) -> Result<Json> {
+        seen.push_back(std::string(hash));
+        EXPECT_EQ(old_state, old_head);
+        return Json{{"total", old_state["n"]}, {"players", Json::object()}};
+      });
+  ASSERT_TRUE(migrated.ok()) << migrated.status().ToString();
+  EXPECT_EQ(seen, std::vector<std::string>({old_hash}));
+  RealmInstance& realm = **migrated;
+  EXPECT_EQ(realm.epoch(), 2);
+  EXPECT_EQ(realm.version(), 0);
+  EXPECT_EQ(realm.state()["total"], 5);
+  // Clients of the old epoch hydrate; the old log is gone from the store.
+  EXPECT_TRUE(realm.CatchUp(1, 5)->hydrate);
+  LoadedRealm loaded = Loaded(store.get());
+  EXPECT_EQ(loaded.epoch, 2);
+  EXPECT_TRUE(loaded.tail.empty());
+  EXPECT_EQ(loaded.snapshot.schema_hash, v2.schema_hash);
+  // Commits go on in the new epoch, and a reopen needs no migrate.
+  ASSERT_TRUE(realm.Submit({Set(P({"total"}), 6)}, "").ok());
+  ASSERT_TRUE(realm.Flush().ok());
+  migrated->reset();
+  std::unique_ptr<RealmInstance> again = OpenRealm(v2, store.get());
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->epoch(), 2);
+  EXPECT_EQ(again->version(), 1);
+  EXPECT_EQ(again->state()["total"], 6);
 }
 
 }  // namespace

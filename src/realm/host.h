@@ -136,6 +136,16 @@ class RealmHooks {
                   "realm kind \"" + kind.name +
                       "\" has no module, and intents need one");
   }
+  // migrate "module": the new document for `old_state` (the stored head,
+  // written under the schema with hash `old_hash`). An error refuses to
+  // open the instance and changes nothing.
+  virtual Result<Json> Migrate(const RealmKindConfig& kind,
+                               std::string_view /*key*/,
+                               const Json& /*old_state*/,
+                               std::string_view /*old_hash*/) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "realm kind \"" + kind.name + "\" has no module migrate");
+  }
   // The instance's idle deadline passed (expireAfterIdleMs): true vetoes
   // the expiry for one more period, false lets the host drop its storage.
   virtual bool OnExpire(const RealmKindConfig& /*kind*/,

@@ -71,7 +71,17 @@ bool RealmHost::Instance::EnsureOpen(std::span<Item> items) {
           ? Result<std::unique_ptr<RealmInstance>>(
                 Status(StatusCode::kFailedPrecondition,
                        "durable realms need a realm store"))
-          : RealmInstance::Open(*kind_, id_, store, std::move(initial));
+          : RealmInstance::Open(
+                *kind_, id_, store, std::move(initial),
+                [this](const Json& old_state,
+                       std::string_view old_hash) -> Result<Json> {
+                  RealmHooks* hooks = host_->options_.hooks;
+                  if (hooks == nullptr) {
+                    return Status(StatusCode::kFailedPrecondition,
+                                  "no module serves realm kind " + kind_->name);
+                  }
+                  return hooks->Migrate(*kind_, key_, old_state, old_hash);
+                });
   if (opened.ok()) {
     realm_ = std::move(opened).value();
     return true;

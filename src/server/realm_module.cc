@@ -129,6 +129,24 @@ realm::Patch ModuleRealmHooks::OnAvatarDetach(
                {"state", state}});
 }
 
+Result<Json> ModuleRealmHooks::Migrate(const realm::RealmKindConfig& kind,
+                                       std::string_view key,
+                                       const Json& old_state,
+                                       std::string_view old_hash) {
+  Result<std::optional<Json>> answer =
+      Call(kind, "realm_migrate",
+           {{"realm", kind.name},
+            {"key", key},
+            {"old_state", old_state},
+            {"old_hash", old_hash}});
+  if (!answer.ok()) return answer.status();
+  if (!answer->has_value()) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "module " + kind.module + " has no realm_migrate");
+  }
+  return std::move(**answer);
+}
+
 bool ModuleRealmHooks::OnExpire(const realm::RealmKindConfig& kind,
                                 std::string_view key, const Json& state) {
   Result<std::optional<Json>> answer =

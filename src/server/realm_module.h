@@ -9,6 +9,7 @@
 //   realm_on_attach      {realm, key, avatar, state}        -> {"patch": [...]}
 //   realm_on_detach      {realm, key, avatar, reason, state} -> {"patch": [...]}
 //   realm_on_expire      {realm, key, state}                -> {"veto": bool}
+//   realm_migrate        {realm, key, old_state, old_hash}  -> the new document
 //
 // Patches are the JSON form (docs/realms.md "JSON form"). Every export is
 // optional but realm_apply (intents refuse without it); a missing one does
@@ -61,6 +62,10 @@ class ModuleRealmHooks final : public realm::RealmHooks {
                               const realm::Json& state) override;
   bool OnExpire(const realm::RealmKindConfig& kind, std::string_view key,
                 const realm::Json& state) override;
+  Result<realm::Json> Migrate(const realm::RealmKindConfig& kind,
+                              std::string_view key,
+                              const realm::Json& old_state,
+                              std::string_view old_hash) override;
 
  private:
   // The export's JSON answer; nullopt when the kind has no module or the
