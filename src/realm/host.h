@@ -162,6 +162,10 @@ struct RealmHostOptions {
   RealmStore* store = nullptr;
   RealmHooks* hooks = nullptr;  // not owned; null: none
   int64_t unload_after_ms = 30'000;
+  // A durable instance with a declared presence opens with the avatars its
+  // presence rows name from before (a restart): those that have not
+  // attached again this long after the open are detached (reason "gone").
+  int64_t rejoin_grace_ms = 10'000;
   // Where hook failures are told (hook patches that do not apply). Null:
   // nowhere.
   std::function<void(const std::string&)> log;

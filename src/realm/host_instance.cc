@@ -84,6 +84,7 @@ bool RealmHost::Instance::EnsureOpen(std::span<Item> items) {
                 });
   if (opened.ok()) {
     realm_ = std::move(opened).value();
+    CollectOrphans();
     return true;
   }
   const std::string reason =
@@ -117,6 +118,7 @@ std::optional<int64_t> RealmHost::Instance::Run(int64_t now_us) {
     }
     Handle(item);
   }
+  if (!broken_ && realm_ != nullptr) SweepOrphans();
   if (!broken_) FlushAndDeliver();
   if (broken_) {
     Unload(/*force=*/true, kCloseRealmUnavailable, "realm " + id_ + " failed");
@@ -126,8 +128,10 @@ std::optional<int64_t> RealmHost::Instance::Run(int64_t now_us) {
   const int64_t unload_us = host_->options_.unload_after_ms * 1000;
   if (!peers_.empty()) {
     idle_since_us_.reset();
-    return now_us + 3'600'000'000;  // woken by pokes; nothing is due
+    // Woken by pokes; only the orphans' sweep may be due.
+    return orphans_.empty() ? now_us + 3'600'000'000 : orphans_due_us_;
   }
+  if (!orphans_.empty()) return orphans_due_us_;  // not before the sweep
   if (!idle_since_us_) idle_since_us_ = now_us;
   if (now_us - *idle_since_us_ < unload_us) return *idle_since_us_ + unload_us;
   if (!Unload(/*force=*/false, 0, "")) return now_us;  // more came in
@@ -374,7 +378,38 @@ void RealmHost::Instance::HandleAttach(Item& item) {
   AddAvatar(item.avatar);
 }
 
+void RealmHost::Instance::CollectOrphans() {
+  orphans_.clear();
+  if (!kind_->presence || kind_->persistence != Persistence::kDurable) return;
+  const PresenceConfig::Pattern& path = kind_->presence->path;
+  const Json* at = &realm_->state();
+  for (size_t i = 0; i < path.avatar_index; ++i) {
+    if (!at->is_object() || !at->contains(path.keys[i])) return;
+    at = &(*at)[path.keys[i]];
+  }
+  if (!at->is_object()) return;
+  for (const auto& [avatar, row] : at->items()) orphans_.insert(avatar);
+  orphans_due_us_ = now_us_ + host_->options_.rejoin_grace_ms * 1000;
+}
+
+void RealmHost::Instance::SweepOrphans() {
+  if (orphans_.empty() || now_us_ < orphans_due_us_) return;
+  std::set<std::string> gone;
+  gone.swap(orphans_);
+  for (const std::string& avatar : gone) {
+    if (avatars_.contains(avatar)) continue;  // came back
+    RunHook(PresenceDetach(*kind_->presence, avatar, realm_->state()),
+            "presence");
+    if (RealmHooks* hooks = host_->options_.hooks) {
+      RunHook(hooks->OnAvatarDetach(*kind_, key_, avatar, "gone",
+                                    realm_->state()),
+              "on_avatar_detach");
+    }
+  }
+}
+
 void RealmHost::Instance::AddAvatar(const std::string& avatar) {
+  orphans_.erase(avatar);  // back after a restart: not a departure
   if (++avatars_[avatar] != 1) return;
   if (kind_->presence) {
     RunHook(PresenceAttach(*kind_->presence, avatar, realm_->state()),

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -90,6 +91,11 @@ class RealmHost::Instance final : public guest::WorkerPool::Task {
   void HandleAttach(Item& item);
   void HandleExpire();
   void HandleIntent(Item& item);
+  // After an open: the avatars the presence rows name (see
+  // RealmHostOptions::rejoin_grace_ms).
+  void CollectOrphans();
+  // Detaches the orphans still away once the grace has passed.
+  void SweepOrphans();
   // Arms the idle expiry when the kind has one and nobody is attached.
   void MaybeArmExpiry();
   void AddAvatar(const std::string& avatar);
@@ -130,6 +136,8 @@ class RealmHost::Instance final : public guest::WorkerPool::Task {
       updates_;  // resolved after the flush
   std::optional<int64_t> idle_since_us_;
   int64_t now_us_ = 0;  // the running pass's time
+  std::set<std::string> orphans_;
+  int64_t orphans_due_us_ = 0;
 };
 
 }  // namespace tessera::realm

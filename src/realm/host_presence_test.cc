@@ -153,3 +153,45 @@ TEST_F(RealmPresenceTest, AHookPatchThatDoesNotApplyIsLoggedNotFatal) {
 
 }  // namespace
 }  // namespace tessera::realm
+
+namespace tessera::realm {
+namespace {
+
+using namespace host_testing;  // NOLINT
+
+class RealmRejoinTest : public HostFixture {
+ protected:
+  void SetUp() override { Make({PresenceKind()}, &hooks_); }
+  static RealmKindConfig PresenceKind() {
+    return Kind({{"presence", {{"path", "here/{avatar}"}}}});
+  }
+  PresenceRows hooks_;
+};
+
+TEST_F(RealmRejoinTest, AfterARestartAvatarsThatDoNotComeBackAreDetached) {
+  {
+    std::shared_ptr<RecordingPeer> a = Join("a");
+    std::shared_ptr<RecordingPeer> b = Join("b");
+    // The server stops with both attached: their rows stay in the store.
+    host_->Shutdown();
+  }
+  Make({PresenceKind()}, &hooks_);  // the restart
+  hooks_.events.clear();
+  std::shared_ptr<RecordingPeer> a = Join("a");
+  EXPECT_EQ(a->attached[0].state["here"],
+            Json::parse(R"({"a": true, "b": true})"));
+  clock_.Advance(9'000'000);
+  Pass();
+  EXPECT_EQ(hooks_.events, std::vector<std::string>({"attach a"}));
+  clock_.Advance(1'000'001);
+  Pass();
+  // b never came back: detached once, reason "gone"; a is untouched.
+  EXPECT_EQ(hooks_.events,
+            std::vector<std::string>({"attach a", "detach b gone"}));
+  std::shared_ptr<RecordingPeer> c = Join("c");
+  EXPECT_FALSE(c->attached[0].state["here"].contains("b"));
+  EXPECT_TRUE(c->attached[0].state["here"].contains("a"));
+}
+
+}  // namespace
+}  // namespace tessera::realm
