@@ -276,16 +276,7 @@ class RealmSession final : public realm::RealmPeer,
     Status admitted = ingress_->Admit(write.patch.size(), *patch,
                                       ctx_.clock.NowUs());
     if (!admitted.ok()) {
-      conn_.Send(wire::EncodeReject(write.seq, "limits_exceeded",
-                                    admitted.message()));
-      if (ingress_->should_detach()) {
-        conn_.Close(kCloseLimitsExceeded,
-                    "limits_exceeded: more than " +
-                        std::to_string(
-                            kind_->limits.max_breaches_before_detach) +
-                        " breaches",
-                    false);
-      }
+      Breach(write.seq, admitted);
       return;
     }
     if (patch->empty()) {
@@ -296,6 +287,19 @@ class RealmSession final : public realm::RealmPeer,
     host_.Write(kind_name_, key_, this, write.seq, std::move(patch).value());
   }
 
+  // A refused frame: REJECT limits_exceeded, and the forced detach once
+  // the breaches pass the kind's maximum.
+  void Breach(uint64_t seq, const Status& why) {
+    conn_.Send(wire::EncodeReject(seq, "limits_exceeded", why.message()));
+    if (ingress_->should_detach()) {
+      conn_.Close(kCloseLimitsExceeded,
+                  "limits_exceeded: more than " +
+                      std::to_string(kind_->limits.max_breaches_before_detach) +
+                      " breaches",
+                  false);
+    }
+  }
+
   // Held to the frame size and the write rate like a WRITE; the args are
   // JSON text, nested at most kMaxArgsDepth deep.
   void HandleIntent(const wire::Intent& intent) {
@@ -303,16 +307,7 @@ class RealmSession final : public realm::RealmPeer,
         ingress_->Admit(intent.args.size() + intent.name.size(), {},
                         ctx_.clock.NowUs());
     if (!admitted.ok()) {
-      conn_.Send(wire::EncodeReject(intent.seq, "limits_exceeded",
-                                    admitted.message()));
-      if (ingress_->should_detach()) {
-        conn_.Close(kCloseLimitsExceeded,
-                    "limits_exceeded: more than " +
-                        std::to_string(
-                            kind_->limits.max_breaches_before_detach) +
-                        " breaches",
-                    false);
-      }
+      Breach(intent.seq, admitted);
       return;
     }
     realm::Json args = realm::Json::parse(intent.args, nullptr,

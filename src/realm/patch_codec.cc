@@ -7,6 +7,7 @@
 
 #include "common/text.h"
 #include "realm/patch.h"
+#include "realm/msgpack_writer.h"
 #include "realm/patch_opcodes.h"
 
 namespace tessera::realm {
@@ -55,56 +56,9 @@ namespace {
 
 // ---- Encoder ----
 
-class Writer {
+class Writer : public MsgWriter {
  public:
   explicit Writer(KeyTable* keys) : keys_(keys) {}
-
-  std::string Take() { return std::move(out_); }
-
-  void Uint(uint64_t v) {
-    if (v < 0x80) {
-      Byte(static_cast<uint8_t>(v));
-    } else if (v <= 0xff) {
-      Byte(0xcc);
-      Be(v, 1);
-    } else if (v <= 0xffff) {
-      Byte(0xcd);
-      Be(v, 2);
-    } else if (v <= 0xffffffffu) {
-      Byte(0xce);
-      Be(v, 4);
-    } else {
-      Byte(0xcf);
-      Be(v, 8);
-    }
-  }
-
-  void Int(int64_t v) {
-    if (v >= 0) return Uint(static_cast<uint64_t>(v));
-    const auto bits = static_cast<uint64_t>(v);
-    if (v >= -32) {
-      Byte(static_cast<uint8_t>(bits));
-    } else if (v >= std::numeric_limits<int8_t>::min()) {
-      Byte(0xd0);
-      Be(bits, 1);
-    } else if (v >= std::numeric_limits<int16_t>::min()) {
-      Byte(0xd1);
-      Be(bits, 2);
-    } else if (v >= std::numeric_limits<int32_t>::min()) {
-      Byte(0xd2);
-      Be(bits, 4);
-    } else {
-      Byte(0xd3);
-      Be(bits, 8);
-    }
-  }
-
-  void Str(std::string_view s) {
-    Header(s.size(), 0xa0, 32, 0xd9, 0xda, 0xdb);
-    out_.append(s);
-  }
-  void Array(size_t n) { Header(n, 0x90, 16, 0, 0xdc, 0xdd); }
-  void Map(size_t n) { Header(n, 0x80, 16, 0, 0xde, 0xdf); }
 
   // A known key as its id; a new one as the announce [id, "text"].
   void Key(std::string_view key) {
@@ -129,19 +83,13 @@ class Writer {
   void Value(const Json& v) {
     switch (v.type()) {
       case Json::value_t::boolean:
-        return Byte(v.get<bool>() ? 0xc3 : 0xc2);
+        return Bool(v.get<bool>());
       case Json::value_t::number_integer:
         return Int(v.get<int64_t>());
       case Json::value_t::number_unsigned:
         return Uint(v.get<uint64_t>());
-      case Json::value_t::number_float: {
-        Byte(0xcb);
-        uint64_t bits = 0;
-        const double d = v.get<double>();
-        static_assert(sizeof bits == sizeof d);
-        std::memcpy(&bits, &d, sizeof bits);
-        return Be(bits, 8);
-      }
+      case Json::value_t::number_float:
+        return Double(v.get<double>());
       case Json::value_t::string:
         return Str(v.get_ref<const std::string&>());
       case Json::value_t::array:
@@ -156,36 +104,12 @@ class Writer {
         }
         return;
       default:  // null; binary and discarded have no JSON form
-        return Byte(0xc0);
+        return Nil();
     }
   }
 
  private:
-  void Byte(uint8_t b) { out_.push_back(static_cast<char>(b)); }
-  void Be(uint64_t v, int bytes) {
-    for (int i = bytes - 1; i >= 0; --i)
-      Byte(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  // `fix` | n below `fix_limit`, else the 8-bit (if any), 16- or 32-bit
-  // length form.
-  void Header(size_t n, uint8_t fix, size_t fix_limit, uint8_t b8, uint8_t b16,
-              uint8_t b32) {
-    if (n < fix_limit) {
-      Byte(static_cast<uint8_t>(fix | n));
-    } else if (b8 != 0 && n <= 0xff) {
-      Byte(b8);
-      Be(n, 1);
-    } else if (n <= 0xffff) {
-      Byte(b16);
-      Be(n, 2);
-    } else {
-      Byte(b32);
-      Be(n, 4);
-    }
-  }
-
   KeyTable* keys_;
-  std::string out_;
 };
 
 }  // namespace

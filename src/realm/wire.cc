@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "realm/msgpack_reader.h"
+#include "realm/msgpack_writer.h"
 
 namespace tessera::realm::wire {
 
@@ -23,60 +24,9 @@ namespace {
 
 // ---- Encoding ----
 
-class Out {
+// The realm writer plus the limits map of HYDRATE and RESUME.
+class Out : public MsgWriter {
  public:
-  std::string Take() { return std::move(out_); }
-
-  void Uint(uint64_t v) {
-    if (v < 0x80) {
-      Byte(static_cast<uint8_t>(v));
-    } else if (v <= 0xff) {
-      Byte(0xcc);
-      Be(v, 1);
-    } else if (v <= 0xffff) {
-      Byte(0xcd);
-      Be(v, 2);
-    } else if (v <= 0xffffffffu) {
-      Byte(0xce);
-      Be(v, 4);
-    } else {
-      Byte(0xcf);
-      Be(v, 8);
-    }
-  }
-
-  void Int(int64_t v) {
-    if (v >= 0) return Uint(static_cast<uint64_t>(v));
-    const auto bits = static_cast<uint64_t>(v);
-    if (v >= -32) {
-      Byte(static_cast<uint8_t>(bits));
-    } else if (v >= std::numeric_limits<int8_t>::min()) {
-      Byte(0xd0);
-      Be(bits, 1);
-    } else if (v >= std::numeric_limits<int16_t>::min()) {
-      Byte(0xd1);
-      Be(bits, 2);
-    } else if (v >= std::numeric_limits<int32_t>::min()) {
-      Byte(0xd2);
-      Be(bits, 4);
-    } else {
-      Byte(0xd3);
-      Be(bits, 8);
-    }
-  }
-
-  void Str(std::string_view s) {
-    Header(s.size(), 0xa0, 32, 0xd9, 0xda, 0xdb);
-    out_.append(s);
-  }
-  // bin has no fix form: bin 8 from length 0.
-  void Bin(std::string_view s) {
-    Header(s.size(), 0, 0, 0xc4, 0xc5, 0xc6);
-    out_.append(s);
-  }
-  void Array(size_t n) { Header(n, 0x90, 16, 0, 0xdc, 0xdd); }
-  void Map(size_t n) { Header(n, 0x80, 16, 0, 0xde, 0xdf); }
-
   // A JSON object of integers as a map with string keys (nlohmann's object
   // is ordered, so the bytes are deterministic). A value that is not an
   // integer (AdvertisedLimits never makes one) is written as nil, which
@@ -91,35 +41,10 @@ class Out {
       } else if (value.is_number_integer()) {
         Int(value.get<int64_t>());
       } else {
-        Byte(0xc0);
+        Nil();
       }
     }
   }
-
- private:
-  void Byte(uint8_t b) { out_.push_back(static_cast<char>(b)); }
-  void Be(uint64_t v, int n) {
-    for (int k = n - 1; k >= 0; --k) Byte(static_cast<uint8_t>(v >> (8 * k)));
-  }
-  // `fix`/`limit`: the fix form for n < limit (limit 0: none); `b8` 0: no
-  // 8-bit length form.
-  void Header(size_t n, uint8_t fix, size_t limit, uint8_t b8, uint8_t b16,
-              uint8_t b32) {
-    if (n < limit) {
-      Byte(static_cast<uint8_t>(fix | n));
-    } else if (b8 != 0 && n <= 0xff) {
-      Byte(b8);
-      Be(n, 1);
-    } else if (n <= 0xffff) {
-      Byte(b16);
-      Be(n, 2);
-    } else {
-      Byte(b32);
-      Be(n, 4);
-    }
-  }
-
-  std::string out_;
 };
 
 // ---- Decoding ----
