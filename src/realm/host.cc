@@ -16,6 +16,21 @@ RealmHost::RealmHost(std::vector<RealmKindConfig> kinds,
     std::string name = kind.name;
     kinds_[name] = std::make_shared<const RealmKindConfig>(std::move(kind));
   }
+  if (Metrics* m = options_.metrics) {
+    commits_ = m->GetCounter("tessera_realm_commits_total",
+                             "Realm commits made durable (writes, intents, "
+                             "hooks and server updates).");
+    refusals_ = m->GetCounter("tessera_realm_refusals_total",
+                              "Realm writes and intents refused (rules, "
+                              "patches that do not apply, modules).");
+    flush_seconds_ = m->GetHistogram(
+        "tessera_realm_flush_seconds",
+        "Wall time of one realm group commit (one store transaction).",
+        {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+         0.1});
+    instance_gauge_ = m->GetGauge("tessera_realm_instances",
+                             "Realm instances loaded in memory.");
+  }
   reaper_ = std::make_shared<Reaper>(this);
   (void)options_.pool->Add(reaper_);
 }
@@ -70,6 +85,7 @@ Status RealmHost::Push(std::string_view kind_name, std::string_view key,
         }
         instance = std::make_shared<Instance>(this, kind, std::string(key), id);
         instances_.emplace(id, instance);
+        if (instances_gauge() != nullptr) instances_gauge()->Add(1);
         created = true;
       } else {
         instance = it->second;
@@ -206,6 +222,7 @@ void RealmHost::Forget(const std::string& id, const Instance* instance) {
   auto it = instances_.find(id);
   if (it != instances_.end() && it->second.get() == instance) {
     instances_.erase(it);
+    if (instances_gauge() != nullptr) instances_gauge()->Add(-1);
   }
 }
 
@@ -216,6 +233,7 @@ void RealmHost::Shutdown() {
     if (shut_down_) return;
     shut_down_ = true;
     instances.swap(instances_);
+    if (instance_gauge_ != nullptr) instance_gauge_->Set(0);
   }
   options_.pool->Remove(*reaper_);
   for (auto& [id, instance] : instances) {

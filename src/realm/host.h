@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/metrics.h"
 #include "common/status.h"
 #include "common/thread_annotations.h"
 #include "guest/worker_pool.h"
@@ -166,6 +167,9 @@ struct RealmHostOptions {
   // presence rows name from before (a restart): those that have not
   // attached again this long after the open are detached (reason "gone").
   int64_t rejoin_grace_ms = 10'000;
+  // Where the host counts commits, refusals, flush times and live
+  // instances (tessera_realm_*). Not owned; null: not counted.
+  Metrics* metrics = nullptr;
   // Where hook failures are told (hook patches that do not apply). Null:
   // nowhere.
   std::function<void(const std::string&)> log;
@@ -252,6 +256,12 @@ class RealmHost {
   std::unordered_map<std::string, std::shared_ptr<Instance>> instances_
       GUARDED_BY(mu_);
   std::shared_ptr<Reaper> reaper_;  // idle expiry deadlines
+  // Null without RealmHostOptions::metrics.
+  Counter* commits_ = nullptr;
+  Counter* refusals_ = nullptr;
+  Histogram* flush_seconds_ = nullptr;
+  Gauge* instance_gauge_ = nullptr;
+  Gauge* instances_gauge() const { return instance_gauge_; }
 };
 
 }  // namespace tessera::realm

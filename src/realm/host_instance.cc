@@ -1,5 +1,6 @@
 #include "realm/host_instance.h"
 
+#include <chrono>
 #include <utility>
 
 #include "realm/presence.h"
@@ -456,10 +457,18 @@ void RealmHost::Instance::RunHook(Patch patch, std::string_view what) {
 bool RealmHost::Instance::FlushAndDeliver() {
   if (broken_) return false;
   if (!batch_.empty()) {
+    const auto started = std::chrono::steady_clock::now();
     Status flushed = realm_->Flush();
     if (!flushed.ok()) {
       Break(flushed);
       return false;
+    }
+    if (host_->commits_ != nullptr) {
+      host_->commits_->Add(batch_.size());
+      host_->flush_seconds_->Observe(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                        started)
+              .count());
     }
     auto shared = std::make_shared<const CommitBatch>(std::move(batch_));
     batch_.clear();
@@ -473,6 +482,7 @@ bool RealmHost::Instance::FlushAndDeliver() {
                     std::move(answer.message));
     }
   }
+  if (host_->refusals_ != nullptr) host_->refusals_->Add(refusals_.size());
   refusals_.clear();
   for (const Done& done : intents_done_) {
     if (std::shared_ptr<RealmPeer> p = Lock(done.peer)) {

@@ -239,3 +239,37 @@ TEST_F(RealmHostTest, UnknownKindsAndBadKeysAreRefusedAtOnce) {
 
 }  // namespace
 }  // namespace tessera::realm
+
+namespace tessera::realm {
+namespace {
+
+using namespace host_testing;  // NOLINT
+
+TEST(RealmHostMetricsTest, CommitsRefusalsAndInstancesAreCounted) {
+  FakeClock clock(1'000'000);
+  guest::WorkerPool pool(guest::WorkerPoolOptions{0, &clock, 100'000});
+  std::unique_ptr<store::SqliteRealmStore> store = OpenStore(":memory:");
+  Metrics metrics;
+  RealmHostOptions options;
+  options.pool = &pool;
+  options.store = store.get();
+  options.metrics = &metrics;
+  RealmHost host({Kind()}, std::move(options));
+  auto a = std::make_shared<RecordingPeer>();
+  ASSERT_TRUE(host.Attach("match", "m1", a, "a", 0, 0).ok());
+  pool.RunPass(clock.NowUs());
+  host.Write("match", "m1", a.get(), 1, {{OpKind::kAppend, P({"chat"}), 1}});
+  host.Write("match", "m1", a.get(), 2, {{OpKind::kAppend, P({"chat"}), 2}});
+  host.Write("match", "m1", a.get(), 3, {Set(P({"n"}), 1)});  // server-only
+  pool.RunPass(clock.NowUs());
+  const std::string text = metrics.Render();
+  EXPECT_NE(text.find("tessera_realm_commits_total 2"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("tessera_realm_refusals_total 1"), std::string::npos);
+  EXPECT_NE(text.find("tessera_realm_instances 1"), std::string::npos);
+  EXPECT_NE(text.find("tessera_realm_flush_seconds_count 1"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera::realm

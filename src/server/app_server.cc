@@ -220,6 +220,7 @@ Status AppServer::Init() {
   realm_options.floor = *realm_floor;
   realm_options.log = worker_log;
   realm_options.engine = &compute_->engine();
+  realm_options.metrics = &metrics_;
   Result<std::unique_ptr<RealmService>> realms =
       RealmService::Start(manifest_.realms, url, std::move(realm_options));
   if (!realms.ok()) return realms.status();

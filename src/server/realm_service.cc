@@ -78,6 +78,7 @@ RealmService::RealmService(std::vector<realm::RealmKindConfig> kinds,
   host.store = store_.get();
   host.log = options_.log;
   host.hooks = hooks_.get();
+  host.metrics = options_.metrics;
   host_ = std::make_unique<realm::RealmHost>(std::move(kinds), std::move(host));
   sessions_ = std::make_unique<net::RealmSessions>(*host_, options_.floor);
 }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/metrics.h"
 #include "common/status.h"
 #include "guest/worker_pool.h"
 #include "net/http_types.h"
@@ -47,6 +48,7 @@ struct RealmServiceOptions {
   int workers = 1;
   std::function<void(const std::string&)> log;
   const WallClock* wall_clock = nullptr;  // null: the real one
+  Metrics* metrics = nullptr;  // not owned; null: not counted
   // Runs the kinds' modules (realm_module.h). Not owned; null: none.
   compute::ComputeEngine* engine = nullptr;
 };
