@@ -131,13 +131,13 @@ spec: build
 
 # Builds tessera and the TypeScript SDK, and serves the example arena on
 # http://127.0.0.1:4321 (WebSocket, admin API, metrics, its demo page at /)
-# with the zone, range and zones examples beside it (pages at /zone/,
-# /range/ and /zones/)
+# with the zone, range, zones and lobby examples beside it (pages at /zone/,
+# /range/, /zones/ and /lobby/)
 # and the SDK bundle at /sdk/; state in examples/arena/.tessera/ (SQLite).
 # Stop with Ctrl-C: shards are saved.
 dev: build ts-build
 	$(TESSERA) dev examples/arena examples/zone examples/range examples/zones \
-	  --mount /sdk=$(TS_DIR)/dist
+	  examples/lobby --mount /sdk=$(TS_DIR)/dist
 
 # Runs the arena for 3 s of game time from the command line, printing each
 # tick's snapshot (no server).

@@ -16,7 +16,7 @@ import { ProtocolError } from "../protocol.js";
 import { describeRealmClose, REALM_FATAL_CODES, RealmClosedError } from "./close-codes.js";
 import { decodePatch, encodeLeading, KeyTable, measureOp, PatchDecodeError } from "./codec.js";
 import { type DocumentUpdate, type PendingWrite, RealmDocument } from "./document.js";
-import { type JsonObject, type JsonValue, type Op, type Path, PatchError, patchFromJson } from "./patch.js";
+import { copyJson, type JsonObject, type JsonValue, type Op, type Path, PatchError, patchFromJson } from "./patch.js";
 import {
   DEFAULT_REALM_LIMITS,
   decodeRealmServerMessage,
@@ -34,6 +34,7 @@ import type {
   RealmConnection,
   RealmDraft,
   RealmEvents,
+  RealmResumePoint,
   RealmState,
   RealmTicketSource,
   RealmWrite,
@@ -246,6 +247,10 @@ class Connection implements RealmConnection {
       this.rejectReady = reject;
     });
     this.ready.catch(() => {}); // the error also goes to `error` listeners
+    if (options.resume !== undefined) {
+      const { epoch, version, document } = checkResumePoint(options.resume);
+      this.doc.hydrate(epoch, version, document); // the HELLO now says it holds this
+    }
     void this.connect();
   }
 
@@ -863,6 +868,22 @@ function isObject(v: JsonValue): v is JsonObject {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
+const MAX_VERSION = 2 ** 53;
+
+/** Checks the `resume` option and copies its document. */
+function checkResumePoint(p: RealmResumePoint): RealmResumePoint {
+  if (p === null || typeof p !== "object") throw new Error("tessera: options.resume must be {epoch, version, document}");
+  for (const field of ["epoch", "version"] as const) {
+    const n = p[field];
+    if (!Number.isInteger(n) || n < 0 || n > MAX_VERSION) {
+      throw new Error(`tessera: options.resume.${field} must be an integer from 0 to 2^53 (got ${String(n)})`);
+    }
+  }
+  const document = copyJson(p.document);
+  if (!isObject(document)) throw new Error("tessera: options.resume.document must be a JSON object");
+  return { epoch: p.epoch, version: p.version, document };
+}
+
 /**
  * Connects to a realm instance and keeps a live copy of its document.
  *
@@ -877,7 +898,8 @@ function isObject(v: JsonValue): v is JsonObject {
  *
  * HELLO carries the (epoch, version) the client holds, so after a
  * reconnect the server RESUMEs (replays the missed commits) rather than
- * sending the whole document again. The connection reconnects with
+ * sending the whole document again; with the `resume` option the first
+ * connect does too, from a document kept from before (a page reload). The connection reconnects with
  * exponential backoff and jitter after a dropped connection, 1001, 1008,
  * 4008, 4014 and other closes; after 4002 (ticket expired) at once with a
  * fresh ticket when `ticket` is a function. It does not reconnect after

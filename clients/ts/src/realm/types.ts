@@ -37,6 +37,26 @@ export interface ConnectRealmOptions {
   random?: () => number;
   /** A clock in ms for the write rate (default `Date.now`). */
   now?: () => number;
+  /**
+   * Start from a document this client held before, such as one kept in
+   * `sessionStorage` across a page reload: the first HELLO says its epoch
+   * and version, so the server answers RESUME and sends only the commits
+   * after it; a HYDRATE (another epoch, too far behind) replaces it as
+   * usual. Until then {@link RealmConnection.document} is this document.
+   * Keep {@link RealmConnection.confirmed} (not `document`, which has the
+   * pending writes in it) with the `epoch` and `version` it is at.
+   */
+  resume?: RealmResumePoint;
+}
+
+/** A document held at (`epoch`, `version`): {@link ConnectRealmOptions.resume}. */
+export interface RealmResumePoint {
+  /** The realm's epoch (an integer from 0 to 2^53). */
+  epoch: number;
+  /** The version `document` is at (an integer from 0 to 2^53). */
+  version: number;
+  /** The confirmed document at that version (JSON; copied). */
+  document: JsonObject;
 }
 
 /** How the server (re)attached the connection: {@link RealmConnection.on} `open`. */
@@ -162,15 +182,15 @@ export interface RealmConnection {
   readonly state: RealmState;
   /**
    * The document to show: the confirmed document with the pending writes
-   * applied (`{}` before the first HYDRATE). A new object after each change
+   * applied (`{}` before the first HYDRATE, or the `resume` option's document). A new object after each change
    * (unchanged subtrees are shared), never mutated: do not mutate it either.
    */
   readonly document: JsonObject;
   /** The document as the server confirmed it, at {@link version}. */
   readonly confirmed: JsonObject;
-  /** The version of the confirmed document: the last commit applied (0 before a hydrate). */
+  /** The version of the confirmed document: the last commit applied (0 before a hydrate, or the `resume` option's). */
   readonly version: number;
-  /** The realm's epoch the document is from (0 before a hydrate). */
+  /** The realm's epoch the document is from (0 before a hydrate, or the `resume` option's). */
   readonly epoch: number;
   /** This connection's identity (the ticket's subscriber), once attached. */
   readonly avatar: string | undefined;

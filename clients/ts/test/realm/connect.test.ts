@@ -371,6 +371,56 @@ describe("reconnecting", () => {
   });
 });
 
+describe("the resume option (a document kept across a page reload)", () => {
+  /** Connects, writes, and returns what a page would keep: (epoch, version, confirmed). */
+  async function keptPoint() {
+    const ann = connect();
+    await ann.ready;
+    await ann.set(["players", "ann"], { x: 1 }).done;
+    const kept = { epoch: ann.epoch, version: ann.version, document: ann.confirmed };
+    ann.close();
+    return kept;
+  }
+
+  it("says the kept epoch and version in the first HELLO, starts from the kept document and takes the RESUME", async () => {
+    const kept = await keptPoint();
+    expect(kept).toEqual({ epoch: 7, version: 6, document: { players: { ann: { x: 1 } }, log: [] } });
+    server.commit(ID, [{ op: "append", path: ["log"], value: "while away" }]);
+    const again = connect("T-ann", { resume: kept });
+    const log = record(again);
+    expect(again.document).toEqual(kept.document);
+    expect(again.document).not.toBe(kept.document); // copied
+    expect([again.epoch, again.version]).toEqual([7, 6]);
+    const attach = await again.ready;
+    expect(server.sent(lastConn("ann"), RealmMessageType.Hello)).toEqual([{ type: 1, protocol: 1, ticket: "T-ann", epoch: 7, version: 6 }]);
+    expect(attach).toMatchObject({ mode: "resume", epoch: 7, version: 6, head: 7 });
+    await waitFor(() => again.version === 7);
+    expect(again.document).toEqual({ players: { ann: { x: 1 } }, log: ["while away"] });
+    expect(log.commits.map((c) => [c.version, c.own])).toEqual([[7, false]]);
+    expect(log.opens).toHaveLength(1);
+  });
+
+  it("is replaced by a HYDRATE when the realm is at another epoch", async () => {
+    const kept = await keptPoint();
+    Object.assign(server.realm(ID), { epoch: 8, version: 2, doc: { players: {}, log: ["new epoch"] }, log: [] });
+    const again = connect("T-ann", { resume: kept });
+    const attach = await again.ready;
+    expect(server.sent(lastConn("ann"), RealmMessageType.Hello)[0]).toMatchObject({ epoch: 7, version: 6 });
+    expect(attach).toMatchObject({ mode: "hydrate", epoch: 8, version: 2 });
+    expect(again.document).toEqual({ players: {}, log: ["new epoch"] });
+  });
+
+  it("refuses a point that is not {epoch, version, document}", () => {
+    const bad = (resume: unknown) => () => connect("T-ann", { resume: resume as ConnectRealmOptions["resume"] });
+    expect(bad({ epoch: -1, version: 0, document: {} })).toThrow(/resume.epoch must be an integer/);
+    expect(bad({ epoch: 1, version: 1.5, document: {} })).toThrow(/resume.version must be an integer/);
+    expect(bad({ epoch: 1, version: 2 ** 53 + 2, document: {} })).toThrow(/resume.version/);
+    expect(bad({ epoch: 1, version: 1, document: [] })).toThrow(/resume.document must be a JSON object/);
+    expect(bad({ epoch: 1, version: 1, document: { f: () => 1 } })).toThrow(/not a JSON value/);
+    expect(bad(null)).toThrow(/options.resume must be/);
+  });
+});
+
 describe("ingress limits", () => {
   it("splits a write over maxPatchesPerFrame into several WRITEs", async () => {
     server.limits = { ...server.limits, maxPatchesPerFrame: 3 };
