@@ -15,15 +15,13 @@
 //   page takes the first free seat when it has none (two pages racing for
 //   one seat both see the clash once both writes are committed, and the
 //   avatar that sorts last moves to the other seat). A click on a cell
-//   appends {by, cell} to moves; chat messages are appended to chat.
+//   sends the intent "move" {cell}; the realm's module (compute/match)
+//   checks the turn, the seat and the cell and only then appends {by,
+//   cell, mark} to moves (clients cannot write moves themselves). Chat
+//   messages are appended to chat.
 //
-// The board is derived from `moves` by every client alike: X moves first,
-// turns alternate, a move counts only if its `by` holds the seat whose turn
-// it is, its cell is an integer 0..8 that is still empty and nobody has won
-// yet; every other appended move is ignored. The realm's rules only say
-// "append to moves", so a client can append anything, `by` included: a
-// server-checked move intent comes with realm modules, which will refuse
-// such moves instead of every client ignoring them.
+// The board is derived from `moves`; every move there is legal, since only
+// the module writes them.
 //
 // Reload resume: each realm's (epoch, version, confirmed document) is kept
 // in sessionStorage (on every commit and when the page goes away) and given
@@ -253,7 +251,10 @@ function play(cell) {
   if (match.state === "closed" || m.winner || m.board[cell] !== null) return;
   if (!m.seats[me]) return toast("the two seats are taken: you are watching");
   if (m.seats[me] !== m.turn) return toast(`it is ${m.turn}'s turn`);
-  match.append(["moves"], { by: me, cell });
+  // The match module checks the move (examples/lobby/compute/match).
+  void match.intent("move", { cell }).then((outcome) => {
+    if (outcome.status === "rejected") toast(outcome.message);
+  });
 }
 
 el("chat-form").addEventListener("submit", (ev) => {

@@ -38,6 +38,7 @@ import type {
   RealmState,
   RealmTicketSource,
   RealmWrite,
+  RealmIntentOutcome,
   RealmWriteOutcome,
 } from "./types.js";
 
@@ -192,6 +193,7 @@ class Connection implements RealmConnection {
 
   private readonly doc = new RealmDocument();
   private readonly writes = new Map<number, WriteState>();
+  private readonly intents = new Map<number, (outcome: RealmIntentOutcome) => void>(); // by seq
   private nextWriteId = 1;
   private nextSeq = 1;
   private nextNonce = 1;
@@ -340,6 +342,19 @@ class Connection implements RealmConnection {
   delete(path: Path): RealmWrite {
     return this.write([{ op: "delete", path }]);
   }
+  intent(name: string, args: JsonValue = {}): Promise<RealmIntentOutcome> {
+    const ws = this.ws;
+    if (!ws || !this.attached || this._state !== "open") {
+      return Promise.resolve({ status: "rejected", code: "not_connected", message: "the realm connection is not open" });
+    }
+    const seq = this.nextSeq++;
+    const bytes = encodeRealmClientMessage({ type: RealmMessageType.Intent, seq, name, args: JSON.stringify(args) });
+    return new Promise((resolve) => {
+      this.intents.set(seq, resolve);
+      ws.send(bytes);
+    });
+  }
+
   append(path: Path, value: JsonValue): RealmWrite {
     return this.write([{ op: "append", path, value }]);
   }
@@ -602,6 +617,12 @@ class Connection implements RealmConnection {
         return;
       }
       case RealmMessageType.Ack: {
+        const intent = this.intents.get(msg.seq);
+        if (intent) {
+          this.intents.delete(msg.seq);
+          intent({ status: "done", version: msg.version });
+          return;
+        }
         const update = this.doc.ack(msg.seq, msg.version);
         const w = update.write;
         this.answered(w.writeId, msg.version);
@@ -609,9 +630,16 @@ class Connection implements RealmConnection {
         this.report(update);
         return;
       }
-      case RealmMessageType.Reject:
+      case RealmMessageType.Reject: {
+        const intent = this.intents.get(msg.seq);
+        if (intent) {
+          this.intents.delete(msg.seq);
+          intent({ status: "rejected", code: msg.code, message: msg.message });
+          return;
+        }
         this.onReject(msg.seq, msg.code, msg.message);
         return;
+      }
     }
   }
 
@@ -830,6 +858,8 @@ class Connection implements RealmConnection {
       ws.onclose = null;
       ws.onerror = () => {};
     }
+    for (const resolve of this.intents.values()) resolve({ status: "unknown" });
+    this.intents.clear();
     const { forgotten, ...update } = this.doc.dropSent();
     for (const f of forgotten) {
       this.fail(f.writeId, { status: "unknown" });

@@ -36,6 +36,7 @@ export const RealmMessageType = {
   Write: 2,
   Ping: 3,
   Pong: 4,
+  Intent: 5,
   Hydrate: 16,
   Resume: 17,
   Commit: 18,
@@ -106,6 +107,16 @@ export interface RealmPongMessage {
   nonce: number;
 }
 
+/** INTENT `[5, seq, name, args]`: asks the realm's module to act; `args` is JSON text. */
+export interface RealmIntentMessage {
+  type: typeof RealmMessageType.Intent;
+  seq: number;
+  /** 1 to 64 bytes. */
+  name: string;
+  /** JSON text. */
+  args: string;
+}
+
 /** HYDRATE `[16, epoch, version, avatar, limits, state]`: drop what you hold; the document is `state`. */
 export interface HydrateMessage {
   type: typeof RealmMessageType.Hydrate;
@@ -161,7 +172,12 @@ export interface RealmRejectMessage {
 }
 
 /** A message a realm client sends. */
-export type RealmClientMessage = RealmHelloMessage | RealmWriteMessage | RealmPingMessage | RealmPongMessage;
+export type RealmClientMessage =
+  | RealmHelloMessage
+  | RealmWriteMessage
+  | RealmPingMessage
+  | RealmPongMessage
+  | RealmIntentMessage;
 /** A message a realm server sends. */
 export type RealmServerMessage =
   | HydrateMessage
@@ -247,6 +263,19 @@ export function encodeRealmClientMessage(msg: RealmClientMessage): Uint8Array {
     case RealmMessageType.Ping:
     case RealmMessageType.Pong:
       return encodeNonce(msg.type, msg.nonce);
+    case RealmMessageType.Intent: {
+      const seq = checkInteger(msg.seq, "seq");
+      const name = checkString(msg.name, "name");
+      if (name.length === 0 || new TextEncoder().encode(name).length > 64) fail("INTENT name must be 1 to 64 bytes");
+      const args = checkString(msg.args, "args");
+      return encode((w) => {
+        w.array(4);
+        w.uint(msg.type);
+        w.uint(seq);
+        w.str(name);
+        w.str(args);
+      });
+    }
     default:
       return fail(`unknown realm client message type ${(msg as { type: unknown }).type}`);
   }
@@ -497,6 +526,14 @@ export function decodeRealmServerMessage(data: Uint8Array | ArrayBuffer | ArrayB
 export function decodeRealmClientMessage(data: Uint8Array | ArrayBuffer | ArrayBufferView): RealmClientMessage {
   const { type, a } = readMessage(data, 4);
   switch (type) {
+    case RealmMessageType.Intent:
+      need(a, 4, "INTENT");
+      return {
+        type,
+        seq: checkInteger(a[1], "INTENT seq"),
+        name: checkString(a[2], "INTENT name"),
+        args: checkString(a[3], "INTENT args"),
+      };
     case RealmMessageType.Hello:
       need(a, 5, "HELLO");
       return {

@@ -119,6 +119,19 @@ export interface RealmUnknownWrite {
   ops: readonly Op[];
 }
 
+/**
+ * How an intent ended ({@link RealmConnection.intent}): `done` (its commit,
+ * already applied, is `version`, or it changed nothing at `version`),
+ * `rejected` (`code` is `refused` with the module's reason, `failed`,
+ * `unavailable`, `invalid_intent`, `invalid_patch`, `limits_exceeded` or
+ * `not_connected`), or `unknown` (the connection dropped before the answer:
+ * the server may have applied it).
+ */
+export type RealmIntentOutcome =
+  | { status: "done"; version: number }
+  | { status: "rejected"; code: string; message: string }
+  | { status: "unknown" };
+
 /** How a write ended: {@link RealmWrite.done}. */
 export type RealmWriteOutcome =
   | { status: "committed"; version: number }
@@ -228,6 +241,12 @@ export interface RealmConnection {
   delete(path: Path): RealmWrite;
   /** `write([{ op: "append", path, value }])`. */
   append(path: Path, value: JsonValue): RealmWrite;
+  /**
+   * Asks the realm's module to act (`realm_apply` with `name` and `args`):
+   * the module decides what changes, so nothing is applied locally; the
+   * commit arrives like any other. Needs an open, attached connection.
+   */
+  intent(name: string, args?: JsonValue): Promise<RealmIntentOutcome>;
   /**
    * Registers `fn` to run after every (re)attach (HYDRATE or RESUME, also
    * at once if the connection is attached now), with the document and the

@@ -98,6 +98,25 @@ describe("realms on the real server", () => {
     expect((await b.delete(["chat"]).done).status).toBe("rejected");
   });
 
+  it("intents go to the match module and answer with its verdict", async () => {
+    await server.waitForModule("match-logic");
+    const x = join("match", "room-5", "xena");
+    const o = join("match", "room-5", "otto");
+    await Promise.all([x.ready, o.ready]);
+    await committed(x.set(["seats", "xena"], "X").done);
+    await committed(o.set(["seats", "otto"], "O").done);
+    expect(await o.intent("move", { cell: 0 })).toEqual({
+      status: "rejected",
+      code: "refused",
+      message: "it is X's turn",
+    });
+    const done = await x.intent("move", { cell: 4 });
+    expect(done.status).toBe("done");
+    expect(x.version).toBe((done as { version: number }).version);
+    await documentWhere(o, (d) => d.moves.length === 1);
+    expect((o.document as any).moves[0]).toEqual({ by: "xena", cell: 4, mark: "X" });
+  });
+
   it("never sends a reader what it may not read", async () => {
     const a = join("match", "room-2", "alice");
     const b = join("match", "room-2", "bob");
