@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 // Three projects:
 //   unit        fast tests without a server (test/**/*.test.ts, test/game/**)
 //   integration Node client against the real `tessera dev` binary
-//   browser     headless Chromium (playwright-core) on the arena, zone and range demo pages
+//   browser     headless Chromium (playwright-core) on the demo pages (arena, zone, range, zones, lobby)
 // The server binary is $TESSERA_BIN (default ../../build/src/cli/tessera).
 export default defineConfig({
   test: {
