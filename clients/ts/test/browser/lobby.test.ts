@@ -46,6 +46,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   ({ server, browser } = await startDemoPages("lobby"));
+  await server.waitForModule("match-logic"); // moves go through it
 });
 
 afterAll(() => stopDemoPages({ server, browser }));

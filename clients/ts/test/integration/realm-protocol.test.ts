@@ -159,7 +159,9 @@ describe("the realm protocol on the real server", () => {
     await x.until(() => x.messages.some((m) => m.type === RealmMessageType.Ack && m.seq === 2), "x's seat");
     await o.until(() => o.messages.some((m) => m.type === RealmMessageType.Ack && m.seq === 1), "o's seat");
     intent(o, 2, "move", { cell: 0 }); // X starts
+    await o.until(() => o.messages.some((m) => m.type === RealmMessageType.Reject && m.seq === 2), "o's first refusal");
     intent(x, 3, "move", { cell: 4 });
+    await x.until(() => x.messages.some((m) => m.type === RealmMessageType.Ack && m.seq === 3), "x's move");
     intent(o, 3, "move", { cell: 4 }); // taken
     await o.until(() => o.messages.filter((m) => m.type === RealmMessageType.Reject).length >= 2, "o's refusals");
     const xr = x.messages.find((m) => m.type === RealmMessageType.Reject);
