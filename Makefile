@@ -42,7 +42,7 @@ FUZZ_TARGETS += realm_patch
 FUZZ_TARGETS += realm_wire
 
 .PHONY: all deps build build-quick integration-test test unit-test asan-test fuzz-test dev run-arena bench spec clean format \
-        ts-deps ts-build ts-test compare
+        ts-deps ts-build ts-test compare compare-realm bench-realm-serving
 
 all: build
 
@@ -177,6 +177,27 @@ compare: build ts-build
 	  fi; \
 	done
 	TESSERA_BIN=$(abspath $(TESSERA)) node $(COMPARE_DIR)/harness/run.mjs $(COMPARE_ARGS)
+
+# A shared document with presence on a tessera realm and on Hocuspocus (Yjs)
+# under the same bots (bench/compare/README.md, "Realms: tessera vs
+# Hocuspocus"): 100 clients writing their own subtree 5 times a second for
+# 20 s, then a reconnect after 100 missed updates; writes
+# bench/compare/realm/RESULTS.md and results.json (about 2 minutes; not part
+# of `make test`). QUICK=1: the 5-client, 3 s smoke run (exit 1 on a failed
+# check). COMPARE_REALM_ARGS passes more options (`node
+# bench/compare/realm/run.mjs --help`).
+COMPARE_REALM_DIR  := $(COMPARE_DIR)/realm
+COMPARE_REALM_ARGS ?= --priority -10
+ifneq ($(QUICK),)
+COMPARE_REALM_ARGS += --quick
+endif
+
+compare-realm: build ts-build
+	@if [ ! -f $(COMPARE_REALM_DIR)/node_modules/.package-lock.json ] || \
+	    [ $(COMPARE_REALM_DIR)/package-lock.json -nt $(COMPARE_REALM_DIR)/node_modules/.package-lock.json ]; then \
+	  echo "npm ci in $(COMPARE_REALM_DIR)"; (cd $(COMPARE_REALM_DIR) && npm ci --no-audit --no-fund) || exit 1; \
+	fi
+	TESSERA_BIN=$(abspath $(TESSERA)) node $(COMPARE_REALM_DIR)/run.mjs $(COMPARE_REALM_ARGS)
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
