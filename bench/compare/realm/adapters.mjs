@@ -14,7 +14,7 @@
 // (performance.timeOrigin + performance.now(), the same clock in every
 // process), so every other client can take the write's latency.
 //
-// adapter.connect(id, hooks) resolves once the bot holds the document
+// adapter.connect(id, hooks, {decode}) resolves once the bot holds the document
 // (tessera: HYDRATE/RESUME; Hocuspocus: synced) with a handle:
 //   write(fields)   fields {x, y, seq, t}; returns a promise of
 //                   "committed" | "rejected: ..." | other outcome, or null
@@ -28,6 +28,13 @@
 //   close()
 // and calls hooks.onRemote(from, seq, t) for each other bot's write it
 // receives, hooks.onRecv(bytes), hooks.onSend(bytes), hooks.onClose(code).
+//
+// decode: false makes a bot that receives and counts every message but
+// drops the other bots' writes before its client library sees them
+// (tessera: COMMITs without a seq; Hocuspocus: relayed Yjs updates);
+// everything else (HELLO, HYDRATE, ACKs, sync steps, SyncStatus, pings, its
+// own writes) goes through the library. The servers do the same work either
+// way (they send every write to every client); see worker.mjs ("observers").
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -38,16 +45,65 @@ const here = path.dirname(new URL(import.meta.url).pathname);
 /** The clock of every stamp and receipt, ms: the same in every process of the machine. */
 export const clock = () => performance.timeOrigin + performance.now();
 
-/** A `ws` class (from `dir`'s node_modules) whose sockets count their bytes into `hooks`. */
-function countingWebSocket(dir, hooks) {
+/**
+ * A `ws` class (from `dir`'s node_modules) whose sockets count their bytes
+ * into `hooks`. With `drop(data)`, the messages it is true for are counted
+ * but never reach the client library (its onmessage or "message" event
+ * listeners added with addEventListener).
+ */
+function countingWebSocket(dir, hooks, drop = null) {
   const WS = createRequire(path.join(dir, "package.json"))("ws");
   return class CountingWebSocket extends WS {
     constructor(url, protocols) {
       super(url, protocols);
       observe(this, hooks);
     }
+    get onmessage() {
+      return super.onmessage;
+    }
+    set onmessage(fn) {
+      super.onmessage = drop && typeof fn === "function" ? (ev) => drop(ev.data) || fn(ev) : fn;
+    }
+    addEventListener(type, fn, options) {
+      if (drop && type === "message" && typeof fn === "function") {
+        return super.addEventListener(type, (ev) => drop(ev.data) || fn(ev), options);
+      }
+      return super.addEventListener(type, fn, options);
+    }
   };
 }
+
+const bytesOf = (data) => (data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+
+// tessera: a COMMIT of another writer, [18, version, patch] (a fixarray of
+// 3; a COMMIT of one's own sliced write has a 4th element, the seq).
+const isOthersCommit = (data) => {
+  const b = bytesOf(data);
+  return b.length >= 2 && b[0] === 0x93 && b[1] === 18;
+};
+
+// A lib0 varUint at b[i]: [value, next index].
+function varUint(b, i) {
+  let v = 0;
+  let shift = 0;
+  while (i < b.length) {
+    const c = b[i++];
+    v += (c & 0x7f) * 2 ** shift;
+    if (c < 0x80) return [v, i];
+    shift += 7;
+  }
+  return [NaN, i];
+}
+
+// Hocuspocus: a Yjs update relayed from another client, [docName: varString,
+// MessageType.Sync = 0: varUint, messageYjsUpdate = 2: varUint, update].
+const isRelayedUpdate = (data) => {
+  const b = bytesOf(data);
+  const [len, i] = varUint(b, 0);
+  const [type, j] = varUint(b, i + len);
+  const [sync] = varUint(b, j);
+  return type === 0 && sync === 2;
+};
 
 // The next `event` of a Hocuspocus emitter (which has on/off, no once).
 function nextEvent(emitter, event) {
@@ -81,11 +137,11 @@ export async function tesseraRealmAdapter({ url, kind, key }) {
   };
   return {
     name: "tessera",
-    async connect(id, hooks) {
+    async connect(id, hooks, { decode = true } = {}) {
       let gate = null; // while paused: {promise, resolve} of the held ticket
       const conn = client.connectRealm(url, kind, key, {
         ticket: async () => (gate ? gate.promise : ticketFor(id)),
-        WebSocket: countingWebSocket(TS_CLIENT_DIR, hooks),
+        WebSocket: countingWebSocket(TS_CLIENT_DIR, hooks, decode ? null : isOthersCommit),
         reconnect: false, // a drop is a result to report, not to hide
       });
       conn.on("commit", (c) => {
@@ -149,7 +205,7 @@ export async function hocuspocusAdapter({ url, docName }) {
   const Y = await import("yjs");
   return {
     name: "hocuspocus",
-    async connect(id, hooks) {
+    async connect(id, hooks, { decode = true } = {}) {
       const doc = new Y.Doc();
       let paused = false;
       const synced = deferred();
@@ -158,7 +214,7 @@ export async function hocuspocusAdapter({ url, docName }) {
         name: docName,
         document: doc,
         awareness: null,
-        WebSocketPolyfill: countingWebSocket(here, hooks),
+        WebSocketPolyfill: countingWebSocket(here, hooks, decode ? null : isRelayedUpdate),
         onSynced: () => synced.resolve(),
         onClose: ({ event }) => {
           if (!paused) hooks.onClose(event?.code ?? 0, event?.reason ?? "");
@@ -231,10 +287,11 @@ export async function hocuspocusAdapter({ url, docName }) {
 export async function wsRelayAdapter({ url }) {
   return {
     name: "ws-relay",
-    async connect(id, hooks) {
+    async connect(id, hooks, { decode = true } = {}) {
       const WS = countingWebSocket(TS_CLIENT_DIR, hooks);
       const ws = new WS(url.replace(/^http/, "ws"));
       ws.on("message", (data) => {
+        if (!decode) return;
         const m = JSON.parse(data.toString());
         hooks.onRemote(m.from, m.seq, m.t);
       });

@@ -3,7 +3,7 @@
 // tessera vs Hocuspocus") for the method.
 //
 //   node run.mjs [--servers tessera,tessera-ephemeral,hocuspocus]
-//                [--clients 100] [--rate 5] [--duration 20] [--warmup 3]
+//                [--clients 100] [--observers 10|all] [--rate 5] [--duration 20] [--warmup 3]
 //                [--ramp SECS] [--bots-per-worker 50] [--missed 100]
 //                [--reconnects 5] [--seed 1] [--priority NICE]
 //                [--tessera-bin PATH] [--out DIR] [--quick]
@@ -17,6 +17,9 @@
 // divided by the writes sent in it, the write -> other clients latency of
 // every write sent in it, as every other client received it, the WebSocket
 // payload bytes each client received, and the server's VmRSS at the end.
+// The latencies come from `observers` of the clients, which decode every
+// message; the others receive and count everything but drop the other
+// clients' writes before their library decodes them (worker.mjs).
 // Then, with the bots connected and quiet, the reconnect: a client holding
 // the document disconnects, another writes `missed` times (tessera:
 // `missed` versions; Yjs: `missed` updates), and the first reconnects with
@@ -64,6 +67,7 @@ function parseArgs(argv) {
   const o = {
     servers: SERVERS,
     clients: 100,
+    observers: 10,
     rate: 5,
     duration: 20,
     warmup: 3,
@@ -90,6 +94,11 @@ function parseArgs(argv) {
     };
     if (a === "--servers") o.servers = v().split(",");
     else if (a === "--clients") o.clients = num();
+    else if (a === "--observers") {
+      const x = v();
+      o.observers = x === "all" ? Infinity : Number(x);
+      if (!(o.observers >= 1)) usage("--observers is a count >= 1 or all");
+    }
     else if (a === "--rate") o.rate = num();
     else if (a === "--duration") o.duration = num();
     else if (a === "--warmup") o.warmup = num();
@@ -107,6 +116,7 @@ function parseArgs(argv) {
   }
   if (o.quick) {
     o.clients = 5;
+    o.observers = Math.min(o.observers, 5);
     o.duration = 3;
     o.warmup = 1;
     o.reconnects = 2;
@@ -187,7 +197,8 @@ async function startServer(o, name) {
  * `afterWindow`: an async function run after the window with the clients
  * still connected (and quiet); its result is the figures' `after`.
  */
-export async function runLoad({ config, n, rate, warmup, duration, ramp, botsPerWorker, seed, priority, pid, name, afterWindow }) {
+export async function runLoad({ config, n, observers, rate, warmup, duration, ramp, botsPerWorker, seed, priority, pid, name, afterWindow }) {
+  observers = Math.min(n, observers ?? n);
   const workers = [];
   try {
     const nWorkers = Math.max(1, Math.ceil(n / botsPerWorker));
@@ -209,7 +220,7 @@ export async function runLoad({ config, n, rate, warmup, duration, ramp, botsPer
     }
     log(`${name}: ${n} clients in ${nWorkers} process(es), joins over ${rampMs / 1000} s`);
     const joinedP = workers.map((w) => waitFor(w, "joined", rampMs + 120_000));
-    workers.forEach((w, i) => w.send({ type: "start", config: { ...config, bots: perWorker[i], rate, seed } }));
+    workers.forEach((w, i) => w.send({ type: "start", config: { ...config, bots: perWorker[i], rate, seed, observers } }));
     const joined = await Promise.all(joinedP);
     const joinedOk = joined.reduce((a, j) => a + j.ok, 0);
     const joinFailed = joined.reduce((a, j) => a + j.failed, 0);
@@ -218,7 +229,10 @@ export async function runLoad({ config, n, rate, warmup, duration, ramp, botsPer
 
     const start = Date.now() + warmup * 1000;
     const end = start + duration * 1000;
-    for (const w of workers) w.send({ type: "window", start, end });
+    const offset = clock() - Date.now();
+    const clockStart = start + offset;
+    const clockEnd = end + offset;
+    for (const w of workers) w.send({ type: "window", start, end, clockStart, clockEnd });
     const sample = () => ({
       at: Date.now(),
       server: pid ? cpuSeconds(pid) : NaN,
@@ -261,6 +275,9 @@ export async function runLoad({ config, n, rate, warmup, duration, ramp, botsPer
       for (const [k, c] of Object.entries(s.closeCodes)) closeCodes[k] = (closeCodes[k] ?? 0) + c;
     }
     const writes = sum("sent");
+    const byObservers = sum("sentByObservers");
+    const writeErrors = {};
+    for (const s of st) for (const [k, c] of Object.entries(s.writeErrors)) writeErrors[k] = (writeErrors[k] ?? 0) + c;
     const botWindowS = st.reduce((a, s) => a + s.windowMs, 0) / st.length / 1000;
     const pick = (q) => percentile(all, q);
     const after = afterWindow ? await afterWindow() : undefined;
@@ -276,7 +293,10 @@ export async function runLoad({ config, n, rate, warmup, duration, ramp, botsPer
       writes,
       write_outcomes: outcomes,
       deliveries: sum("received"),
-      deliveries_expected: writes * (joinedOk - 1),
+      observers,
+      // Each write goes to every observer but its writer.
+      deliveries_expected: byObservers * (observers - 1) + (writes - byObservers) * observers,
+      write_errors: writeErrors,
       server_cpu_s: serverCpu,
       server_cpu_user_s: s1.serverSplit.user - s0.serverSplit.user,
       server_cpu_system_s: s1.serverSplit.system - s0.serverSplit.system,
@@ -378,14 +398,25 @@ async function measureReconnects(config, missed, reps) {
   };
 }
 
+/** The share of one core `pid` uses over `seconds` with no client connected. */
+export async function idleShare(pid, seconds) {
+  await sleep(1000);
+  const c0 = cpuSeconds(pid);
+  const t0 = Date.now();
+  await sleep(seconds * 1000);
+  return (cpuSeconds(pid) - c0) / ((Date.now() - t0) / 1000);
+}
+
 async function runOne(o, name) {
   log(`${name}: starting the server`);
   const server = await startServer(o, name);
   setPriority(server.pid, o.priority, log);
   try {
+    const idle = await idleShare(server.pid, o.quick ? 2 : 5);
     const { after: reconnect, ...load } = await runLoad({
       config: server.config,
       n: o.clients,
+      observers: o.observers,
       rate: o.rate,
       warmup: o.warmup,
       duration: o.duration,
@@ -409,7 +440,7 @@ async function runOne(o, name) {
       `${name}: reconnect after ${o.missed} missed (${reconnect.modes.join(",")}): ${reconnect.median_recv_bytes} B, ` +
         `${fmt(reconnect.median_ms)} ms (median of ${reconnect.reps})`,
     );
-    return { server: name, ...load, reconnect };
+    return { server: name, server_idle_cpu_share_of_one_core: idle, ...load, reconnect };
   } finally {
     await server.stop();
   }
@@ -426,6 +457,7 @@ async function main() {
     started_at: new Date().toISOString(),
     options: {
       clients: o.clients,
+      observers: Math.min(o.clients, o.observers),
       rate: o.rate,
       duration_s: o.duration,
       warmup_s: o.warmup,
@@ -480,6 +512,7 @@ async function main() {
         r.join_failed > 0 ||
         r.writes === 0 ||
         r.deliveries !== r.deliveries_expected ||
+        Object.keys(r.write_errors).length > 0 ||
         r.connections_lost > 0 ||
         Object.keys(r.write_outcomes).some((k) => k !== "committed") ||
         r.reconnect.reps !== o.reconnects,

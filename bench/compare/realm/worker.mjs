@@ -4,11 +4,22 @@
 //
 // Messages from the controller (IPC, "advanced" serialization):
 //   {type: "start", config}        join config.bots at their join times
-//   {type: "window", start, end}   Date.now() times: write until `end`;
-//                                  writes sent in [start, end] are measured
+//   {type: "window", start, end, clockStart, clockEnd}
+//                                  Date.now() times of the byte window, and
+//                                  the same on the clock of adapters.mjs:
+//                                  write until clockEnd; writes sent in
+//                                  [clockStart, clockEnd] are measured
 //   {type: "report"}               -> {type: "report", stats}
 //   {type: "exit"}                 close every connection and exit
 // To the controller: {type: "joined", ok, failed, errors}, {type: "report"}.
+//
+// Observers: the bots with index < config.observers decode everything and
+// take the latencies; the others receive and count every message but drop
+// the other bots' writes before their client library sees them (adapters.mjs,
+// decode: false). With N clients each writing R times a second every client
+// receives (N-1)R writes a second: decoding all of them in every bot costs
+// the harness O(N^2 R) CPU (at N = 100, R = 5, more than this machine's two
+// cores with a server beside it), while the servers send the same either way.
 //
 // The bot logic: each bot joins at its time, and from the "window" message
 // on writes its four fields (adapters.mjs) `rate` times a second, evenly
@@ -56,8 +67,10 @@ const stats = {
   joinFailed: 0,
   joinErrors: [],
   sent: 0, // writes sent inside the window
+  sentByObservers: 0, // of those, by observers
+  writeErrors: {}, // writes that threw (a closed connection), by message
   outcomes: {}, // their answers, counted (tessera: committed / rejected: code / unknown)
-  received: 0, // other bots' writes sent inside the window and received here
+  received: 0, // other bots' writes sent inside the window and received by an observer here
   recvBytes: 0, // WebSocket payload bytes received inside the window
   recvMessages: 0,
   sendBytes: 0,
@@ -108,7 +121,8 @@ class Bot {
   }
 
   async join(adapter) {
-    this.handle = await adapter.connect(this.id, this.hooks());
+    this.observer = this.index < this.cfg.observers;
+    this.handle = await adapter.connect(this.id, this.hooks(), { decode: this.observer });
   }
 
   // Writes on the timeline first + k / rate (clock ms) until `end`.
@@ -129,9 +143,17 @@ class Bot {
       const inside = t >= win.start && t <= win.end;
       const x = Math.round(this.random() * 8000) / 10;
       const y = Math.round(this.random() * 5000) / 10;
-      const done = this.handle.write({ x, y, seq: ++this.seq, t });
+      let done;
+      try {
+        done = this.handle.write({ x, y, seq: ++this.seq, t });
+      } catch (e) {
+        // A closed connection (its close is counted): this bot stops.
+        stats.writeErrors[e.message] = (stats.writeErrors[e.message] ?? 0) + 1;
+        return;
+      }
       if (inside) {
         stats.sent++;
+        if (this.observer) stats.sentByObservers++;
         done?.then((o) => (stats.outcomes[o] = (stats.outcomes[o] ?? 0) + 1));
       }
       tick();
@@ -173,9 +195,10 @@ async function start(cfg) {
   process.send({ type: "joined", ok: stats.joined, failed: stats.joinFailed, errors: stats.joinErrors });
 }
 
-function openWindow(start, end) {
-  const offset = clock() - Date.now();
-  win = { start: start + offset, end: end + offset };
+function openWindow(start, end, clockStart, clockEnd) {
+  // The write and receipt window on the shared clock, as the controller
+  // took it (the same bounds in every bot process).
+  win = { start: clockStart, end: clockEnd };
   for (const b of bots) b.startWriting(win.end);
   setTimeout(() => {
     measuring = true;
@@ -191,7 +214,7 @@ function openWindow(start, end) {
 
 process.on("message", async (m) => {
   if (m.type === "start") await start(m.config);
-  else if (m.type === "window") openWindow(m.start, m.end);
+  else if (m.type === "window") openWindow(m.start, m.end, m.clockStart, m.clockEnd);
   else if (m.type === "report") {
     stats.loopDelay = { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 };
     process.send({ type: "report", stats, latency: latency.take() });
