@@ -42,7 +42,7 @@ FUZZ_TARGETS += realm_patch
 FUZZ_TARGETS += realm_wire
 
 .PHONY: all deps build build-quick integration-test test unit-test asan-test fuzz-test dev run-arena bench spec clean format \
-        ts-deps ts-build ts-test compare compare-realm bench-realm-serving
+        ts-deps ts-build ts-test compare compare-realm bench-realm-serving bench-realm-serving-run
 
 all: build
 
@@ -146,7 +146,7 @@ run-arena: build
 	  --params '{"width":800,"height":500}' --ticks 60 \
 	  --inputs examples/arena/demo-inputs.jsonl
 
-bench: build
+bench: build ts-build
 	$(TESSERA) shards build examples/arena
 	$(BUILD)/bench/runtime_bench
 	$(BUILD)/bench/interest/interest_bench
@@ -158,6 +158,25 @@ bench: build
 	$(BUILD)/bench/compute/compute_bench --json $(BUILD)/bench/compute/compute_bench.json
 	$(BUILD)/bench/calls/calls_bench --json $(BUILD)/bench/calls/calls_bench.json
 	$(BUILD)/bench/realm/realm_bench --json $(BUILD)/bench/realm/realm_bench.json
+	$(MAKE) --no-print-directory bench-realm-serving-run
+
+# Realm serving (docs/realms.md "Benchmarks (serving)"): commit-to-client
+# latency with 100 clients on one realm beside a plain `ws` relay, and a
+# reconnect by replay of 100 versions beside a hydrate of 1 MB; writes
+# bench/realm/RESULTS-serving.md and results-serving.json (about a minute).
+# Part of `make bench`; alone: `make bench-realm-serving` (QUICK=1: 10
+# clients, 3 s). REALM_SERVING_ARGS passes more options
+# (`node bench/realm/serving/run.mjs --help`).
+REALM_SERVING_ARGS ?=
+ifneq ($(QUICK),)
+REALM_SERVING_ARGS += --quick
+endif
+
+bench-realm-serving: build ts-build
+	$(MAKE) --no-print-directory bench-realm-serving-run
+
+bench-realm-serving-run:
+	TESSERA_BIN=$(abspath $(TESSERA)) node bench/realm/serving/run.mjs $(REALM_SERVING_ARGS)
 
 # Side by side with Colyseus (bench/compare/README.md): the arena on tessera
 # and as a Colyseus room under the same bots, N = 100, 500 and 1000, one
