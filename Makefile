@@ -42,7 +42,7 @@ FUZZ_TARGETS += realm_patch
 FUZZ_TARGETS += realm_wire
 
 .PHONY: all deps build build-quick integration-test test unit-test asan-test fuzz-test dev run-arena bench spec clean format \
-        ts-deps ts-build ts-test compare
+        ts-deps ts-build ts-test compare compare-realm bench-realm-serving bench-realm-serving-run
 
 all: build
 
@@ -146,7 +146,7 @@ run-arena: build
 	  --params '{"width":800,"height":500}' --ticks 60 \
 	  --inputs examples/arena/demo-inputs.jsonl
 
-bench: build
+bench: build ts-build
 	$(TESSERA) shards build examples/arena
 	$(BUILD)/bench/runtime_bench
 	$(BUILD)/bench/interest/interest_bench
@@ -158,6 +158,25 @@ bench: build
 	$(BUILD)/bench/compute/compute_bench --json $(BUILD)/bench/compute/compute_bench.json
 	$(BUILD)/bench/calls/calls_bench --json $(BUILD)/bench/calls/calls_bench.json
 	$(BUILD)/bench/realm/realm_bench --json $(BUILD)/bench/realm/realm_bench.json
+	$(MAKE) --no-print-directory bench-realm-serving-run
+
+# Realm serving (docs/realms.md "Benchmarks (serving)"): commit-to-client
+# latency with 100 clients on one realm beside a plain `ws` relay, and a
+# reconnect by replay of 100 versions beside a hydrate of 1 MB; writes
+# bench/realm/RESULTS-serving.md and results-serving.json (about a minute).
+# Part of `make bench`; alone: `make bench-realm-serving` (QUICK=1: 10
+# clients, 3 s). REALM_SERVING_ARGS passes more options
+# (`node bench/realm/serving/run.mjs --help`).
+REALM_SERVING_ARGS ?=
+ifneq ($(QUICK),)
+REALM_SERVING_ARGS += --quick
+endif
+
+bench-realm-serving: build ts-build
+	$(MAKE) --no-print-directory bench-realm-serving-run
+
+bench-realm-serving-run:
+	TESSERA_BIN=$(abspath $(TESSERA)) node bench/realm/serving/run.mjs $(REALM_SERVING_ARGS)
 
 # Side by side with Colyseus (bench/compare/README.md): the arena on tessera
 # and as a Colyseus room under the same bots, N = 100, 500 and 1000, one
@@ -177,6 +196,27 @@ compare: build ts-build
 	  fi; \
 	done
 	TESSERA_BIN=$(abspath $(TESSERA)) node $(COMPARE_DIR)/harness/run.mjs $(COMPARE_ARGS)
+
+# A shared document with presence on a tessera realm and on Hocuspocus (Yjs)
+# under the same bots (bench/compare/README.md, "Realms: tessera vs
+# Hocuspocus"): 100 clients writing their own subtree 5 times a second for
+# 20 s, then a reconnect after 100 missed updates; writes
+# bench/compare/realm/RESULTS.md and results.json (about 2 minutes; not part
+# of `make test`). QUICK=1: the 5-client, 3 s smoke run (exit 1 on a failed
+# check). COMPARE_REALM_ARGS passes more options (`node
+# bench/compare/realm/run.mjs --help`).
+COMPARE_REALM_DIR  := $(COMPARE_DIR)/realm
+COMPARE_REALM_ARGS ?= --priority -10
+ifneq ($(QUICK),)
+COMPARE_REALM_ARGS += --quick
+endif
+
+compare-realm: build ts-build
+	@if [ ! -f $(COMPARE_REALM_DIR)/node_modules/.package-lock.json ] || \
+	    [ $(COMPARE_REALM_DIR)/package-lock.json -nt $(COMPARE_REALM_DIR)/node_modules/.package-lock.json ]; then \
+	  echo "npm ci in $(COMPARE_REALM_DIR)"; (cd $(COMPARE_REALM_DIR) && npm ci --no-audit --no-fund) || exit 1; \
+	fi
+	TESSERA_BIN=$(abspath $(TESSERA)) node $(COMPARE_REALM_DIR)/run.mjs $(COMPARE_REALM_ARGS)
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

@@ -30,27 +30,11 @@
 // client libraries.
 import { createRequire } from "node:module";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-export const TS_CLIENT_DIR = path.resolve(here, "../../../clients/ts");
+import { observe, TS_CLIENT_DIR } from "./common.mjs";
 
-function byteLength(data) {
-  if (data == null) return 0;
-  if (typeof data === "string") return Buffer.byteLength(data);
-  if (Array.isArray(data)) return data.reduce((n, d) => n + byteLength(d), 0);
-  return data.byteLength ?? data.length ?? 0;
-}
-
-// Counts a `ws` socket's message payloads both ways.
-function observe(ws, hooks) {
-  ws.on("message", (data) => hooks.onRecv(byteLength(data)));
-  const send = ws.send;
-  ws.send = function (data, ...rest) {
-    hooks.onSend(byteLength(data));
-    return send.call(this, data, ...rest);
-  };
-}
+export { TS_CLIENT_DIR };
 
 // tessera: POST /api/dev/join for a ticket, then connectShard.
 // A protocol v1 FRAME: a MessagePack fixarray whose first element is 19.

@@ -30,14 +30,29 @@
 // decoded (the client libraries do all their work); it exits 1
 // unless every run joined all its bots, had inputs ACKed and REJECTed (with
 // the right text), left none unanswered and lost no connection.
-import { execFileSync, fork, spawn } from "node:child_process";
+import { execFileSync, fork } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { TS_CLIENT_DIR } from "./adapters.mjs";
+import {
+  enterPriority,
+  freePort,
+  gitFacts,
+  logger,
+  machineFacts,
+  percentile,
+  readVersion,
+  sampleAt,
+  setPriority as setNice,
+  sleep,
+  startProcess,
+  stopProcess,
+  TS_CLIENT_DIR,
+  tesseraVersion as versionOf,
+  waitFor,
+} from "./common.mjs";
 import { cpuSeconds, cpuSplit, loadAverage, machineCpu, statusBytes } from "./proc.mjs";
 import { renderMarkdown } from "./report.mjs";
 
@@ -128,58 +143,8 @@ function usage(error) {
   process.exit(2);
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const log = (s) => console.error(`[compare ${new Date().toISOString().slice(11, 19)}] ${s}`);
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-// Starts a server process and waits for the stdout line `ready` matches.
-function startProcess(cmd, args, opts, ready, timeoutMs, name) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], ...opts });
-    let out = "";
-    let done = false;
-    const timer = setTimeout(() => finish(new Error(`${name} did not start in ${timeoutMs / 1000} s:\n${out}`)), timeoutMs);
-    const finish = (err, match) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      if (err) {
-        child.kill("SIGKILL");
-        reject(err);
-      } else resolve({ child, match, output: () => out });
-    };
-    const onData = (d) => {
-      out += d.toString();
-      if (out.length > 100000) out = out.slice(-50000);
-      const m = out.match(ready);
-      if (m) finish(null, m);
-    };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
-    child.on("exit", (code, sig) => finish(new Error(`${name} exited (${code ?? sig}) before it was ready:\n${out}`)));
-  });
-}
-
-async function stopProcess(child, signal, timeoutMs) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once("exit", r));
-  child.kill(signal);
-  const t = await Promise.race([exited.then(() => "exited"), sleep(timeoutMs).then(() => "timeout")]);
-  if (t === "timeout") {
-    child.kill("SIGKILL");
-    await exited;
-  }
-}
+const log = logger("compare");
+const setPriority = (pid, prio) => setNice(pid, prio, log);
 
 // tessera: `tessera dev` on a scratch copy of examples/arena (its state, a
 // fresh SQLite, stays in the scratch folder), a port of its own.
@@ -241,42 +206,6 @@ async function startColyseus() {
     stop: () => stopProcess(p.child, "SIGTERM", 20000),
     output: p.output,
   };
-}
-
-function percentile(sorted, q) {
-  if (sorted.length === 0) return null;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((q / 100) * sorted.length) - 1));
-  return sorted[i];
-}
-
-function waitFor(child, type, timeoutMs) {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      cleanup();
-      reject(new Error(`a bot process sent no "${type}" in ${timeoutMs / 1000} s`));
-    }, timeoutMs);
-    const onMsg = (m) => {
-      if (m?.type === type) {
-        cleanup();
-        resolve(m);
-      }
-    };
-    const onExit = (code) => {
-      cleanup();
-      reject(new Error(`a bot process exited (${code}) before "${type}"`));
-    };
-    const cleanup = () => {
-      clearTimeout(timer);
-      child.off("message", onMsg);
-      child.off("exit", onExit);
-    };
-    child.on("message", onMsg);
-    child.on("exit", onExit);
-  });
-}
-
-function sampleAt(when, fn) {
-  return new Promise((resolve) => setTimeout(() => resolve(fn()), Math.max(0, when - Date.now())));
 }
 
 async function runOne(o, serverName, n) {
@@ -456,85 +385,14 @@ function runFloor(o, n, bytes, rate) {
   }
 }
 
-// Nice value of a process and its threads (a server's threads already run).
-function setPriority(pid, prio) {
-  if (!prio || os.getPriority(pid) === prio) return;
-  try {
-    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) os.setPriority(Number(tid), prio);
-  } catch (e) {
-    log(`cannot set priority ${prio} of ${pid}: ${e.message}`);
-  }
-}
-
 const fmt = (v) => (v == null ? "-" : v.toFixed(1));
-
-function readVersion(dir, pkg) {
-  try {
-    return JSON.parse(fs.readFileSync(path.join(dir, "node_modules", pkg, "package.json"), "utf8")).version;
-  } catch {
-    return "missing";
-  }
-}
-
-// The commit the tessera binary was built from: COMPARE_TESSERA_REV when
-// set (a binary built elsewhere), else the work tree's HEAD, "+dirty" when
-// src/ or sdk/ has uncommitted changes.
-function gitFacts() {
-  if (process.env.COMPARE_TESSERA_REV) return { commit: process.env.COMPARE_TESSERA_REV };
-  try {
-    const head = execFileSync("git", ["-C", ROOT, "rev-parse", "--short", "HEAD"]).toString().trim();
-    const dirty = execFileSync("git", ["-C", ROOT, "status", "--porcelain", "--", "src", "sdk"]).toString().trim() !== "";
-    return { commit: head + (dirty ? "+dirty" : "") };
-  } catch {
-    return { commit: "unknown" };
-  }
-}
-
-function cpuModel() {
-  try {
-    const m = fs.readFileSync("/proc/cpuinfo", "utf8").match(/^model name\s*:\s*(.+)$/m);
-    return m ? m[1] : "unknown";
-  } catch {
-    return "unknown";
-  }
-}
 
 async function main() {
   const o = parseArgs(process.argv.slice(2));
-  if (o.priority && !process.env.COMPARE_OWN_SESSION) {
-    // With autogroup scheduling (the default on Linux desktops and on this
-    // kind of machine) nice values only weigh within a session: run in a
-    // session of our own and give its autogroup the priority.
-    const child = spawn("setsid", ["-w", process.execPath, ...process.argv.slice(1)], {
-      stdio: "inherit",
-      env: { ...process.env, COMPARE_OWN_SESSION: "1" },
-    });
-    child.on("exit", (code, sig) => process.exit(code ?? (sig ? 1 : 0)));
-    for (const s of ["SIGINT", "SIGTERM"]) process.on(s, () => child.kill(s));
-    return;
-  }
-  if (o.priority) {
-    try {
-      fs.writeFileSync("/proc/self/autogroup", String(o.priority));
-    } catch (e) {
-      log(`cannot set the autogroup's nice to ${o.priority}: ${e.message}`);
-    }
-    try {
-      os.setPriority(0, o.priority); // the servers and bots inherit it
-    } catch (e) {
-      log(`cannot set nice ${o.priority}: ${e.message}`);
-    }
-  }
+  if (enterPriority(o.priority, log)) return;
   const outDir = o.out ?? (o.quick ? fs.mkdtempSync(path.join(os.tmpdir(), "compare-quick-")) : COMPARE_DIR);
   fs.mkdirSync(outDir, { recursive: true });
-  let tesseraVersion = "not run";
-  if (o.servers.includes("tessera") && fs.existsSync(o.tesseraBin)) {
-    try {
-      tesseraVersion = execFileSync(o.tesseraBin, ["--version"]).toString().trim();
-    } catch {
-      tesseraVersion = "unknown";
-    }
-  }
+  const tesseraVersion = o.servers.includes("tessera") ? versionOf(o.tesseraBin) : "not run";
   const meta = {
     started_at: new Date().toISOString(),
     options: {
@@ -551,13 +409,7 @@ async function main() {
       priority: o.priority,
       tessera_mode: o.tesseraMode,
     },
-    machine: {
-      nproc: os.cpus().length,
-      cpu: cpuModel(),
-      memory_gib: +(os.totalmem() / 2 ** 30).toFixed(1),
-      kernel: os.release(),
-      load_at_start: loadAverage(),
-    },
+    machine: machineFacts(loadAverage),
     versions: {
       node: process.version,
       tessera: tesseraVersion,
