@@ -30,7 +30,7 @@
 // decoded (the client libraries do all their work); it exits 1
 // unless every run joined all its bots, had inputs ACKed and REJECTed (with
 // the right text), left none unanswered and lost no connection.
-import { execFileSync, fork } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -44,16 +44,15 @@ import {
   machineFacts,
   percentile,
   readVersion,
-  sampleAt,
   setPriority as setNice,
   sleep,
   startProcess,
   stopProcess,
   TS_CLIENT_DIR,
   tesseraVersion as versionOf,
-  waitFor,
 } from "./common.mjs";
-import { cpuSeconds, cpuSplit, loadAverage, machineCpu, statusBytes } from "./proc.mjs";
+import { loadAverage } from "./proc.mjs";
+import { measureWindow, startFleet, stopFleet } from "./fleet.mjs";
 import { renderMarkdown } from "./report.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -213,83 +212,39 @@ async function runOne(o, serverName, n) {
   log(`${runName}: starting the server`);
   const server = serverName === "tessera" ? await startTessera(o, String(n)) : await startColyseus();
   setPriority(server.pid, o.priority);
-  const workers = [];
+  const fleet = {};
   try {
-    const nWorkers = Math.max(1, Math.ceil(n / o.botsPerWorker));
-    const rampMs = (o.ramp ?? Math.max(2, n / 200)) * 1000;
-    const t0 = Date.now() + 500;
-    const perWorker = Array.from({ length: nWorkers }, () => []);
-    for (let i = 0; i < n; i++) {
-      perWorker[i % nWorkers].push({
-        id: `bot-${String(i).padStart(4, "0")}`,
-        index: i,
-        joinAt: t0 + Math.floor((i * rampMs) / n),
-      });
-    }
-    for (let w = 0; w < nWorkers; w++) {
-      // COMPARE_WORKER_NODE_ARGS: node flags for the bot processes (e.g.
-      // "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the harness).
-      const execArgv = process.env.COMPARE_WORKER_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
-      const child = fork(path.join(here, "worker.mjs"), [], { execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
-      setPriority(child.pid, o.priority);
-      workers.push(child);
-    }
-    log(`${runName}: ${n} bots in ${nWorkers} process(es), joins over ${rampMs / 1000} s`);
-    const joinedP = workers.map((w) => waitFor(w, "joined", rampMs + 120_000));
-    workers.forEach((w, i) =>
-      w.send({
-        type: "start",
-        config: {
-          ...server.adapterConfig,
-          bots: perWorker[i],
-          rate: o.rate,
-          rejectFraction: o.rejectFraction,
-          seed: o.seed,
-          state: o.state,
-        },
+    await startFleet({
+      worker: path.join(here, "worker.mjs"),
+      n,
+      botsPerWorker: o.botsPerWorker,
+      rampMs: (o.ramp ?? Math.max(2, n / 200)) * 1000,
+      priority: o.priority,
+      log,
+      name: runName,
+      config: (bots) => ({
+        ...server.adapterConfig,
+        bots,
+        rate: o.rate,
+        rejectFraction: o.rejectFraction,
+        seed: o.seed,
+        state: o.state,
       }),
-    );
-    const joined = await Promise.all(joinedP);
-    const joinedOk = joined.reduce((a, j) => a + j.ok, 0);
-    const joinFailed = joined.reduce((a, j) => a + j.failed, 0);
-    const joinErrors = joined.flatMap((j) => j.errors);
-    const joinSecs = (Date.now() - t0) / 1000;
-    log(`${runName}: ${joinedOk} joined, ${joinFailed} failed in ${joinSecs.toFixed(1)} s${joinErrors.length ? ` (${joinErrors[0]})` : ""}`);
-
-    const start = Date.now() + o.warmup * 1000;
-    const end = start + o.duration * 1000;
-    for (const w of workers) w.send({ type: "window", start, end });
-    const sample = () => ({
-      at: Date.now(),
-      server: cpuSeconds(server.pid),
-      serverSplit: cpuSplit(server.pid),
-      workers: workers.map((w) => cpuSeconds(w.pid, { withChildren: false })),
-      controller: process.cpuUsage(),
-      machine: machineCpu(),
-      load: loadAverage(),
+      out: fleet,
     });
-    const s0 = await sampleAt(start, sample);
-    log(`${runName}: measuring ${o.duration} s`);
-    const s1 = await sampleAt(end, sample);
-    const peakRss = statusBytes(server.pid, "VmHWM");
-    const rss = statusBytes(server.pid, "VmRSS");
-    await sleep(GRACE_MS);
-    const reports = await Promise.all(
-      workers.map((w) => {
-        const p = waitFor(w, "report", 60_000);
-        w.send({ type: "report" });
-        return p;
-      }),
-    );
-    const st = reports.map((r) => r.stats);
+    const { nWorkers } = fleet;
+    const { ok: joinedOk, failed: joinFailed, errors: joinErrors, secs: joinSecs } = fleet.joined;
+    const m = await measureWindow(fleet, {
+      pid: server.pid,
+      warmupS: o.warmup,
+      durationS: o.duration,
+      graceMs: GRACE_MS,
+      log,
+      name: runName,
+    });
+    const { s0, s1, rss, peakRss, windowS, serverCpu, workerCpu, controllerCpu, machineBusy, stats: st } = m;
     const sum = (k) => st.reduce((a, s) => a + s[k], 0);
     const rtt = st.flatMap((s) => s.rtt).sort((a, b) => a - b);
-    const windowS = (s1.at - s0.at) / 1000;
-    const serverCpu = s1.server - s0.server;
-    const workerCpu = s1.workers.map((c, i) => c - s0.workers[i]);
-    const controllerCpu =
-      (s1.controller.user + s1.controller.system - s0.controller.user - s0.controller.system) / 1e6;
-    const machineBusy = (s1.machine.busy - s0.machine.busy) / (s1.machine.total - s0.machine.total);
     const closeCodes = {};
     for (const s of st) for (const [c, k] of Object.entries(s.closeCodes)) closeCodes[c] = (closeCodes[c] ?? 0) + k;
     const botWindowS = st.reduce((a, s) => a + s.windowMs, 0) / st.length / 1000;
@@ -304,8 +259,8 @@ async function runOne(o, serverName, n) {
       join_errors: joinErrors,
       join_s: joinSecs,
       server_cpu_s: serverCpu,
-      server_cpu_user_s: s1.serverSplit.user - s0.serverSplit.user,
-      server_cpu_system_s: s1.serverSplit.system - s0.serverSplit.system,
+      server_cpu_user_s: m.serverUser,
+      server_cpu_system_s: m.serverSystem,
       server_cpu_ms_per_player_s: (serverCpu * 1000) / (joinedOk * windowS),
       server_cpu_share_of_one_core: serverCpu / windowS,
       server_peak_rss_bytes: peakRss,
@@ -352,12 +307,7 @@ async function runOne(o, serverName, n) {
     return result;
   } finally {
     // The bots close their connections and exit; stragglers are killed.
-    const exits = workers.map((w) =>
-      w.exitCode !== null || w.signalCode !== null ? null : new Promise((r) => w.once("exit", r)),
-    );
-    for (const w of workers) if (w.connected) w.send({ type: "exit" });
-    await Promise.race([Promise.all(exits), sleep(5000)]);
-    await Promise.all(workers.map((w) => stopProcess(w, "SIGTERM", 5000).catch(() => {})));
+    await stopFleet(fleet);
     await server.stop();
   }
 }

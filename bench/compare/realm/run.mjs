@@ -30,7 +30,6 @@
 // --quick: 5 clients for 3 s, 2 reconnects; exits 1 unless every run
 // joined its clients, delivered every write to every other client, had no
 // write refused or lost connection, and every reconnect caught up.
-import { fork } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -45,17 +44,16 @@ import {
   percentile,
   readVersion,
   ROOT,
-  sampleAt,
   setPriority,
   sleep,
   startProcess,
   stopProcess,
   TS_CLIENT_DIR,
   tesseraVersion,
-  waitFor,
 } from "../harness/common.mjs";
-import { cpuSeconds, cpuSplit, loadAverage, machineCpu, statusBytes } from "../harness/proc.mjs";
+import { cpuSeconds, loadAverage } from "../harness/proc.mjs";
 import { clock, makeRealmAdapter } from "./adapters.mjs";
+import { measureWindow, startFleet, stopFleet } from "../harness/fleet.mjs";
 import { renderMarkdown } from "./report.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -199,63 +197,34 @@ async function startServer(o, name) {
  */
 export async function runLoad({ config, n, observers, rate, warmup, duration, ramp, botsPerWorker, seed, priority, pid, name, afterWindow }) {
   observers = Math.min(n, observers ?? n);
-  const workers = [];
+  const fleet = {};
   try {
-    const nWorkers = Math.max(1, Math.ceil(n / botsPerWorker));
-    const rampMs = (ramp ?? Math.max(2, n / 100)) * 1000;
-    const t0 = Date.now() + 500;
-    const perWorker = Array.from({ length: nWorkers }, () => []);
-    for (let i = 0; i < n; i++) {
-      perWorker[i % nWorkers].push({ id: `bot-${String(i).padStart(4, "0")}`, index: i, joinAt: t0 + Math.floor((i * rampMs) / n) });
-    }
-    for (let w = 0; w < nWorkers; w++) {
-      const execArgv = process.env.COMPARE_WORKER_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
-      const child = fork(path.join(here, "worker.mjs"), [], {
-        execArgv,
-        serialization: "advanced",
-        stdio: ["ignore", "inherit", "inherit", "ipc"],
-      });
-      setPriority(child.pid, priority, log);
-      workers.push(child);
-    }
-    log(`${name}: ${n} clients in ${nWorkers} process(es), joins over ${rampMs / 1000} s`);
-    const joinedP = workers.map((w) => waitFor(w, "joined", rampMs + 120_000));
-    workers.forEach((w, i) => w.send({ type: "start", config: { ...config, bots: perWorker[i], rate, seed, observers } }));
-    const joined = await Promise.all(joinedP);
-    const joinedOk = joined.reduce((a, j) => a + j.ok, 0);
-    const joinFailed = joined.reduce((a, j) => a + j.failed, 0);
-    const joinErrors = joined.flatMap((j) => j.errors);
-    log(`${name}: ${joinedOk} joined, ${joinFailed} failed${joinErrors.length ? ` (${joinErrors[0]})` : ""}`);
-
-    const start = Date.now() + warmup * 1000;
-    const end = start + duration * 1000;
-    const offset = clock() - Date.now();
-    const clockStart = start + offset;
-    const clockEnd = end + offset;
-    for (const w of workers) w.send({ type: "window", start, end, clockStart, clockEnd });
-    const sample = () => ({
-      at: Date.now(),
-      server: pid ? cpuSeconds(pid) : NaN,
-      serverSplit: pid ? cpuSplit(pid) : { user: NaN, system: NaN },
-      workers: workers.map((w) => cpuSeconds(w.pid, { withChildren: false })),
-      controller: process.cpuUsage(),
-      machine: machineCpu(),
-      load: loadAverage(),
+    await startFleet({
+      worker: path.join(here, "worker.mjs"),
+      n,
+      botsPerWorker,
+      rampMs: (ramp ?? Math.max(2, n / 100)) * 1000,
+      priority,
+      log,
+      name,
+      config: (bots) => ({ ...config, bots, rate, seed, observers }),
+      serialization: "advanced",
+      out: fleet,
     });
-    const s0 = await sampleAt(start, sample);
-    log(`${name}: measuring ${duration} s`);
-    const s1 = await sampleAt(end, sample);
-    const rss = pid ? statusBytes(pid, "VmRSS") : NaN;
-    const peakRss = pid ? statusBytes(pid, "VmHWM") : NaN;
-    await sleep(GRACE_MS);
-    const reports = await Promise.all(
-      workers.map((w) => {
-        const p = waitFor(w, "report", 60_000);
-        w.send({ type: "report" });
-        return p;
-      }),
-    );
-    const st = reports.map((r) => r.stats);
+    const { nWorkers } = fleet;
+    const { ok: joinedOk, failed: joinFailed, errors: joinErrors } = fleet.joined;
+    // The bots' latencies are on the shared clock (adapters.mjs).
+    const offset = clock() - Date.now();
+    const m = await measureWindow(fleet, {
+      pid,
+      warmupS: warmup,
+      durationS: duration,
+      graceMs: GRACE_MS,
+      extra: (start, end) => ({ clockStart: start + offset, clockEnd: end + offset }),
+      log,
+      name,
+    });
+    const { s0, rss, peakRss, windowS, serverCpu, workerCpu, controllerCpu, reports, stats: st } = m;
     const sum = (k) => st.reduce((a, s) => a + s[k], 0);
     const all = new Float64Array(reports.reduce((a, r) => a + r.latency.length, 0));
     let off = 0;
@@ -264,10 +233,6 @@ export async function runLoad({ config, n, observers, rate, warmup, duration, ra
       off += r.latency.length;
     }
     all.sort();
-    const windowS = (s1.at - s0.at) / 1000;
-    const serverCpu = s1.server - s0.server;
-    const workerCpu = s1.workers.map((c, i) => c - s0.workers[i]);
-    const controllerCpu = (s1.controller.user + s1.controller.system - s0.controller.user - s0.controller.system) / 1e6;
     const outcomes = {};
     const closeCodes = {};
     for (const s of st) {
@@ -298,8 +263,8 @@ export async function runLoad({ config, n, observers, rate, warmup, duration, ra
       deliveries_expected: byObservers * (observers - 1) + (writes - byObservers) * observers,
       write_errors: writeErrors,
       server_cpu_s: serverCpu,
-      server_cpu_user_s: s1.serverSplit.user - s0.serverSplit.user,
-      server_cpu_system_s: s1.serverSplit.system - s0.serverSplit.system,
+      server_cpu_user_s: m.serverUser,
+      server_cpu_system_s: m.serverSystem,
       server_cpu_us_per_write: (serverCpu * 1e6) / writes,
       server_cpu_share_of_one_core: serverCpu / windowS,
       server_rss_end_bytes: rss,
@@ -318,15 +283,12 @@ export async function runLoad({ config, n, observers, rate, warmup, duration, ra
         event_loop_delay_p99_ms: Math.max(...st.map((s) => s.loopDelay?.p99 ?? 0)),
       },
       machine: {
-        busy_share: (s1.machine.busy - s0.machine.busy) / (s1.machine.total - s0.machine.total),
+        busy_share: m.machineBusy,
         load_at_start: s0.load,
       },
     };
   } finally {
-    const exits = workers.map((w) => (w.exitCode !== null || w.signalCode !== null ? null : new Promise((r) => w.once("exit", r))));
-    for (const w of workers) if (w.connected) w.send({ type: "exit" });
-    await Promise.race([Promise.all(exits), sleep(5000)]);
-    await Promise.all(workers.map((w) => stopProcess(w, "SIGTERM", 5000).catch(() => {})));
+    await stopFleet(fleet);
   }
 }
 
