@@ -41,8 +41,8 @@ struct CatchUpAnswer {
 
 // A kind's migrate "module": the new document (an object) for the stored
 // one (at its head) written under the schema with hash `old_hash`.
-using Migrate =
-    std::function<Result<Json>(const Json& old_state, std::string_view old_hash)>;
+using Migrate = std::function<Result<Json>(const Json& old_state,
+                                           std::string_view old_hash)>;
 
 class RealmInstance {
  public:
@@ -70,6 +70,15 @@ class RealmInstance {
   // patch or one that does not apply. The commit is queued, not yet
   // durable: see Flush. kUnavailable after a failed Flush.
   Result<int64_t> Submit(const Patch& patch, std::string_view avatar);
+
+  // Queues alarm changes (docs/realms.md "Alarms") for the next Flush,
+  // which writes them in the same transaction as the commits queued with
+  // them. Ephemeral realms store nothing: they are dropped.
+  void QueueAlarms(std::vector<RealmAlarm> set,
+                   std::vector<std::string> cancelled);
+  bool has_queued_alarms() const {
+    return !alarms_set_.empty() || !alarms_cancelled_.empty();
+  }
 
   // Group commit: one store Append of every queued commit, durable when
   // this returns Ok; then durable_version() == version(). A failure leaves
@@ -113,6 +122,8 @@ class RealmInstance {
   int64_t version_ = 0;
   int64_t durable_version_ = 0;
   std::vector<LoggedCommit> pending_;
+  std::vector<RealmAlarm> alarms_set_;         // for the next Flush
+  std::vector<std::string> alarms_cancelled_;  // for the next Flush
   // The newest durable commits (at most logWindow), for catch-up without
   // a store read.
   std::deque<LoggedCommit> recent_;

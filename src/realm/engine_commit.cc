@@ -1,4 +1,5 @@
 // RealmInstance: commits, group commit, snapshots and catch-up (engine.h).
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -44,12 +45,30 @@ Result<int64_t> RealmInstance::Submit(const Patch& patch,
   return version_;
 }
 
+void RealmInstance::QueueAlarms(std::vector<RealmAlarm> set,
+                                std::vector<std::string> cancelled) {
+  if (store_ == nullptr) return;
+  for (std::string& name : cancelled) {
+    std::erase_if(alarms_set_,
+                  [&](const RealmAlarm& a) { return a.name == name; });
+    alarms_cancelled_.push_back(std::move(name));
+  }
+  for (RealmAlarm& alarm : set) {
+    std::erase_if(alarms_set_,
+                  [&](const RealmAlarm& a) { return a.name == alarm.name; });
+    alarms_set_.push_back(std::move(alarm));
+  }
+}
+
 Status RealmInstance::Flush() {
   if (!broken_.ok()) return Unavailable(key_, broken_);
   const int64_t previous = durable_version_;
-  if (!pending_.empty() && store_ != nullptr) {
-    RealmAppend entry{key_, epoch_, std::move(pending_)};
+  if ((!pending_.empty() || has_queued_alarms()) && store_ != nullptr) {
+    RealmAppend entry{key_, epoch_, std::move(pending_), std::move(alarms_set_),
+                      std::move(alarms_cancelled_)};
     pending_.clear();
+    alarms_set_.clear();
+    alarms_cancelled_.clear();
     Status appended = store_->Append(std::span<const RealmAppend>(&entry, 1));
     if (!appended.ok()) {
       broken_ = appended;

@@ -71,6 +71,9 @@ class SnapshotFailingStore final : public RealmStore {
   Result<std::vector<std::string>> List(std::string_view kind) override {
     return real_->List(kind);
   }
+  Result<std::vector<StoredAlarm>> ListAlarms() override {
+    return real_->ListAlarms();
+  }
 
  private:
   RealmStore* real_;

@@ -33,6 +33,8 @@ RealmHost::RealmHost(std::vector<RealmKindConfig> kinds,
   }
   reaper_ = std::make_shared<Reaper>(this);
   (void)options_.pool->Add(reaper_);
+  alarm_clock_ = std::make_shared<AlarmClock>(this);
+  (void)options_.pool->Add(alarm_clock_);
 }
 
 RealmHost::~RealmHost() { Shutdown(); }
@@ -80,7 +82,8 @@ Status RealmHost::Push(std::string_view kind_name, std::string_view key,
       if (it == instances_.end()) {
         if (item.type != Item::Type::kAttach &&
             item.type != Item::Type::kUpdate &&
-            item.type != Item::Type::kExpire) {
+            item.type != Item::Type::kExpire &&
+            item.type != Item::Type::kAlarm) {
           return Status();  // a write or detach for nothing live: dropped
         }
         instance = std::make_shared<Instance>(this, kind, std::string(key), id);
@@ -236,6 +239,7 @@ void RealmHost::Shutdown() {
     if (instance_gauge_ != nullptr) instance_gauge_->Set(0);
   }
   options_.pool->Remove(*reaper_);
+  options_.pool->Remove(*alarm_clock_);
   for (auto& [id, instance] : instances) {
     // Once Remove returns the task never runs again: finish it here.
     options_.pool->Remove(*instance);

@@ -31,6 +31,15 @@
 // more period; otherwise its snapshots and log are dropped from the store
 // and the next Attach boots the initial state on epoch 1.
 //
+// Alarms (docs/realms.md "Alarms"): hooks set and cancel named deadlines
+// per instance (HookResult::alarms), stored with the commit that set them.
+// One clock task holds every instance's deadlines, loaded or not: a due
+// alarm opens its instance if needed and RealmHooks::OnAlarm runs on the
+// instance's worker. Its row is deleted with the handler's commit, so a
+// crash in between runs it again (at least once); a failing handler is
+// retried after AlarmBackoffMs and never stops the instance or its other
+// alarms. An ephemeral instance's alarms live in memory with its document.
+//
 // Threading: every public method from any thread; RealmPeer and RealmHooks
 // are called on the instance's worker and must not block (a network
 // session posts to its own strand).
@@ -41,6 +50,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -72,10 +82,10 @@ using CommitBatch = std::vector<BroadcastCommit>;
 struct AttachAnswer {
   bool hydrate = false;
   int64_t epoch = 0;
-  int64_t head = 0;       // the instance's version the answer brings it to
-  int64_t from = 0;       // resume: the client's version
-  Json state;             // hydrate: the document sliced for the avatar
-  CommitBatch replay;     // resume: the commits after `from`, up to `head`
+  int64_t head = 0;    // the instance's version the answer brings it to
+  int64_t from = 0;    // resume: the client's version
+  Json state;          // hydrate: the document sliced for the avatar
+  CommitBatch replay;  // resume: the commits after `from`, up to `head`
   std::string avatar;
   std::shared_ptr<const RealmKindConfig> kind;  // rules and limits
 };
@@ -103,19 +113,51 @@ class RealmPeer {
   virtual void OnClosed(int code, std::string reason) = 0;
 };
 
+// An alarm change a hook asks for (docs/realms.md "Alarms"): alarm `name`
+// of the instance due `in_ms` from now (set, or moved if it was set), or
+// cancelled (no in_ms).
+struct AlarmChange {
+  std::string name;
+  std::optional<int64_t> in_ms;
+  bool operator==(const AlarmChange&) const = default;
+};
+
+// What a hook makes: a patch committed as the server (empty: none) and
+// alarm changes, which take effect with that commit (both or neither).
+struct HookResult {
+  HookResult() = default;
+  HookResult(Patch p) : patch(std::move(p)) {}  // NOLINT: a bare patch
+  Patch patch;
+  std::vector<AlarmChange> alarms;
+};
+
+// The longest an alarm may be set ahead: a year.
+inline constexpr int64_t kMaxAlarmDelayMs = 366LL * 24 * 3600 * 1000;
+// The retry delay after the `failures`-th failure of an alarm's handler
+// in a row: 2 s, 4 s, 8 s ... capped at 5 minutes.
+int64_t AlarmBackoffMs(int32_t failures);
+
 // What presence changes do (a realm module's hooks; the lobby's presence
 // rows). Called on the instance's worker after the commit that caused
 // them; the returned patch (empty: none) is committed as the server.
 class RealmHooks {
  public:
   virtual ~RealmHooks() = default;
-  virtual Patch OnAvatarAttach(const RealmKindConfig& kind,
-                               std::string_view key, std::string_view avatar,
-                               const Json& state) = 0;
-  // `reason`: "left" or "identity-changed".
-  virtual Patch OnAvatarDetach(const RealmKindConfig& kind,
-                               std::string_view key, std::string_view avatar,
-                               std::string_view reason, const Json& state) = 0;
+  // Nothing by default.
+  virtual HookResult OnAvatarAttach(const RealmKindConfig& /*kind*/,
+                                    std::string_view /*key*/,
+                                    std::string_view /*avatar*/,
+                                    const Json& /*state*/) {
+    return {};
+  }
+  // `reason`: "left", "identity-changed" or "gone". Nothing by default.
+  virtual HookResult OnAvatarDetach(const RealmKindConfig& /*kind*/,
+                                    std::string_view /*key*/,
+                                    std::string_view /*avatar*/,
+                                    std::string_view /*reason*/,
+                                    const Json& /*state*/) {
+    return {};
+  }
   // The first document of a new instance of `kind` (a module's
   // initial_state); nullopt: the kind's initialState. An error refuses to
   // open the instance.
@@ -127,15 +169,15 @@ class RealmHooks {
   // it makes, committed as the server (empty: no change). Errors:
   // kFailedPrecondition with the module's reason for a refusal; others
   // when the module failed.
-  virtual Result<Patch> ApplyIntent(const RealmKindConfig& kind,
-                                    std::string_view /*key*/,
-                                    std::string_view /*avatar*/,
-                                    std::string_view /*intent*/,
-                                    const Json& /*args*/,
-                                    const Json& /*state*/) {
-    return Status(StatusCode::kFailedPrecondition,
-                  "realm kind \"" + kind.name +
-                      "\" has no module, and intents need one");
+  virtual Result<HookResult> ApplyIntent(const RealmKindConfig& kind,
+                                         std::string_view /*key*/,
+                                         std::string_view /*avatar*/,
+                                         std::string_view /*intent*/,
+                                         const Json& /*args*/,
+                                         const Json& /*state*/) {
+    return Status(
+        StatusCode::kFailedPrecondition,
+        "realm kind \"" + kind.name + "\" has no module, and intents need one");
   }
   // migrate "module": the new document for `old_state` (the stored head,
   // written under the schema with hash `old_hash`). An error refuses to
@@ -152,6 +194,19 @@ class RealmHooks {
   virtual bool OnExpire(const RealmKindConfig& /*kind*/,
                         std::string_view /*key*/, const Json& /*state*/) {
     return false;
+  }
+  // Alarm `name` of the instance is due; its handler failed `failures`
+  // times in a row before. The answer is committed as the server and the
+  // alarm is done (unless the answer sets it again). Any error, or a patch
+  // that does not apply, retries it after AlarmBackoffMs; kNotFound (no
+  // handler at all) drops it.
+  virtual Result<HookResult> OnAlarm(const RealmKindConfig& kind,
+                                     std::string_view /*key*/,
+                                     std::string_view /*name*/,
+                                     int32_t /*failures*/,
+                                     const Json& /*state*/) {
+    return Status(StatusCode::kNotFound,
+                  "realm kind \"" + kind.name + "\" has no alarm handler");
   }
 };
 
@@ -173,6 +228,9 @@ struct RealmHostOptions {
   // Where hook failures are told (hook patches that do not apply). Null:
   // nowhere.
   std::function<void(const std::string&)> log;
+  // Dates the alarms for the store (they outlive the process). Not owned;
+  // null: the real one.
+  const WallClock* wall_clock = nullptr;
   // The first state of an instance nobody has stored. Null: the kind's
   // initial_state.
   std::function<Json(const RealmKindConfig&, std::string_view key)>
@@ -203,8 +261,8 @@ class RealmHost {
                 int64_t epoch, int64_t version);
   // Queues a write of an attached peer (admitted by its ingress limits
   // already). Dropped when the peer is not attached.
-  void Write(std::string_view kind, std::string_view key,
-             const RealmPeer* peer, uint64_t seq, Patch patch);
+  void Write(std::string_view kind, std::string_view key, const RealmPeer* peer,
+             uint64_t seq, Patch patch);
   // Queues intent `intent` with `args` of an attached peer: the kind's
   // hooks turn it into a patch, committed as the server (the write rules
   // do not apply: the module decides), broadcast like any commit and
@@ -229,6 +287,15 @@ class RealmHost {
   // for kinds without expireAfterIdleMs. Any thread.
   void ArmExpiry(std::string_view kind, std::string_view key);
 
+  // Arms every alarm the store holds (a boot: alarms outlive the
+  // process; one due while the server was down fires at once). Any
+  // thread, once, before serving.
+  Status LoadAlarms();
+  // The alarms of instance (kind, key) and when they are due (unix ms),
+  // sorted by name: what an operator sees.
+  std::vector<RealmAlarm> Alarms(std::string_view kind,
+                                 std::string_view key) const;
+
   // Flushes and unloads every instance, closing their peers with 1001.
   void Shutdown();
 
@@ -237,12 +304,16 @@ class RealmHost {
  private:
   class Instance;
   class Reaper;
+  class AlarmClock;
   struct Item;
   // Under the reaper's lock; `due_us` on the pool's clock.
   void ArmExpiryAt(const std::string& id, int64_t due_us);
   void DisarmExpiry(const std::string& id);
   // The reaper's deadline passed for "<kind>/<key>".
   void Expire(const std::string& id);
+  // The alarm clock's deadline passed for alarm `name` of "<kind>/<key>".
+  void FireAlarm(const std::string& id, const std::string& name);
+  const WallClock* wall_clock() const;
   // Queues `item` on instance (kind, key), creating it if needed.
   Status Push(std::string_view kind, std::string_view key, Item item);
   void Forget(const std::string& id, const Instance* instance);
@@ -256,6 +327,7 @@ class RealmHost {
   std::unordered_map<std::string, std::shared_ptr<Instance>> instances_
       GUARDED_BY(mu_);
   std::shared_ptr<Reaper> reaper_;  // idle expiry deadlines
+  std::shared_ptr<AlarmClock> alarm_clock_;
   // Null without RealmHostOptions::metrics.
   Counter* commits_ = nullptr;
   Counter* refusals_ = nullptr;

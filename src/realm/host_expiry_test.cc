@@ -15,15 +15,6 @@ using namespace host_testing;  // NOLINT
 
 class Vetoer final : public RealmHooks {
  public:
-  Patch OnAvatarAttach(const RealmKindConfig&, std::string_view,
-                       std::string_view, const Json&) override {
-    return {};
-  }
-  Patch OnAvatarDetach(const RealmKindConfig&, std::string_view,
-                       std::string_view, std::string_view,
-                       const Json&) override {
-    return {};
-  }
   bool OnExpire(const RealmKindConfig&, std::string_view key,
                 const Json& state) override {
     asked.push_back(std::string(key) + " n=" + state["n"].dump());
@@ -35,7 +26,9 @@ class Vetoer final : public RealmHooks {
 
 class RealmExpiryTest : public HostFixture {
  protected:
-  void SetUp() override { Make({Kind({{"expireAfterIdleMs", 5000}})}, &hooks_); }
+  void SetUp() override {
+    Make({Kind({{"expireAfterIdleMs", 5000}})}, &hooks_);
+  }
   bool Stored(const std::string& id = "match/m1") {
     Result<std::optional<LoadedRealm>> loaded = store_->Load(id);
     EXPECT_TRUE(loaded.ok());
@@ -50,7 +43,8 @@ class RealmExpiryTest : public HostFixture {
   Vetoer hooks_;
 };
 
-TEST_F(RealmExpiryTest, AnIdleRealmIsDroppedAfterItsPeriodAndBootsGenesisAgain) {
+TEST_F(RealmExpiryTest,
+       AnIdleRealmIsDroppedAfterItsPeriodAndBootsGenesisAgain) {
   WriteAndLeave();
   clock_.Advance(4'900'000);
   Pass();

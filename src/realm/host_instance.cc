@@ -31,6 +31,10 @@ void RealmHost::Instance::Fail(Item& item, int code,
     }
   } else if (item.type == Item::Type::kUpdate && item.done != nullptr) {
     item.done->set_value(Status(StatusCode::kUnavailable, reason));
+  } else if (item.type == Item::Type::kAlarm) {
+    // Not run: due again after a pause (the instance may open next time).
+    host_->alarm_clock_->Release(
+        id_, host_->options_.pool->clock()->NowUs() + AlarmBackoffMs(1) * 1000);
   }
 }
 
@@ -57,8 +61,7 @@ bool RealmHost::Instance::EnsureOpen(std::span<Item> items) {
     Result<std::optional<Json>> from_hooks =
         options.hooks->InitialState(*kind_, key_);
     if (!from_hooks.ok()) {
-      const std::string reason = "realm " + id_ +
-                                 ": initial_state failed: " +
+      const std::string reason = "realm " + id_ + ": initial_state failed: " +
                                  from_hooks.status().message();
       for (Item& item : items) Fail(item, kCloseRealmUnavailable, reason);
       return false;
@@ -136,6 +139,9 @@ std::optional<int64_t> RealmHost::Instance::Run(int64_t now_us) {
   if (!idle_since_us_) idle_since_us_ = now_us;
   if (now_us - *idle_since_us_ < unload_us) return *idle_since_us_ + unload_us;
   if (!Unload(/*force=*/false, 0, "")) return now_us;  // more came in
+  if (kind_->persistence != Persistence::kDurable) {
+    host_->alarm_clock_->CancelAll(id_);  // they die with the document
+  }
   host_->Forget(id_, this);
   return std::nullopt;
 }
@@ -194,11 +200,11 @@ void RealmHost::Instance::Handle(Item& item) {
         Break(version.status());
         return;
       }
-      refusals_.push_back(Answer{
-          item.peer, item.seq,
-          code == StatusCode::kPermissionDenied ? "permission_denied"
-                                                : "invalid_patch",
-          version.status().message()});
+      refusals_.push_back(Answer{item.peer, item.seq,
+                                 code == StatusCode::kPermissionDenied
+                                     ? "permission_denied"
+                                     : "invalid_patch",
+                                 version.status().message()});
       return;
     }
     case Item::Type::kDetach: {
@@ -215,6 +221,9 @@ void RealmHost::Instance::Handle(Item& item) {
       return;
     case Item::Type::kIntent:
       HandleIntent(item);
+      return;
+    case Item::Type::kAlarm:
+      HandleAlarm(item);
       return;
     case Item::Type::kUpdate: {
       Result<int64_t> version = realm_->Submit(item.patch, "");
@@ -237,14 +246,14 @@ void RealmHost::Instance::HandleIntent(Item& item) {
   auto it = peers_.find(item.peer);
   if (it == peers_.end()) return;  // detached meanwhile
   RealmHooks* hooks = host_->options_.hooks;
-  Result<Patch> patch =
+  Result<HookResult> patch =
       hooks != nullptr
           ? hooks->ApplyIntent(*kind_, key_, it->second.avatar, item.intent,
                                item.args, realm_->state())
-          : Result<Patch>(Status(StatusCode::kFailedPrecondition,
-                                 "realm kind \"" + kind_->name +
-                                     "\" has no module, and intents need "
-                                     "one"));
+          : Result<HookResult>(Status(StatusCode::kFailedPrecondition,
+                                      "realm kind \"" + kind_->name +
+                                          "\" has no module, and intents "
+                                          "need one"));
   if (!patch.ok()) {
     const StatusCode code = patch.status().code();
     refusals_.push_back(
@@ -255,11 +264,12 @@ void RealmHost::Instance::HandleIntent(Item& item) {
                patch.status().message()});
     return;
   }
-  if (patch->empty()) {
+  if (patch->patch.empty()) {
+    QueueAlarmChanges(patch->alarms);
     intents_done_.push_back(Done{item.peer, item.seq, realm_->version()});
     return;
   }
-  Result<int64_t> version = realm_->Submit(*patch, "");
+  Result<int64_t> version = realm_->Submit(patch->patch, "");
   if (!version.ok()) {
     if (version.status().code() == StatusCode::kUnavailable) {
       Break(version.status());
@@ -272,7 +282,8 @@ void RealmHost::Instance::HandleIntent(Item& item) {
     return;
   }
   batch_.push_back(
-      BroadcastCommit{*version, std::move(patch).value(), nullptr, 0});
+      BroadcastCommit{*version, std::move(patch->patch), nullptr, 0});
+  QueueAlarmChanges(patch->alarms);
   intents_done_.push_back(Done{item.peer, item.seq, *version});
 }
 
@@ -297,13 +308,13 @@ void RealmHost::Instance::HandleExpire() {
       Result<std::optional<LoadedRealm>> loaded = store->Load(id_);
       if (loaded.ok() && !loaded->has_value()) return;  // dropped already
       Result<std::unique_ptr<RealmInstance>> opened =
-          loaded.ok() ? RealmInstance::Open(*kind_, id_, store,
-                                            kind_->initial_state)
-                      : Result<std::unique_ptr<RealmInstance>>(loaded.status());
+          loaded.ok()
+              ? RealmInstance::Open(*kind_, id_, store, kind_->initial_state)
+              : Result<std::unique_ptr<RealmInstance>>(loaded.status());
       if (!opened.ok()) {
         if (log) {
-          log("realm " + id_ + ": idle expiry put off: " +
-              opened.status().message());
+          log("realm " + id_ +
+              ": idle expiry put off: " + opened.status().message());
         }
         host_->ArmExpiryAt(id_, now_us_ + period_us);
         return;
@@ -322,8 +333,10 @@ void RealmHost::Instance::HandleExpire() {
     host_->ArmExpiryAt(id_, now_us_ + period_us);
     return;
   }
+  host_->alarm_clock_->CancelAll(id_);  // the store dropped their rows
   realm_.reset();  // the next attach boots the initial state
-  if (log) log("realm " + id_ + ": expired after idle; its storage was dropped");
+  if (log)
+    log("realm " + id_ + ": expired after idle; its storage was dropped");
 }
 
 void RealmHost::Instance::HandleAttach(Item& item) {
@@ -402,9 +415,9 @@ void RealmHost::Instance::SweepOrphans() {
     RunHook(PresenceDetach(*kind_->presence, avatar, realm_->state()),
             "presence");
     if (RealmHooks* hooks = host_->options_.hooks) {
-      RunHook(hooks->OnAvatarDetach(*kind_, key_, avatar, "gone",
-                                    realm_->state()),
-              "on_avatar_detach");
+      RunHook(
+          hooks->OnAvatarDetach(*kind_, key_, avatar, "gone", realm_->state()),
+          "on_avatar_detach");
     }
   }
 }
@@ -438,31 +451,38 @@ void RealmHost::Instance::DropAvatar(const std::string& avatar,
   }
 }
 
-void RealmHost::Instance::RunHook(Patch patch, std::string_view what) {
-  if (patch.empty()) return;
-  Result<int64_t> version = realm_->Submit(patch, "");
-  if (version.ok()) {
-    batch_.push_back(BroadcastCommit{*version, std::move(patch), nullptr, 0});
-    return;
+bool RealmHost::Instance::RunHook(HookResult result, std::string_view what) {
+  if (!result.patch.empty()) {
+    Result<int64_t> version = realm_->Submit(result.patch, "");
+    if (!version.ok()) {
+      if (version.status().code() == StatusCode::kUnavailable) {
+        Break(version.status());
+      } else if (host_->options_.log) {
+        host_->options_.log("realm " + id_ + ": the patch of " +
+                            std::string(what) +
+                            " was refused: " + version.status().message());
+      }
+      return false;
+    }
+    batch_.push_back(
+        BroadcastCommit{*version, std::move(result.patch), nullptr, 0});
   }
-  if (version.status().code() == StatusCode::kUnavailable) {
-    Break(version.status());
-  } else if (host_->options_.log) {
-    host_->options_.log("realm " + id_ + ": the patch of " +
-                        std::string(what) +
-                        " was refused: " + version.status().message());
-  }
+  QueueAlarmChanges(result.alarms);
+  return true;
 }
 
 bool RealmHost::Instance::FlushAndDeliver() {
   if (broken_) return false;
-  if (!batch_.empty()) {
-    const auto started = std::chrono::steady_clock::now();
+  const auto started = std::chrono::steady_clock::now();
+  if (!batch_.empty() || (realm_ != nullptr && realm_->has_queued_alarms())) {
     Status flushed = realm_->Flush();
     if (!flushed.ok()) {
       Break(flushed);
       return false;
     }
+  }
+  SettleAlarms();
+  if (!batch_.empty()) {
     if (host_->commits_ != nullptr) {
       host_->commits_->Add(batch_.size());
       host_->flush_seconds_->Observe(
@@ -512,6 +532,8 @@ void RealmHost::Instance::Break(const Status& why) {
     done->set_value(Status(StatusCode::kUnavailable, reason));
   }
   updates_.clear();
+  clock_changes_.clear();
+  host_->alarm_clock_->Release(id_, now_us_ + AlarmBackoffMs(1) * 1000);
 }
 
 CommitBatch RealmHost::Instance::DecodeReplay(

@@ -27,7 +27,15 @@
 namespace tessera::realm {
 
 struct RealmHost::Item {
-  enum class Type { kAttach, kWrite, kDetach, kUpdate, kExpire, kIntent };
+  enum class Type {
+    kAttach,
+    kWrite,
+    kDetach,
+    kUpdate,
+    kExpire,
+    kIntent,
+    kAlarm
+  };
   Type type = Type::kWrite;
   const RealmPeer* peer = nullptr;
   std::weak_ptr<RealmPeer> weak_peer;  // kAttach
@@ -35,7 +43,7 @@ struct RealmHost::Item {
   int64_t epoch = 0, version = 0;      // kAttach
   uint64_t seq = 0;                    // kWrite, kIntent
   Patch patch;                         // kWrite, kUpdate
-  std::string intent;                  // kIntent
+  std::string intent;                  // kIntent; kAlarm: its name
   Json args;                           // kIntent
   std::shared_ptr<std::promise<Result<int64_t>>> done;  // kUpdate
 };
@@ -53,6 +61,38 @@ class RealmHost::Reaper final : public guest::WorkerPool::Task {
   RealmHost* const host_;
   std::mutex mu_;
   std::map<std::string, int64_t> due_ GUARDED_BY(mu_);
+};
+
+// Every instance's alarms and their deadlines, one WorkerPool task that
+// fires them (RealmHost::FireAlarm) when due. An alarm fired stays held
+// (in flight) until its instance settles it: Set again (a retry, or a
+// handler that re-arms it) or Cancel.
+class RealmHost::AlarmClock final : public guest::WorkerPool::Task {
+ public:
+  struct Entry {
+    int64_t due_us = 0;  // on the pool's clock
+    RealmAlarm stored;   // name, due_unix_ms, failures
+    bool in_flight = false;
+  };
+  explicit AlarmClock(RealmHost* host) : host_(host) {}
+  // Sets (or replaces) alarm `alarm.name` of `id`; true when it is now
+  // the earliest deadline (poke the task).
+  bool Set(const std::string& id, int64_t due_us, RealmAlarm alarm);
+  void Cancel(const std::string& id, const std::string& name);
+  void CancelAll(const std::string& id);
+  // Every alarm of `id` still in flight (its instance broke) is due again,
+  // not before `due_us`.
+  void Release(const std::string& id, int64_t due_us);
+  std::optional<Entry> Get(const std::string& id,
+                           const std::string& name) const;
+  std::vector<RealmAlarm> List(const std::string& id) const;
+  std::optional<int64_t> Run(int64_t now_us) override;
+
+ private:
+  RealmHost* const host_;
+  mutable std::mutex mu_;
+  // id -> name -> entry.
+  std::map<std::string, std::map<std::string, Entry>> alarms_ GUARDED_BY(mu_);
 };
 
 class RealmHost::Instance final : public guest::WorkerPool::Task {
@@ -82,8 +122,9 @@ class RealmHost::Instance final : public guest::WorkerPool::Task {
   // Opens the document on first use; false (the items' peers told) when
   // it cannot.
   bool EnsureOpen(std::span<Item> items);
-  // Answers an item that will never be handled (the instance is gone).
-  static void Fail(Item& item, int code, const std::string& reason);
+  // Answers an item that will never be handled (the instance is gone); a
+  // fired alarm is put off (AlarmBackoffMs).
+  void Fail(Item& item, int code, const std::string& reason);
   // Stops taking items; false when some are still queued (and `force` is
   // false). With `force` the queued ones are failed with `code`.
   bool Unload(bool force, int code, const std::string& reason);
@@ -91,6 +132,15 @@ class RealmHost::Instance final : public guest::WorkerPool::Task {
   void HandleAttach(Item& item);
   void HandleExpire();
   void HandleIntent(Item& item);
+  void HandleAlarm(Item& item);
+  // Queues `changes` (a hook's) for the store with the commit being made,
+  // and for the alarm clock once it is durable. Invalid ones are logged
+  // and skipped.
+  void QueueAlarmChanges(const std::vector<AlarmChange>& changes);
+  // An alarm's retry: `failures` failures so far.
+  void PutOffAlarm(const std::string& name, int32_t failures);
+  // After a successful flush: hands the queued changes to the clock.
+  void SettleAlarms();
   // After an open: the avatars the presence rows name (see
   // RealmHostOptions::rejoin_grace_ms).
   void CollectOrphans();
@@ -100,7 +150,9 @@ class RealmHost::Instance final : public guest::WorkerPool::Task {
   void MaybeArmExpiry();
   void AddAvatar(const std::string& avatar);
   void DropAvatar(const std::string& avatar, std::string_view reason);
-  void RunHook(Patch patch, std::string_view what);
+  // Commits a hook's patch and queues its alarm changes; false (logged)
+  // when the patch does not apply.
+  bool RunHook(HookResult result, std::string_view what);
   // Makes the batch durable, then answers and broadcasts it. False when the
   // instance broke (every peer closed).
   bool FlushAndDeliver();
@@ -123,7 +175,7 @@ class RealmHost::Instance final : public guest::WorkerPool::Task {
   bool broken_ = false;
   std::map<const RealmPeer*, Peer> peers_;
   std::unordered_map<std::string, int> avatars_;  // live peers per avatar
-  CommitBatch batch_;  // submitted, not yet durable
+  CommitBatch batch_;                             // submitted, not yet durable
   std::vector<Answer> refusals_;
   struct Done {  // an intent's answer, sent after the flush
     const RealmPeer* peer;
@@ -134,6 +186,13 @@ class RealmHost::Instance final : public guest::WorkerPool::Task {
   std::vector<std::pair<std::shared_ptr<std::promise<Result<int64_t>>>,
                         int64_t>>
       updates_;  // resolved after the flush
+  // Alarm changes for the clock once the pass's commits are durable.
+  struct ClockChange {
+    std::string name;
+    std::optional<int64_t> due_us;  // none: cancel
+    RealmAlarm stored;
+  };
+  std::vector<ClockChange> clock_changes_;
   std::optional<int64_t> idle_since_us_;
   int64_t now_us_ = 0;  // the running pass's time
   std::set<std::string> orphans_;

@@ -17,15 +17,6 @@ using namespace host_testing;  // NOLINT
 // time), "noop" changes nothing, "bad" returns a patch that cannot apply.
 class Counter final : public RealmHooks {
  public:
-  Patch OnAvatarAttach(const RealmKindConfig&, std::string_view,
-                       std::string_view, const Json&) override {
-    return {};
-  }
-  Patch OnAvatarDetach(const RealmKindConfig&, std::string_view,
-                       std::string_view, std::string_view,
-                       const Json&) override {
-    return {};
-  }
   Result<std::optional<Json>> InitialState(const RealmKindConfig&,
                                            std::string_view key) override {
     if (key == "broken") return Status(StatusCode::kTrap, "the module trapped");
@@ -33,18 +24,20 @@ class Counter final : public RealmHooks {
     state["key"] = std::string(key);
     return std::optional<Json>(state);
   }
-  Result<Patch> ApplyIntent(const RealmKindConfig&, std::string_view,
-                            std::string_view avatar, std::string_view intent,
-                            const Json& args, const Json& state) override {
-    if (intent == "noop") return Patch();
-    if (intent == "bad") return Patch({{OpKind::kDelete, P({"zzz"}), {}}});
+  Result<HookResult> ApplyIntent(const RealmKindConfig&, std::string_view,
+                                 std::string_view avatar,
+                                 std::string_view intent, const Json& args,
+                                 const Json& state) override {
+    if (intent == "noop") return HookResult();
+    if (intent == "bad")
+      return HookResult(Patch({{OpKind::kDelete, P({"zzz"}), {}}}));
     if (intent != "bump") return Status(StatusCode::kTrap, "no such intent");
     const int64_t by = args.value("by", 0);
     if (by < 1 || by > 10) {
       return Status(StatusCode::kFailedPrecondition,
                     std::string(avatar) + " may bump by 1..10 only");
     }
-    return Patch({Set(P({"n"}), state["n"].get<int64_t>() + by)});
+    return HookResult(Patch({Set(P({"n"}), state["n"].get<int64_t>() + by)}));
   }
 };
 
@@ -81,8 +74,8 @@ TEST_F(RealmIntentTest, AnIntentsPatchIsCommittedBroadcastAndAnswered) {
   EXPECT_EQ(b->Versions(), std::vector<int64_t>({1, 2}));
   EXPECT_EQ(b->commits[1].patch, Patch({Set(P({"n"}), 7)}));
   EXPECT_EQ(a->commits[0].writer, nullptr);  // the server wrote it
-  EXPECT_EQ(a->intents, (std::vector<std::pair<uint64_t, int64_t>>{{5, 1},
-                                                                    {6, 2}}));
+  EXPECT_EQ(a->intents,
+            (std::vector<std::pair<uint64_t, int64_t>>{{5, 1}, {6, 2}}));
   EXPECT_TRUE(b->intents.empty());
 }
 

@@ -17,18 +17,20 @@ using namespace host_testing;  // NOLINT
 // Keeps a "here" row per attached avatar, like a lobby's who-is-here list.
 class PresenceRows final : public RealmHooks {
  public:
-  Patch OnAvatarAttach(const RealmKindConfig&, std::string_view,
-                       std::string_view avatar, const Json&) override {
+  HookResult OnAvatarAttach(const RealmKindConfig&, std::string_view,
+                            std::string_view avatar, const Json&) override {
     events.push_back("attach " + std::string(avatar));
-    return {Set(P({"players", std::string(avatar).c_str()}), {{"here", true}})};
+    return Patch{
+        Set(P({"players", std::string(avatar).c_str()}), {{"here", true}})};
   }
-  Patch OnAvatarDetach(const RealmKindConfig&, std::string_view,
-                       std::string_view avatar, std::string_view reason,
-                       const Json& state) override {
+  HookResult OnAvatarDetach(const RealmKindConfig&, std::string_view,
+                            std::string_view avatar, std::string_view reason,
+                            const Json& state) override {
     events.push_back("detach " + std::string(avatar) + " " +
                      std::string(reason));
     if (!state["players"].contains(std::string(avatar))) return {};
-    return {{OpKind::kDelete, P({"players", std::string(avatar).c_str()}), {}}};
+    return Patch{
+        {OpKind::kDelete, P({"players", std::string(avatar).c_str()}), {}}};
   }
   std::vector<std::string> events;
 };
@@ -69,7 +71,8 @@ TEST_F(RealmPresenceTest, HookPatchesAreCommittedAndBroadcast) {
 
 TEST_F(RealmPresenceTest, ASameAvatarHelloSwapsInPlace) {
   std::shared_ptr<RecordingPeer> a = Join("a");
-  ASSERT_TRUE(host_->Attach("match", "m1", a, "a", a->attached[0].epoch, 1).ok());
+  ASSERT_TRUE(
+      host_->Attach("match", "m1", a, "a", a->attached[0].epoch, 1).ok());
   Pass();
   ASSERT_EQ(a->attached.size(), 2u);
   EXPECT_FALSE(a->attached[1].hydrate);  // it held version 1: a resume
@@ -88,8 +91,7 @@ TEST_F(RealmPresenceTest, AnotherIdentityOnTheSameSocketDetachesTheOldFirst) {
   // Writes are now judged as b's.
   host_->Write("match", "m1", peer.get(), 1,
                {Set(P({"players", "b", "x"}), 1)});
-  host_->Write("match", "m1", peer.get(), 2,
-               {Set(P({"players", "a"}), 1)});
+  host_->Write("match", "m1", peer.get(), 2, {Set(P({"players", "a"}), 1)});
   Pass();
   ASSERT_EQ(peer->rejected.size(), 1u);
   EXPECT_EQ(peer->rejected[0].seq, 2u);
@@ -105,8 +107,9 @@ TEST_F(RealmPresenceTest, APeerThatIsGoneIsSkipped) {
 }
 
 TEST_F(RealmPresenceTest, AKindsDeclaredPresenceKeepsARowPerAvatar) {
-  Make({Kind({{"presence", {{"path", "here/{avatar}"},
-                            {"prune", {"players/{avatar}"}}}}})});
+  Make(
+      {Kind({{"presence",
+              {{"path", "here/{avatar}"}, {"prune", {"players/{avatar}"}}}}})});
   std::shared_ptr<RecordingPeer> a = Join("a");
   std::shared_ptr<RecordingPeer> a2 = Join("a");
   std::shared_ptr<RecordingPeer> b = Join("b");
@@ -132,13 +135,13 @@ TEST_F(RealmPresenceTest, AKindsDeclaredPresenceKeepsARowPerAvatar) {
 TEST_F(RealmPresenceTest, AHookPatchThatDoesNotApplyIsLoggedNotFatal) {
   class Broken final : public RealmHooks {
    public:
-    Patch OnAvatarAttach(const RealmKindConfig&, std::string_view,
-                         std::string_view, const Json&) override {
-      return {{OpKind::kDelete, P({"nothing"}), {}}};
+    HookResult OnAvatarAttach(const RealmKindConfig&, std::string_view,
+                              std::string_view, const Json&) override {
+      return Patch{{OpKind::kDelete, P({"nothing"}), {}}};
     }
-    Patch OnAvatarDetach(const RealmKindConfig&, std::string_view,
-                         std::string_view, std::string_view,
-                         const Json&) override {
+    HookResult OnAvatarDetach(const RealmKindConfig&, std::string_view,
+                              std::string_view, std::string_view,
+                              const Json&) override {
       return {};
     }
   } broken;

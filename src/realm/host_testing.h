@@ -75,6 +75,7 @@ class HostFixture : public ::testing::Test {
     options.store = store != nullptr ? store : store_.get();
     options.hooks = hooks;
     options.unload_after_ms = 1000;
+    options.wall_clock = &wall_;
     options.log = [this](const std::string& line) { log_.push_back(line); };
     options.initial_state = [](const RealmKindConfig&, std::string_view) {
       return Initial();
@@ -83,6 +84,11 @@ class HostFixture : public ::testing::Test {
   }
   // One pass of the pool at the fake clock's time.
   void Pass() { pool_.RunPass(clock_.NowUs()); }
+  // Moves both clocks on.
+  void Advance(int64_t ms) {
+    clock_.Advance(ms * 1000);
+    wall_.Advance(ms * 1000);
+  }
 
   // The server's update path (which blocks until the instance ran it),
   // from another thread while this one drives the passes.
@@ -109,6 +115,7 @@ class HostFixture : public ::testing::Test {
   }
 
   FakeClock clock_{1'000'000};
+  FakeWallClock wall_{1'800'000'000'000'000};
   guest::WorkerPool pool_{guest::WorkerPoolOptions{0, &clock_, 100'000}};
   std::unique_ptr<store::SqliteRealmStore> store_ = OpenStore(":memory:");
   std::vector<std::string> log_;

@@ -52,11 +52,32 @@ struct LoadedRealm {
   }
 };
 
-// Commits for one realm, appended together.
+// A realm's alarm as stored (docs/realms.md "Alarms"): a named deadline in
+// unix milliseconds and how many times its handler has failed so far.
+struct RealmAlarm {
+  std::string name;
+  int64_t due_unix_ms = 0;
+  int32_t failures = 0;
+  bool operator==(const RealmAlarm&) const = default;
+};
+
+// One stored alarm with the realm it belongs to (ListAlarms).
+struct StoredAlarm {
+  std::string key;
+  RealmAlarm alarm;
+  bool operator==(const StoredAlarm&) const = default;
+};
+
+// Commits for one realm, appended together, and the alarm changes that go
+// with them (in the same transaction: a commit that sets an alarm is never
+// durable without it, and a fired alarm's row goes with its handler's
+// commit).
 struct RealmAppend {
   std::string key;
   int64_t epoch = 0;
-  std::vector<LoggedCommit> commits;  // consecutive versions
+  std::vector<LoggedCommit> commits;          // consecutive versions
+  std::vector<RealmAlarm> alarms_set;         // insert or replace by name
+  std::vector<std::string> alarms_cancelled;  // by name; unknown ones: Ok
 };
 
 class RealmStore {
@@ -76,8 +97,8 @@ class RealmStore {
   // offered version (a second writer, or a stale epoch, is fenced off this
   // way). kNotFound for an unknown key. Entries are checked in order, so a
   // second entry for the same realm continues after the first; an entry
-  // without commits writes nothing but is checked all the same (key,
-  // epoch).
+  // without commits is checked all the same (key, epoch) and writes only
+  // its alarm changes (cancels first, then sets).
   virtual Status Append(std::span<const RealmAppend> entries) = 0;
 
   // Stores a snapshot of the current epoch (version <= head, newer than
@@ -87,7 +108,8 @@ class RealmStore {
   // or a version not in (newest snapshot, head]; kNotFound;
   // kInvalidArgument for a negative log_window. Only the newest snapshot
   // is ever read back, so a backend may drop older ones.
-  virtual Status PutSnapshot(std::string_view key, const RealmSnapshot& snapshot,
+  virtual Status PutSnapshot(std::string_view key,
+                             const RealmSnapshot& snapshot,
                              int64_t log_window) = 0;
 
   // The realm for a cold start; nullopt if it does not exist.
@@ -111,9 +133,13 @@ class RealmStore {
   virtual Status StartEpoch(std::string_view key,
                             const RealmSnapshot& first) = 0;
 
-  // Drops the realm entirely (idle expiry): the next Load is nullopt.
-  // Dropping an unknown key is Ok.
+  // Drops the realm entirely (idle expiry), its alarms too: the next Load
+  // is nullopt. Dropping an unknown key is Ok.
   virtual Status Drop(std::string_view key) = 0;
+
+  // Every stored alarm of every realm, sorted by key then name (a boot
+  // arms them all).
+  virtual Result<std::vector<StoredAlarm>> ListAlarms() = 0;
 
   // Every realm key of `kind` (empty: all kinds), sorted.
   virtual Result<std::vector<std::string>> List(std::string_view kind) = 0;

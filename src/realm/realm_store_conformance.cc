@@ -49,7 +49,7 @@ std::vector<LoggedCommit> RealmStoreConformanceTest::Commits(
 RealmAppend RealmStoreConformanceTest::Entry(const std::string& key,
                                              int64_t epoch, int64_t from,
                                              int64_t to) {
-  return RealmAppend{key, epoch, Commits(key, from, to)};
+  return RealmAppend{key, epoch, Commits(key, from, to), {}, {}};
 }
 
 void RealmStoreConformanceTest::CreateRealm(const std::string& key,
@@ -263,13 +263,13 @@ TEST_P(RealmStoreConformanceTest, OneRefusedEntryWritesNoEntryOfTheCall) {
 
 TEST_P(RealmStoreConformanceTest, AnEmptyEntryWritesNothingButIsStillFenced) {
   CreateRealm("r");
-  std::vector<RealmAppend> empty = {RealmAppend{"r", 1, {}}};
+  std::vector<RealmAppend> empty = {RealmAppend{"r", 1, {}, {}, {}}};
   EXPECT_TRUE(store_->Append(empty).ok());
   EXPECT_EQ(HeadOf("r"), 0);
-  std::vector<RealmAppend> other_epoch = {RealmAppend{"r", 2, {}}};
+  std::vector<RealmAppend> other_epoch = {RealmAppend{"r", 2, {}, {}, {}}};
   EXPECT_EQ(store_->Append(other_epoch).code(),
             StatusCode::kFailedPrecondition);
-  std::vector<RealmAppend> unknown = {RealmAppend{"x", 1, {}}};
+  std::vector<RealmAppend> unknown = {RealmAppend{"x", 1, {}, {}, {}}};
   EXPECT_EQ(store_->Append(unknown).code(), StatusCode::kNotFound);
   EXPECT_TRUE(store_->Append({}).ok());
 }
@@ -283,7 +283,8 @@ TEST_P(RealmStoreConformanceTest, RacingWritersNeverBothTakeAVersion) {
   auto writer = [&](int id) {
     int64_t next = 1;
     while (next <= kTarget) {
-      RealmAppend entry{"r", 1, {{next, std::string(1, char('A' + id))}}};
+      RealmAppend entry{
+          "r", 1, {{next, std::string(1, char('A' + id))}}, {}, {}};
       std::vector<RealmAppend> entries = {entry};
       Status st = store_->Append(entries);
       if (st.ok()) {

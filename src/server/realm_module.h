@@ -5,13 +5,19 @@
 //   realm_initial_state  {realm, key}                       -> the document
 //   realm_apply          {realm, key, avatar, intent, args,
 //                         state}                            -> {"patch": [...]}
-//                                                              | {"refuse": why}
+//                                                              | {"refuse":
+//                                                              why}
 //   realm_on_attach      {realm, key, avatar, state}        -> {"patch": [...]}
-//   realm_on_detach      {realm, key, avatar, reason, state} -> {"patch": [...]}
-//   realm_on_expire      {realm, key, state}                -> {"veto": bool}
-//   realm_migrate        {realm, key, old_state, old_hash}  -> the new document
+//   realm_on_detach      {realm, key, avatar, reason, state} -> {"patch":
+//   [...]} realm_on_expire      {realm, key, state}                -> {"veto":
+//   bool} realm_migrate        {realm, key, old_state, old_hash}  -> the new
+//   document realm_on_alarm       {realm, key, alarm, failures,
+//                         state}                            -> {"patch": [...]}
 //
-// Patches are the JSON form (docs/realms.md "JSON form"). Every export is
+// Patches are the JSON form (docs/realms.md "JSON form"). The answers of
+// realm_apply, realm_on_attach, realm_on_detach and realm_on_alarm may
+// also carry "alarms": {"<name>": <ms from now> | null (cancel)}, which
+// take effect with the patch (docs/realms.md "Alarms"). Every export is
 // optional but realm_apply (intents refuse without it); a missing one does
 // what the kind would do without a module. The exports are invoke triggers
 // of the module, called as management (declare them with an invoke policy
@@ -47,19 +53,25 @@ class ModuleRealmHooks final : public realm::RealmHooks {
 
   Result<std::optional<realm::Json>> InitialState(
       const realm::RealmKindConfig& kind, std::string_view key) override;
-  Result<realm::Patch> ApplyIntent(const realm::RealmKindConfig& kind,
+  Result<realm::HookResult> ApplyIntent(const realm::RealmKindConfig& kind,
+                                        std::string_view key,
+                                        std::string_view avatar,
+                                        std::string_view intent,
+                                        const realm::Json& args,
+                                        const realm::Json& state) override;
+  realm::HookResult OnAvatarAttach(const realm::RealmKindConfig& kind,
                                    std::string_view key,
                                    std::string_view avatar,
-                                   std::string_view intent,
-                                   const realm::Json& args,
                                    const realm::Json& state) override;
-  realm::Patch OnAvatarAttach(const realm::RealmKindConfig& kind,
-                              std::string_view key, std::string_view avatar,
-                              const realm::Json& state) override;
-  realm::Patch OnAvatarDetach(const realm::RealmKindConfig& kind,
-                              std::string_view key, std::string_view avatar,
-                              std::string_view reason,
-                              const realm::Json& state) override;
+  realm::HookResult OnAvatarDetach(const realm::RealmKindConfig& kind,
+                                   std::string_view key,
+                                   std::string_view avatar,
+                                   std::string_view reason,
+                                   const realm::Json& state) override;
+  Result<realm::HookResult> OnAlarm(const realm::RealmKindConfig& kind,
+                                    std::string_view key, std::string_view name,
+                                    int32_t failures,
+                                    const realm::Json& state) override;
   bool OnExpire(const realm::RealmKindConfig& kind, std::string_view key,
                 const realm::Json& state) override;
   Result<realm::Json> Migrate(const realm::RealmKindConfig& kind,
@@ -74,11 +86,13 @@ class ModuleRealmHooks final : public realm::RealmHooks {
   Result<std::optional<realm::Json>> Call(const realm::RealmKindConfig& kind,
                                           const char* export_name,
                                           realm::Json params);
-  // {"patch": [...]} as a Patch. Errors: kInvalidArgument naming the export.
-  static Result<realm::Patch> PatchOf(const realm::Json& answer,
-                                      const char* export_name);
-  realm::Patch Hook(const realm::RealmKindConfig& kind, const char* export_name,
-                    realm::Json params);
+  // {"patch": [...], "alarms": {name: ms | null}} (either may be left
+  // out, not both) as a HookResult. Errors: kInvalidArgument naming the
+  // export.
+  static Result<realm::HookResult> ResultOf(const realm::Json& answer,
+                                            const char* export_name);
+  realm::HookResult Hook(const realm::RealmKindConfig& kind,
+                         const char* export_name, realm::Json params);
 
   compute::ComputeEngine* const engine_;
   const std::function<void(const std::string&)> log_;

@@ -59,6 +59,8 @@ Result<std::unique_ptr<RealmService>> RealmService::Start(
       new RealmService(std::move(kinds), std::move(store), std::move(options)));
   // Nobody is attached at boot: every stored instance's idle period starts.
   for (const auto& [kind, key] : expiring) service->host_->ArmExpiry(kind, key);
+  // Alarms outlive the process: those due while it was down fire now.
+  TESSERA_RETURN_IF_ERROR(service->host_->LoadAlarms());
   return service;
 }
 
@@ -118,8 +120,8 @@ net::HttpResponse RealmService::Handle(const net::HttpRequest& request) {
            {"security", realm::SecurityFloorName(realm::EffectiveFloor(
                             kind->security, options_.floor))}});
     }
-    return JsonResponse(200, {{"kinds", kinds},
-                              {"instances", host_->instance_count()}});
+    return JsonResponse(
+        200, {{"kinds", kinds}, {"instances", host_->instance_count()}});
   }
   if (parts.size() == 5 && (parts[4] == "tickets" || parts[4] == "join")) {
     if (request.method != "POST") {
@@ -135,8 +137,62 @@ net::HttpResponse RealmService::Handle(const net::HttpRequest& request) {
     }
     return Ticket(request, parts[2], parts[3], dev_join);
   }
+  if (parts.size() == 5 && (parts[4] == "update" || parts[4] == "alarms")) {
+    const bool update = parts[4] == "update";
+    if (request.method != (update ? "POST" : "GET")) {
+      return ErrorResponse(405, "method_not_allowed",
+                           update ? "use POST" : "use GET");
+    }
+    if (!HasBearerToken(request, options_.admin_token)) {
+      return ErrorResponse(401, "unauthorized", "the admin token is required");
+    }
+    if (host_->FindKind(parts[2]) == nullptr) {
+      return ErrorResponse(404, "not_found",
+                           "no realm kind \"" + parts[2] + "\"");
+    }
+    if (!realm::RealmHost::ValidKey(parts[3])) {
+      return ErrorResponse(400, "bad_request",
+                           "a realm key is 1 to 128 bytes of [A-Za-z0-9_.:-]");
+    }
+    return update ? Update(request, parts[2], parts[3])
+                  : Alarms(parts[2], parts[3]);
+  }
   return ErrorResponse(404, "not_found",
                        "no such realm route: " + target->path);
+}
+
+net::HttpResponse RealmService::Update(const net::HttpRequest& request,
+                                       const std::string& kind,
+                                       const std::string& key) {
+  json body = json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+  if (!body.is_object() || !body.contains("patch") || body.size() != 1) {
+    return ErrorResponse(400, "bad_request",
+                         "the body must be {\"patch\": [ops]} (docs/realms.md "
+                         "\"JSON form\")");
+  }
+  Result<realm::Patch> patch = realm::PatchFromJson(body["patch"]);
+  if (!patch.ok()) {
+    return ErrorResponse(400, "bad_request", patch.status().message());
+  }
+  Result<int64_t> version = host_->Update(kind, key, std::move(patch).value());
+  if (!version.ok()) {
+    if (version.status().code() == StatusCode::kInvalidArgument) {
+      return ErrorResponse(400, "bad_request", version.status().message());
+    }
+    return ErrorFromStatus(version.status());
+  }
+  return JsonResponse(200, {{"version", *version}});
+}
+
+net::HttpResponse RealmService::Alarms(const std::string& kind,
+                                       const std::string& key) {
+  json alarms = json::array();
+  for (const realm::RealmAlarm& alarm : host_->Alarms(kind, key)) {
+    alarms.push_back({{"name", alarm.name},
+                      {"dueUnixMs", alarm.due_unix_ms},
+                      {"failures", alarm.failures}});
+  }
+  return JsonResponse(200, {{"alarms", alarms}});
 }
 
 net::HttpResponse RealmService::Ticket(const net::HttpRequest& request,
@@ -153,7 +209,8 @@ net::HttpResponse RealmService::Ticket(const net::HttpRequest& request,
   if (!request.body.empty()) {
     body = json::parse(request.body, nullptr, /*allow_exceptions=*/false);
     if (!body.is_object()) {
-      return ErrorResponse(400, "bad_request", "the body must be a JSON object");
+      return ErrorResponse(400, "bad_request",
+                           "the body must be a JSON object");
     }
   }
   const std::vector<std::string> known =
@@ -161,11 +218,10 @@ net::HttpResponse RealmService::Ticket(const net::HttpRequest& request,
                : std::vector<std::string>{"subscriber", "ttlSecs", "claims"};
   for (const auto& [field, value] : body.items()) {
     if (std::find(known.begin(), known.end(), field) == known.end()) {
-      return ErrorResponse(400, "bad_request",
-                           "unknown field \"" + field + "\" (known: " +
-                               (dev_join ? "subscriber"
-                                         : "subscriber, ttlSecs, claims") +
-                               ")");
+      return ErrorResponse(
+          400, "bad_request",
+          "unknown field \"" + field + "\" (known: " +
+              (dev_join ? "subscriber" : "subscriber, ttlSecs, claims") + ")");
     }
   }
   std::string subscriber;

@@ -9,6 +9,11 @@
 //   POST /api/realms/<kind>/<key>/join       (tessera dev only, no token)
 //                                            {subscriber?} -> {ticket,
 //                                            subscriber, url}
+//   POST /api/realms/<kind>/<key>/update     (admin) {patch: [ops]} ->
+//                                            {version}: the server's update
+//                                            path, unchecked by the rules
+//   GET  /api/realms/<kind>/<key>/alarms     (admin) {alarms: [{name,
+//                                            dueUnixMs, failures}]}
 //
 // Threading: Handle from any io thread; Start and Shutdown from the
 // composition root.
@@ -48,7 +53,7 @@ struct RealmServiceOptions {
   int workers = 1;
   std::function<void(const std::string&)> log;
   const WallClock* wall_clock = nullptr;  // null: the real one
-  Metrics* metrics = nullptr;  // not owned; null: not counted
+  Metrics* metrics = nullptr;             // not owned; null: not counted
   // Runs the kinds' modules (realm_module.h). Not owned; null: none.
   compute::ComputeEngine* engine = nullptr;
 };
@@ -74,6 +79,9 @@ class RealmService final : public Service, public net::HttpHandler {
   RealmService(std::vector<realm::RealmKindConfig> kinds,
                std::unique_ptr<realm::RealmStore> store,
                RealmServiceOptions options);
+  net::HttpResponse Update(const net::HttpRequest& request,
+                           const std::string& kind, const std::string& key);
+  net::HttpResponse Alarms(const std::string& kind, const std::string& key);
   net::HttpResponse Ticket(const net::HttpRequest& request,
                            const std::string& kind, const std::string& key,
                            bool dev_join);

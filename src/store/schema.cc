@@ -225,6 +225,14 @@ constexpr Migration kMigrations[] = {
         state TEXT NOT NULL,
         PRIMARY KEY(key, epoch, version));
     )sql"},
+    {6, R"sql(
+      CREATE TABLE realm_alarms(
+        key TEXT NOT NULL,
+        name TEXT NOT NULL,
+        due_ms INTEGER NOT NULL,
+        failures INTEGER NOT NULL,
+        PRIMARY KEY(key, name)) WITHOUT ROWID;
+    )sql"},
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");

@@ -61,7 +61,7 @@
 namespace tessera::store {
 
 // The schema version this build writes.
-inline constexpr int64_t kSchemaVersion = 5;
+inline constexpr int64_t kSchemaVersion = 6;
 
 // Brings the database to kSchemaVersion inside one write transaction, so two
 // processes opening the same new file cannot both migrate it.

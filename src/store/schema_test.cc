@@ -129,7 +129,7 @@ TEST(SchemaTest, Version1StoreMigratesToTheJournal) {
     EXPECT_EQ((*rows)[0].step, shard::TransferStep::kOut);
   }
   EXPECT_EQ(RawSql(path, "SELECT group_concat(version) FROM schema_version"),
-            "1,2,3,4,5");
+            "1,2,3,4,5,6");
   EXPECT_EQ(RawSql(path,
                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
                    "AND name LIKE 'compute\\_%' ESCAPE '\\'"),
@@ -164,6 +164,7 @@ TEST(SchemaTest, Version3StoreMigratesToTheDataTables) {
          "ALTER TABLE compute_triggers DROP COLUMN field_name;"
          "ALTER TABLE compute_triggers DROP COLUMN function_name;"
          "DROP TABLE realms; DROP TABLE realm_log; DROP TABLE realm_snapshots;"
+         "DROP TABLE realm_alarms;"
          "DELETE FROM schema_version WHERE version >= 4;"
          "INSERT INTO compute_modules VALUES(1, 'shop', '', 1, 0, 1, "
          "'closed', 0, 0, '', 10, 10);"
@@ -173,7 +174,7 @@ TEST(SchemaTest, Version3StoreMigratesToTheDataTables) {
   ASSERT_EQ(RawSql(path, "SELECT max(version) FROM schema_version"), "3");
   ASSERT_TRUE(SqliteStore::Open(path).ok());
   EXPECT_EQ(RawSql(path, "SELECT group_concat(version) FROM schema_version"),
-            "1,2,3,4,5");
+            "1,2,3,4,5,6");
   EXPECT_EQ(RawSql(path,
                    "SELECT trigger_key || '|' || entity_type || '|' || "
                    "field_name || '|' || function_name FROM compute_triggers"),
@@ -197,6 +198,29 @@ TEST(SchemaTest, Version3StoreMigratesToTheDataTables) {
             "2");
 }
 
+// A version-5 file (migration 6's table dropped) with a realm gains the
+// realm alarms table and keeps the realm; an alarm is keyed by (key, name).
+TEST(SchemaTest, Version5StoreMigratesToTheRealmAlarms) {
+  ScratchDir dir;
+  std::string path = dir.File("v5.db");
+  ASSERT_TRUE(SqliteStore::Open(path).ok());
+  RawSql(path,
+         "BEGIN IMMEDIATE;"
+         "DROP TABLE realm_alarms;"
+         "DELETE FROM schema_version WHERE version = 6;"
+         "INSERT INTO realms VALUES('match/m1', 'match', 1, 0, 1, 1);"
+         "COMMIT;");
+  ASSERT_EQ(RawSql(path, "SELECT max(version) FROM schema_version"), "5");
+  ASSERT_TRUE(SqliteStore::Open(path).ok());
+  EXPECT_EQ(RawSql(path, "SELECT max(version) FROM schema_version"), "6");
+  EXPECT_EQ(RawSql(path, "SELECT key FROM realms"), "match/m1");
+  RawSql(
+      path,
+      "INSERT INTO realm_alarms VALUES('match/m1', 'turn', 5, 0);"
+      "INSERT OR IGNORE INTO realm_alarms VALUES('match/m1', 'turn', 9, 1);");
+  EXPECT_EQ(RawSql(path, "SELECT due_ms FROM realm_alarms"), "5");
+}
+
 // A version-4 file (a fresh one turned back: migration 5's tables
 // dropped, its version row deleted) with a shard's save gains the realm
 // tables and keeps the save; the realm log's key is (key, epoch, version).
@@ -207,19 +231,20 @@ TEST(SchemaTest, Version4StoreMigratesToTheRealmTables) {
   RawSql(path,
          "BEGIN IMMEDIATE;"
          "DROP TABLE realms; DROP TABLE realm_log; DROP TABLE realm_snapshots;"
-         "DELETE FROM schema_version WHERE version = 5;"
+         "DROP TABLE realm_alarms;"
+         "DELETE FROM schema_version WHERE version >= 5;"
          "INSERT INTO saves VALUES('a', 'kept', 1);"
          "COMMIT;");
   ASSERT_EQ(RawSql(path, "SELECT max(version) FROM schema_version"), "4");
   ASSERT_TRUE(SqliteStore::Open(path).ok());
-  EXPECT_EQ(RawSql(path, "SELECT max(version) FROM schema_version"), "5");
+  EXPECT_EQ(RawSql(path, "SELECT max(version) FROM schema_version"), "6");
   EXPECT_EQ(RawSql(path, "SELECT state FROM saves WHERE shard_id = 'a'"),
             "kept");
   EXPECT_EQ(RawSql(path,
                    "SELECT group_concat(name, ',') FROM (SELECT name FROM "
                    "sqlite_master WHERE type = 'table' AND name LIKE "
                    "'realm%' ORDER BY name)"),
-            "realm_log,realm_snapshots,realms");
+            "realm_alarms,realm_log,realm_snapshots,realms");
   EXPECT_EQ(RawSql(path,
                    "SELECT group_concat(name, ',') FROM (SELECT name FROM "
                    "pragma_table_info('realm_log') WHERE pk > 0 ORDER BY pk)"),

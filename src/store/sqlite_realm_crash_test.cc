@@ -1,7 +1,10 @@
 // The realm store killed with SIGKILL at random moments of a commit burst
 // reopens with every acknowledged version exactly once, each realm's log
 // consecutive after its newest snapshot, the realms of one group append
-// all at the same head, and nothing past the group in flight.
+// all at the same head, and nothing past the group in flight. Each append
+// also moves an alarm ("at-<head>", cancelling the last one): after the
+// kill every realm holds exactly the alarm of its head, never none, two or
+// one ahead of its log.
 //
 // The writer is a child forked from this single-threaded test (the parent
 // holds no connection across the fork, as SQLite requires). It appends
@@ -83,10 +86,13 @@ RealmSnapshot CrashSnapshot(int64_t version) {
   while (true) {
     std::vector<RealmAppend> entries;
     for (int r = 0; r < kRealms; ++r) {
-      RealmAppend entry{CrashKey(r), 1, {}};
+      RealmAppend entry{CrashKey(r), 1, {}, {}, {}};
       for (int64_t v = head + 1; v <= head + kBatch; ++v) {
         entry.commits.push_back({v, CrashPatch(r, v)});
       }
+      entry.alarms_cancelled.push_back("at-" + std::to_string(head));
+      entry.alarms_set.push_back(
+          {"at-" + std::to_string(head + kBatch), head + kBatch, 0});
       entries.push_back(std::move(entry));
     }
     if (!(*store)->Append(entries).ok()) _exit(kChildAppendFailed);
@@ -171,6 +177,20 @@ int64_t CheckRealms(const std::string& path) {
       EXPECT_EQ(head, common) << key << ": the group commit was split";
     }
     common = head;
+    std::vector<realm::RealmAlarm> alarms;
+    Result<std::vector<realm::StoredAlarm>> stored = (*store)->ListAlarms();
+    EXPECT_TRUE(stored.ok()) << stored.status().ToString();
+    if (!stored.ok()) return -1;
+    for (const realm::StoredAlarm& a : *stored) {
+      if (a.key == key) alarms.push_back(a.alarm);
+    }
+    if (head > 0) {
+      EXPECT_EQ(alarms, (std::vector<realm::RealmAlarm>{
+                            {"at-" + std::to_string(head), head, 0}}))
+          << key;
+    } else {
+      EXPECT_TRUE(alarms.empty()) << key;
+    }
     // The reconnect window behind the snapshot survived: every version
     // after snapshot - window replays, once, in order.
     const int64_t from =

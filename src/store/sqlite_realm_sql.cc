@@ -56,6 +56,19 @@ Status PrepareRealmStatements(SqliteDb& db, RealmStatements& s) {
               "version < ?3"));
   TESSERA_RETURN_IF_ERROR(Prepare(
       db, s.delete_snapshots, "DELETE FROM realm_snapshots WHERE key = ?1"));
+  TESSERA_RETURN_IF_ERROR(
+      Prepare(db, s.put_alarm,
+              "INSERT OR REPLACE INTO realm_alarms(key, name, due_ms, "
+              "failures) VALUES(?1, ?2, ?3, ?4)"));
+  TESSERA_RETURN_IF_ERROR(
+      Prepare(db, s.delete_alarm,
+              "DELETE FROM realm_alarms WHERE key = ?1 AND name = ?2"));
+  TESSERA_RETURN_IF_ERROR(
+      Prepare(db, s.delete_alarms, "DELETE FROM realm_alarms WHERE key = ?1"));
+  TESSERA_RETURN_IF_ERROR(
+      Prepare(db, s.list_alarms,
+              "SELECT key, name, due_ms, failures FROM realm_alarms "
+              "ORDER BY key, name"));
 
   return Status::Ok();
 }

@@ -25,6 +25,9 @@ struct RealmStatements {
   // realm_snapshots
   std::unique_ptr<SqliteStatement> insert_snapshot, newest_snapshot,
       newest_snapshot_version, drop_older_snapshots, delete_snapshots;
+  // realm_alarms
+  std::unique_ptr<SqliteStatement> put_alarm, delete_alarm, delete_alarms,
+      list_alarms;
 };
 
 // Prepares every statement of `s` on `db`. Errors: kIo.

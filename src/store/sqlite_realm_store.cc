@@ -173,6 +173,7 @@ Status SqliteRealmStore::AppendLocked(const RealmAppend& entry,
                                : std::to_string(entry.commits[0].version)) +
         ")");
   }
+  TESSERA_RETURN_IF_ERROR(WriteAlarms(entry));
   if (entry.commits.empty()) return Status::Ok();
   for (size_t i = 0; i < entry.commits.size(); ++i) {
     const int64_t want = expected + static_cast<int64_t>(i);
@@ -196,6 +197,27 @@ Status SqliteRealmStore::AppendLocked(const RealmAppend& entry,
     TESSERA_RETURN_IF_ERROR(st.Run(what));
   }
   return SetHead(entry.key, head->epoch, entry.commits.back().version, now_ms);
+}
+
+Status SqliteRealmStore::WriteAlarms(const RealmAppend& entry) {
+  const std::string what = "alarms of " + RealmName(entry.key);
+  for (const std::string& name : entry.alarms_cancelled) {
+    SqliteStatement& st = *stmts_->delete_alarm;
+    ScopedReset reset(st);
+    TESSERA_RETURN_IF_ERROR(st.BindText(1, entry.key));
+    TESSERA_RETURN_IF_ERROR(st.BindText(2, name));
+    TESSERA_RETURN_IF_ERROR(st.Run(what));
+  }
+  for (const realm::RealmAlarm& alarm : entry.alarms_set) {
+    SqliteStatement& st = *stmts_->put_alarm;
+    ScopedReset reset(st);
+    TESSERA_RETURN_IF_ERROR(st.BindText(1, entry.key));
+    TESSERA_RETURN_IF_ERROR(st.BindText(2, alarm.name));
+    TESSERA_RETURN_IF_ERROR(st.BindInt64(3, alarm.due_unix_ms));
+    TESSERA_RETURN_IF_ERROR(st.BindInt64(4, alarm.failures));
+    TESSERA_RETURN_IF_ERROR(st.Run(what));
+  }
+  return Status::Ok();
 }
 
 Status SqliteRealmStore::Append(std::span<const RealmAppend> entries) {
@@ -285,6 +307,12 @@ Status SqliteRealmStore::Drop(std::string_view key) {
   std::lock_guard<std::mutex> lock(mu_);
   return db_->InTransaction("drop realm " + Quoted(key), [&]() -> Status {
     TESSERA_RETURN_IF_ERROR(DeleteHistory(key));
+    {
+      SqliteStatement& alarms = *stmts_->delete_alarms;
+      ScopedReset reset(alarms);
+      TESSERA_RETURN_IF_ERROR(alarms.BindText(1, key));
+      TESSERA_RETURN_IF_ERROR(alarms.Run("drop the alarms of " + Quoted(key)));
+    }
     SqliteStatement& st = *stmts_->delete_realm;
     ScopedReset reset(st);
     TESSERA_RETURN_IF_ERROR(st.BindText(1, key));

@@ -87,6 +87,7 @@ class SqliteRealmStore final : public realm::RealmStore {
                     const realm::RealmSnapshot& first) override;
   Status Drop(std::string_view key) override;
   Result<std::vector<std::string>> List(std::string_view kind) override;
+  Result<std::vector<realm::StoredAlarm>> ListAlarms() override;
 
   const std::string& path() const { return path_; }
 
@@ -118,6 +119,9 @@ class SqliteRealmStore final : public realm::RealmStore {
       EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Status SetHead(std::string_view key, int64_t epoch, int64_t version,
                  int64_t now_ms) EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The alarm changes of one entry of Append, inside its transaction.
+  Status WriteAlarms(const realm::RealmAppend& entry)
+      EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // One entry of Append, inside its transaction.
   Status AppendLocked(const realm::RealmAppend& entry, int64_t now_ms)
       EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -175,4 +175,23 @@ Result<std::vector<std::string>> SqliteRealmStore::List(std::string_view kind) {
   return keys;
 }
 
+Result<std::vector<realm::StoredAlarm>> SqliteRealmStore::ListAlarms() {
+  std::lock_guard<std::mutex> lock(mu_);
+  SqliteStatement& st = *stmts_->list_alarms;
+  ScopedReset reset(st);
+  std::vector<realm::StoredAlarm> alarms;
+  while (true) {
+    Result<bool> row = st.Step("list realm alarms");
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    realm::StoredAlarm stored;
+    stored.key = st.ColumnBytes(0);
+    stored.alarm.name = st.ColumnBytes(1);
+    stored.alarm.due_unix_ms = st.ColumnInt64(2);
+    stored.alarm.failures = static_cast<int32_t>(st.ColumnInt64(3));
+    alarms.push_back(std::move(stored));
+  }
+  return alarms;
+}
+
 }  // namespace tessera::store

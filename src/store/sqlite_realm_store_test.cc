@@ -66,6 +66,9 @@ class ScratchFileRealmStore final : public RealmStore {
   Result<std::vector<std::string>> List(std::string_view kind) override {
     return inner_->List(kind);
   }
+  Result<std::vector<realm::StoredAlarm>> ListAlarms() override {
+    return inner_->ListAlarms();
+  }
 
  private:
   ScratchDir dir_;  // outlives inner_
@@ -111,7 +114,7 @@ std::string RealmRawSql(const std::string& path, const std::string& sql) {
 
 std::vector<RealmAppend> OneEntry(const std::string& key, int64_t epoch,
                                   int64_t from, int64_t to) {
-  RealmAppend entry{key, epoch, {}};
+  RealmAppend entry{key, epoch, {}, {}, {}};
   for (int64_t v = from; v <= to; ++v) {
     entry.commits.push_back({v, "patch-" + std::to_string(v)});
   }
@@ -237,7 +240,7 @@ TEST(SqliteRealmStoreBench, DISABLED_GroupCommitThroughput) {
     int64_t commits = 0;
     while (std::chrono::steady_clock::now() - start <
            std::chrono::milliseconds(1000)) {
-      RealmAppend entry{"r", 1, {}};
+      RealmAppend entry{"r", 1, {}, {}, {}};
       for (int i = 0; i < batch; ++i) {
         entry.commits.push_back({++head, std::string(64, 'p')});
       }

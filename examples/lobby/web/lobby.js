@@ -329,8 +329,11 @@ function render() {
   }
   const holder = (mark) => Object.keys(m.seats).filter((a) => m.seats[a] === mark).sort()[0];
   let status;
-  if (m.winner === "draw") status = "A draw.";
-  else if (m.winner) status = `${label(holder(m.winner)) ?? m.winner} (${m.winner}) wins.`;
+  // The server's rematch alarm clears a finished board (settings.rematchAfterMs).
+  const rematchS = Math.round((match.document?.settings?.rematchAfterMs ?? 10000) / 1000);
+  const again = ` A new game starts in ${rematchS} s.`;
+  if (m.winner === "draw") status = "A draw." + again;
+  else if (m.winner) status = `${label(holder(m.winner)) ?? m.winner} (${m.winner}) wins.` + again;
   else if (!holder("X") || !holder("O")) status = "Waiting for a second player.";
   else status = m.turn === myMark ? `Your turn (${myMark}).` : `${label(holder(m.turn))} (${m.turn}) to move.`;
   el("match-status").textContent = status;

@@ -2,8 +2,11 @@
 // examples/lobby (a durable "match" realm and an ephemeral "presence"
 // realm). Two avatars read and write under the kind's rules, one never
 // receives what it may not read, a restart resumes by replay, an ephemeral
-// realm's restart hydrates a new epoch, and a kill -9 in the middle of a
-// write burst loses no write the server acknowledged.
+// realm's restart hydrates a new epoch, a kill -9 in the middle of a
+// write burst loses no write the server acknowledged, and the match
+// module's rematch alarm fires on time and after a kill -9.
+import { readFileSync, writeFileSync } from "node:fs";
+import { join as joinPath } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectRealm, type RealmConnection, type RealmWriteOutcome } from "../../src/node.js";
 import { scratchApps } from "../helpers/scratch-apps.js";
@@ -14,8 +17,17 @@ let appDir: string;
 let port: number;
 const open: RealmConnection[] = [];
 
+/** A finished match starts over this long after its last move (the
+ * lobby's default is 10 s). */
+const REMATCH_MS = 1500;
+
 beforeAll(async () => {
   [appDir] = scratchApps("lobby") as [string];
+  const config = joinPath(appDir, "tessera.json");
+  const app = JSON.parse(readFileSync(config, "utf8"));
+  const match = app.realms.find((r: { name: string }) => r.name === "match");
+  match.initialState.settings.rematchAfterMs = REMATCH_MS;
+  writeFileSync(config, JSON.stringify(app, null, 2));
   server = await TesseraServer.start({ appDir });
   port = server.port;
 });
@@ -81,7 +93,7 @@ describe("realms on the real server", () => {
     expect(attachA.limits.maxPatchesPerFrame).toBe(64);
 
     expect(attachA.version).toBe(0);
-    expect(a.document).toEqual({ seats: {}, moves: [], chat: [], notes: {} });
+    expect(a.document).toEqual({ seats: {}, moves: [], chat: [], notes: {}, settings: { rematchAfterMs: REMATCH_MS } });
     const v1 = await committed(a.set(["seats", "alice"], "X").done);
     await documentWhere(b, (d) => d.seats?.alice === "X");
     expect(b.version).toBe(v1);
@@ -165,6 +177,71 @@ describe("realms on the real server", () => {
     expect(p.epoch).not.toBe(presenceEpoch);
     // And writing goes on at the next version.
     expect(await committed(a.set(["seats", "alice"], "Y").done)).toBe(version + 1);
+  });
+
+  it("a finished game starts over by itself: the module's rematch alarm, on time and across a kill -9", async () => {
+    await server.waitForModule("match-logic");
+    const play = async (key: string) => {
+      const x = join("match", key, "xena");
+      const o = join("match", key, "otto");
+      await Promise.all([x.ready, o.ready]);
+      await committed(x.set(["seats", "xena"], "X").done);
+      await committed(o.set(["seats", "otto"], "O").done);
+      await documentWhere(x, (d) => d.seats?.otto === "O");
+      // X takes the top row.
+      const moves: [RealmConnection, number][] = [[x, 0], [o, 3], [x, 1], [o, 4], [x, 2]];
+      let last = 0;
+      for (const [who, cell] of moves) {
+        const outcome = await who.intent("move", { cell });
+        expect(outcome.status, JSON.stringify(outcome)).toBe("done");
+        last = (outcome as { version: number }).version;
+      }
+      await documentWhere(o, (d) => d.moves?.length === 5);
+      return { x, o, last };
+    };
+
+    // On time: not before REMATCH_MS, then the board is empty again.
+    const first = await play("rematch-1");
+    const wonAt = Date.now();
+    const cleared = await documentWhere(first.o, (d) => d.moves?.length === 0, 15_000);
+    expect(Date.now() - wonAt).toBeGreaterThanOrEqual(REMATCH_MS - 200);
+    expect(cleared.seats).toEqual({ xena: "X", otto: "O" });
+    expect(first.o.version).toBe(first.last + 1);
+
+    // The alarm is stored with the winning move: a kill -9 right after it
+    // and a restart still start the game over, once.
+    const second = await play("rematch-2");
+    const listed = await server.api("GET", "/api/realms/match/rematch-2/alarms");
+    expect(listed.status).toBe(200);
+    expect((listed.json as any).alarms).toMatchObject([{ name: "rematch", failures: 0 }]);
+    await server.stop("SIGKILL");
+    server = await TesseraServer.start({ appDir, port });
+    await server.waitForModule("match-logic");
+    const after = await documentWhere(second.x, (d) => d.moves?.length === 0, 30_000);
+    expect(after.seats).toEqual({ xena: "X", otto: "O" });
+    await new Promise((r) => setTimeout(r, REMATCH_MS));
+    const watcher = join("match", "rematch-2", "wanda");
+    await watcher.ready;
+    expect(watcher.version).toBe(second.last + 1);
+  });
+
+  it("the admin update path commits a server patch past the rules and clients see it", async () => {
+    const a = join("match", "updated", "alice");
+    await a.ready;
+    const before = a.version;
+    const r = await server.api("POST", "/api/realms/match/updated/update", {
+      patch: [{ op: "set", path: ["notes", "alice"], value: { from: "the server" } }],
+    });
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    expect((r.json as any).version).toBe(before + 1);
+    await documentWhere(a, (d) => d.notes?.alice?.from === "the server");
+    const bad = await server.api("POST", "/api/realms/match/updated/update", { patch: [{ op: "nope" }] });
+    expect(bad.status).toBe(400);
+    const unauthorized = await fetch(`${server.url}/api/realms/match/updated/update`, {
+      method: "POST",
+      body: JSON.stringify({ patch: [] }),
+    });
+    expect(unauthorized.status).toBe(401);
   });
 
   it("a kill -9 in the middle of a write burst loses no acknowledged write", async () => {

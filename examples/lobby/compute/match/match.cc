@@ -2,7 +2,8 @@
 // in C++ (tessera/compute.h). The "match" realm kind names it, and the
 // server calls its invoke exports, never a player directly:
 //
-//   realm_apply  {avatar, intent, args, state} -> {"patch": [...]} | {"refuse": why}
+//   realm_apply  {avatar, intent, args, state} -> {"patch": [...]} | {"refuse":
+//   why}
 //
 // Intents:
 //   move   {"cell": 0..8}  the avatar's mark (its seat, "X" or "O") in that
@@ -10,6 +11,13 @@
 //                          empty and nobody has won; appended to "moves"
 //   reset  {}              a finished game (a win or a full board) starts
 //                          over: "moves" is emptied
+//
+//   realm_on_alarm  {alarm, state} -> {"patch": [...]}
+//
+// The move that ends a game also sets the realm's "rematch" alarm
+// (settings.rematchAfterMs from now, 10 s by default): when it fires, a
+// game still over starts again by itself. Alarms are at least once, so the
+// handler checks the board rather than trusting that it has not run.
 //
 // The document: {"seats": {avatar: "X" | "O"}, "moves": [{by, cell,
 // mark}], "chat": [...], "notes": {...}}. Seats are written by their
@@ -35,11 +43,17 @@ struct Move {
 };
 TESSERA_FIELDS(Move, by, cell, mark);
 
+struct Settings {
+  std::int64_t rematchAfterMs = 10'000;
+};
+TESSERA_FIELDS(Settings, rematchAfterMs);
+
 struct Match {
   std::map<std::string, std::string> seats;
   std::vector<Move> moves;
+  Settings settings;
 };
-TESSERA_FIELDS(Match, seats, moves);
+TESSERA_FIELDS(Match, seats, moves, settings);
 
 struct MoveArgs {
   std::int64_t cell = -1;
@@ -75,15 +89,50 @@ struct Answer {
 TESSERA_FIELDS(Answer<AppendMove>, patch);
 TESSERA_FIELDS(Answer<ClearMoves>, patch);
 
+struct Rematch {
+  std::int64_t rematch = 0;  // ms from now
+};
+TESSERA_FIELDS(Rematch, rematch);
+
+// The last move of a game, and the rematch it arms.
+struct FinalMove {
+  std::vector<AppendMove> patch;
+  Rematch alarms;
+};
+TESSERA_FIELDS(FinalMove, patch, alarms);
+
+struct AlarmParams {
+  std::string alarm;
+  Match state;
+};
+TESSERA_FIELDS(AlarmParams, alarm, state);
+
+struct NoChange {
+  std::vector<ClearMoves> patch;
+};
+TESSERA_FIELDS(NoChange, patch);
+
 struct Refusal {
   std::string refuse;
 };
 TESSERA_FIELDS(Refusal, refuse);
 
-std::string Refuse(std::string why) { return tc::to_json(Refusal{std::move(why)}); }
+std::string Refuse(std::string why) {
+  return tc::to_json(Refusal{std::move(why)});
+}
+
+using Board = std::array<std::string, 9>;
+
+Board BoardOf(const Match& match) {
+  Board board;
+  for (const Move& m : match.moves) {
+    if (m.cell >= 0 && m.cell < 9) board[m.cell] = m.mark;
+  }
+  return board;
+}
 
 // "X" or "O" when a line of three is theirs, "" otherwise.
-std::string Winner(const std::array<std::string, 9>& board) {
+std::string Winner(const Board& board) {
   static constexpr int kLines[8][3] = {{0, 1, 2}, {3, 4, 5}, {6, 7, 8},
                                        {0, 3, 6}, {1, 4, 7}, {2, 5, 8},
                                        {0, 4, 8}, {2, 4, 6}};
@@ -97,10 +146,7 @@ std::string Winner(const std::array<std::string, 9>& board) {
 tessera::Result<std::string> Apply(const tc::Invocation& call) {
   tessera::Result<ApplyParams> p = call.params<ApplyParams>();
   if (!p.ok()) return tessera::Error(p.error());
-  std::array<std::string, 9> board;
-  for (const Move& m : p->state.moves) {
-    if (m.cell >= 0 && m.cell < 9) board[m.cell] = m.mark;
-  }
+  Board board = BoardOf(p->state);
   const std::string winner = Winner(board);
   const bool full = p->state.moves.size() >= 9;
   if (p->intent == "reset") {
@@ -130,7 +176,26 @@ tessera::Result<std::string> Apply(const tc::Invocation& call) {
   }
   AppendMove op;
   op.value = Move{p->avatar, cell, mark};
+  board[cell] = mark;
+  const bool ends = !Winner(board).empty() || p->state.moves.size() + 1 >= 9;
+  if (ends) {
+    return tc::to_json(
+        FinalMove{{op}, Rematch{p->state.settings.rematchAfterMs}});
+  }
   return tc::to_json(Answer<AppendMove>{{op}});
+}
+
+// The rematch alarm: a game still over starts again; otherwise (someone
+// reset it already, or this alarm ran before) nothing changes.
+tessera::Result<std::string> OnAlarm(const tc::Invocation& call) {
+  tessera::Result<AlarmParams> p = call.params<AlarmParams>();
+  if (!p.ok()) return tessera::Error(p.error());
+  if (p->alarm != "rematch") return tc::to_json(NoChange{});
+  const Board board = BoardOf(p->state);
+  if (Winner(board).empty() && p->state.moves.size() < 9) {
+    return tc::to_json(NoChange{});
+  }
+  return tc::to_json(Answer<ClearMoves>{{ClearMoves{}}});
 }
 
 tessera::Status Init() { return {}; }
@@ -138,6 +203,7 @@ tessera::Status Tick(std::uint32_t) { return {}; }
 
 tessera::Result<std::string> Invoke(const tc::Invocation& call) {
   if (call.export_name == "realm_apply") return Apply(call);
+  if (call.export_name == "realm_on_alarm") return OnAlarm(call);
   return tessera::Error("the match module has no export " + call.export_name);
 }
 
