@@ -14,16 +14,15 @@
 //   stops (one Detach, queued after everything this session queued).
 // - version_ is the last version this connection was told of; commits at
 //   or below it are never sent again.
-#include "net/realm_sessions.h"
-
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <utility>
 
 #include "net/connections.h"
+#include "net/realm_sessions.h"
 #include "net/server_context.h"
 #include "net/session_factory.h"
 #include "net/ticket.h"
@@ -58,9 +57,10 @@ class RealmSession final : public realm::RealmPeer,
         kind_name_(std::move(kind_name)),
         key_(std::move(key)),
         kind_(std::move(kind)),
-        conn_(std::move(stream), Options(ctx, kind_.get()), ctx.metrics,
-              *this),
-        hello_timer_(conn_.executor()) {}
+        conn_(std::move(stream), Options(ctx, kind_.get()), ctx.metrics, *this),
+        hello_timer_(conn_.executor()),
+        restricts_reads_(kind_ == nullptr ||
+                         realm::RestrictsReads(kind_->rules)) {}
 
   ~RealmSession() override { ctx_.RemoveSession(this); }
 
@@ -92,7 +92,7 @@ class RealmSession final : public realm::RealmPeer,
   void OnRejected(uint64_t seq, std::string code,
                   std::string message) override {
     OnStrand([seq, code = std::move(code),
-          message = std::move(message)](RealmSession& s) {
+              message = std::move(message)](RealmSession& s) {
       if (s.live()) s.conn_.Send(wire::EncodeReject(seq, code, message));
     });
   }
@@ -116,15 +116,14 @@ class RealmSession final : public realm::RealmPeer,
     const ServerOptions& options = ctx.options;
     WsConnection::Options out;
     out.max_message_bytes =
-        kind != nullptr ? static_cast<size_t>(kind->limits.max_frame_bytes) +
-                              1024
-                        : options.max_message_bytes;
+        kind != nullptr
+            ? static_cast<size_t>(kind->limits.max_frame_bytes) + 1024
+            : options.max_message_bytes;
     out.close_timeout_ms = options.close_timeout_ms;
     // A replay is up to logWindow COMMITs at once; the queue holds 16
     // times this many messages.
-    const size_t replay = kind != nullptr
-                              ? static_cast<size_t>(kind->log_window) + 512
-                              : 0;
+    const size_t replay =
+        kind != nullptr ? static_cast<size_t>(kind->log_window) + 512 : 0;
     out.max_queued_frames =
         std::max(options.max_queued_frames, replay / 16 + 1);
     out.subprotocol = std::string(wire::kSubprotocol);
@@ -135,10 +134,8 @@ class RealmSession final : public realm::RealmPeer,
 
   template <typename F>
   void OnStrand(F f) {
-    asio::post(conn_.executor(),
-               [self = shared_from_this(), f = std::move(f)]() mutable {
-                 f(*self);
-               });
+    asio::post(conn_.executor(), [self = shared_from_this(),
+                                  f = std::move(f)]() mutable { f(*self); });
   }
 
   bool live() const { return conn_.open() && !stopped_; }
@@ -224,10 +221,10 @@ class RealmSession final : public realm::RealmPeer,
         VerifyTicket(ctx_.ticket_secret, hello.ticket, kRealmResource,
                      kind_name_ + "/" + key_, ctx_.UnixNow());
     if (check.error != TicketError::kNone) {
-      const int code = check.error == TicketError::kExpired ? kCloseTicketExpired
-                       : check.error == TicketError::kWrongResource
-                           ? kCloseTicketWrongShard
-                           : kCloseTicketInvalid;
+      const int code =
+          check.error == TicketError::kExpired         ? kCloseTicketExpired
+          : check.error == TicketError::kWrongResource ? kCloseTicketWrongShard
+                                                       : kCloseTicketInvalid;
       conn_.Close(code, check.message, false);
       return;
     }
@@ -266,15 +263,16 @@ class RealmSession final : public realm::RealmPeer,
     // direction stay in step whatever the verdict; the limits are judged on
     // the decoded patch.
     realm::DecodeLimits limits = realm::LogDecodeLimits();
-    limits.max_bytes = static_cast<size_t>(kind_->limits.max_frame_bytes) + 1024;
-    Result<realm::Patch> patch = realm::DecodePatch(write.patch, &in_keys_,
-                                                    limits);
+    limits.max_bytes =
+        static_cast<size_t>(kind_->limits.max_frame_bytes) + 1024;
+    Result<realm::Patch> patch =
+        realm::DecodePatch(write.patch, &in_keys_, limits);
     if (!patch.ok()) {
       conn_.Close(kCloseBadFrame, "WRITE: " + patch.status().message(), false);
       return;
     }
-    Status admitted = ingress_->Admit(write.patch.size(), *patch,
-                                      ctx_.clock.NowUs());
+    Status admitted =
+        ingress_->Admit(write.patch.size(), *patch, ctx_.clock.NowUs());
     if (!admitted.ok()) {
       Breach(write.seq, admitted);
       return;
@@ -303,9 +301,8 @@ class RealmSession final : public realm::RealmPeer,
   // Held to the frame size and the write rate like a WRITE; the args are
   // JSON text, nested at most kMaxArgsDepth deep.
   void HandleIntent(const wire::Intent& intent) {
-    Status admitted =
-        ingress_->Admit(intent.args.size() + intent.name.size(), {},
-                        ctx_.clock.NowUs());
+    Status admitted = ingress_->Admit(intent.args.size() + intent.name.size(),
+                                      {}, ctx_.clock.NowUs());
     if (!admitted.ok()) {
       Breach(intent.seq, admitted);
       return;
@@ -354,17 +351,16 @@ class RealmSession final : public realm::RealmPeer,
     if (answer.hydrate) {
       realm::Patch state = {
           realm::Op{realm::OpKind::kSet, {}, std::move(answer.state)}};
-      conn_.Send(wire::EncodeHydrate(
-          static_cast<uint64_t>(answer.epoch),
-          static_cast<uint64_t>(answer.head), avatar_, limits,
-          realm::EncodePatch(state, &out_keys_)));
+      conn_.Send(wire::EncodeHydrate(static_cast<uint64_t>(answer.epoch),
+                                     static_cast<uint64_t>(answer.head),
+                                     avatar_, limits,
+                                     realm::EncodePatch(state, &out_keys_)));
       version_ = answer.head;
       return;
     }
-    conn_.Send(wire::EncodeResume(static_cast<uint64_t>(answer.epoch),
-                                  static_cast<uint64_t>(answer.from),
-                                  static_cast<uint64_t>(answer.head), avatar_,
-                                  limits));
+    conn_.Send(wire::EncodeResume(
+        static_cast<uint64_t>(answer.epoch), static_cast<uint64_t>(answer.from),
+        static_cast<uint64_t>(answer.head), avatar_, limits));
     version_ = answer.from;
     DeliverCommits(answer.replay);
     version_ = answer.head;
@@ -375,6 +371,15 @@ class RealmSession final : public realm::RealmPeer,
     for (const realm::BroadcastCommit& commit : batch) {
       if (commit.version <= version_) continue;
       version_ = commit.version;
+      const auto version = static_cast<uint64_t>(commit.version);
+      if (!restricts_reads_) {  // everyone reads all: nothing to slice
+        conn_.Send(
+            commit.writer == this
+                ? wire::EncodeAck(commit.seq, version)
+                : wire::EncodeCommit(
+                      version, realm::EncodePatch(commit.patch, &out_keys_)));
+        continue;
+      }
       realm::Patch sliced;
       for (const realm::Op& op : commit.patch) {
         if (std::optional<realm::Op> seen =
@@ -382,7 +387,6 @@ class RealmSession final : public realm::RealmPeer,
           sliced.push_back(std::move(*seen));
         }
       }
-      const auto version = static_cast<uint64_t>(commit.version);
       if (commit.writer == this) {
         if (sliced == commit.patch) {
           conn_.Send(wire::EncodeAck(commit.seq, version));
@@ -391,8 +395,8 @@ class RealmSession final : public realm::RealmPeer,
               version, realm::EncodePatch(sliced, &out_keys_), commit.seq));
         }
       } else if (!sliced.empty()) {
-        conn_.Send(
-            wire::EncodeCommit(version, realm::EncodePatch(sliced, &out_keys_)));
+        conn_.Send(wire::EncodeCommit(version,
+                                      realm::EncodePatch(sliced, &out_keys_)));
       }
     }
   }
@@ -413,6 +417,8 @@ class RealmSession final : public realm::RealmPeer,
   int64_t version_ = 0;
   realm::KeyTable in_keys_;   // what the client announced
   realm::KeyTable out_keys_;  // what this session announced
+  // False when the kind's rules keep nothing from anyone.
+  const bool restricts_reads_;
   std::optional<realm::ConnectionIngress> ingress_;
 };
 

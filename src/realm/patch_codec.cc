@@ -1,13 +1,15 @@
 // The MessagePack form of a patch with interned keys, encoder side, and
 // the KeyTable (patch.h EncodePatch, KeyTable); the byte format is
 // docs/realms.md "Patches". The decoder is patch_decode.cc.
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 #include <string>
 
 #include "common/text.h"
-#include "realm/patch.h"
 #include "realm/msgpack_writer.h"
+#include "realm/patch.h"
 #include "realm/patch_opcodes.h"
 
 namespace tessera::realm {
@@ -15,7 +17,7 @@ namespace tessera::realm {
 // ---- KeyTable ----
 
 uint32_t KeyTable::Intern(std::string_view key, bool* added) {
-  auto it = ids_.find(std::string(key));
+  auto it = ids_.find(key);
   if (it != ids_.end()) {
     if (added != nullptr) *added = false;
     return it->second;
@@ -32,7 +34,7 @@ const std::string* KeyTable::Find(uint32_t id) const {
 }
 
 std::optional<uint32_t> KeyTable::IdOf(std::string_view key) const {
-  auto it = ids_.find(std::string(key));
+  auto it = ids_.find(key);
   if (it == ids_.end()) return std::nullopt;
   return it->second;
 }
@@ -62,8 +64,17 @@ class Writer : public MsgWriter {
 
   // A known key as its id; a new one as the announce [id, "text"].
   void Key(std::string_view key) {
+    // The ops of one patch mostly share their path's first keys
+    // ("players", an avatar): those are found here, not in the table
+    // (which costs a cache miss or two per lookup, per reader).
+    for (size_t i = 0; i < recent_used_; ++i) {
+      if (recent_[i].key == key) return Uint(recent_[i].id);
+    }
     bool added = false;
     const uint32_t id = keys_->Intern(key, &added);
+    recent_[next_recent_] = Recent{key, id};
+    next_recent_ = (next_recent_ + 1) % recent_.size();
+    recent_used_ = std::min(recent_used_ + 1, recent_.size());
     if (added) {
       Array(2);
       Uint(id);
@@ -109,7 +120,14 @@ class Writer : public MsgWriter {
   }
 
  private:
+  struct Recent {
+    std::string_view key;  // points into the patch being encoded
+    uint32_t id = 0;
+  };
   KeyTable* keys_;
+  std::array<Recent, 4> recent_{};
+  size_t next_recent_ = 0;
+  size_t recent_used_ = 0;
 };
 
 }  // namespace

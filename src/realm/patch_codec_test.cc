@@ -150,5 +150,23 @@ TEST(RealmCodecTest, KeyUsedTwiceInOnePatchIsAnnouncedOnce) {
   EXPECT_EQ(dec.size(), 1u);
 }
 
+TEST(RealmCodecTest, TheEmptyKeyAndKeysBackAfterManyOthersKeepTheirIds) {
+  // More distinct keys than the encoder remembers between lookups, then
+  // the first ones again, and "" (which must not pass for a default).
+  const Patch patch = {
+      SetOp({"a", "", "b"}, Json::parse(R"({"c":1,"d":2,"e":3,"":4})")),
+      SetOp({"a", "f", "g"}, Json::parse(R"({"h":1,"a":2,"":3,"b":4})")),
+      SetOp({"", "a"}, 5)};
+  KeyTable enc;
+  KeyTable dec;
+  for (int round = 0; round < 2; ++round) {
+    Result<Patch> back = DecodePatch(Bytes(EncodePatch(patch, &enc)), &dec);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(*back, patch) << "round " << round;
+  }
+  EXPECT_EQ(enc.size(), 9u);  // a, "", b, c, d, e, f, g, h
+  EXPECT_EQ(*enc.Find(1), "");
+}
+
 }  // namespace
 }  // namespace tessera::realm

@@ -1,5 +1,6 @@
 #include "realm/rules.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -221,6 +222,13 @@ Json SliceForReader(const Rules& rules, const Json& doc,
   Path path;
   if (!NodeReadable(rules, path, avatar)) return Json::object();
   return Trim(rules, doc, &path, avatar);
+}
+
+bool RestrictsReads(const Rules& rules) {
+  return std::any_of(rules.rules.begin(), rules.rules.end(),
+                     [](const Rule& rule) {
+                       return rule.read && *rule.read != ReadMode::kEveryone;
+                     });
 }
 
 std::optional<Op> SliceOp(const Rules& rules, const Op& op,

@@ -83,6 +83,11 @@ Status CheckWrite(const Rules& rules, const Op& op, std::string_view avatar_id);
 // rule hides further down).
 bool CanRead(const Rules& rules, const Path& path, std::string_view avatar);
 
+// Whether some rule keeps something from some client (a "read" other than
+// "everyone"). False: every client reads the whole document, so slicing
+// is the identity and may be skipped.
+bool RestrictsReads(const Rules& rules);
+
 // `doc` as `avatar` may see it (see the file comment). An unreadable root
 // gives an empty object.
 Json SliceForReader(const Rules& rules, const Json& doc,

@@ -43,6 +43,18 @@ std::string PatternError(const char* text) {
   return p.ok() ? "" : p.status().message();
 }
 
+TEST(RealmReads, OnlyAReadOtherThanEveryoneRestrictsReads) {
+  EXPECT_FALSE(RestrictsReads(Parse("[]")));
+  EXPECT_FALSE(RestrictsReads(
+      Parse(R"([{"path": "players/{avatar}/**", "write": "owner"},
+                {"path": "chat", "read": "everyone"}])")));
+  EXPECT_TRUE(RestrictsReads(
+      Parse(R"([{"path": "players/{avatar}/**", "write": "owner"},
+                {"path": "hands/{avatar}/**", "read": "owner"}])")));
+  EXPECT_TRUE(
+      RestrictsReads(Parse(R"([{"path": "secret", "read": "server"}])")));
+}
+
 TEST(RealmWrites, WithoutRulesEveryClientWriteIsRefused) {
   Rules none;
   EXPECT_EQ(Refusal(none, Set({"a"}), "a"),
