@@ -135,9 +135,11 @@ spec: build
 # /range/, /zones/ and /lobby/)
 # and the SDK bundle at /sdk/; state in examples/arena/.tessera/ (SQLite).
 # Stop with Ctrl-C: shards are saved.
+# `make dev PORT=8080` when 4321 is taken.
 dev: build ts-build
 	$(TESSERA) dev examples/arena examples/zone examples/range examples/zones \
-	  examples/lobby --mount /sdk=$(TS_DIR)/dist
+	  examples/lobby --mount /sdk=$(TS_DIR)/dist \
+	  $(if $(PORT),--port $(PORT))
 
 # Runs the arena for 3 s of game time from the command line, printing each
 # tick's snapshot (no server).

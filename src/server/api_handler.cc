@@ -98,7 +98,16 @@ HttpResponse ApiHandler::Handle(const HttpRequest& request) {
     return HandleApi(request, segments);
   }
   if (!get) return MethodNotAllowed(request.method, "GET");
-  return web_.Serve(target->path);
+  HttpResponse page = web_.Serve(target->path);
+  if (page.status == 404 && target->path == "/favicon.ico") {
+    // Browsers ask on every page; without an icon of the app's own, an
+    // empty answer they may cache rather than a 404 in every log.
+    HttpResponse none;
+    none.status = 204;
+    none.headers.emplace_back("Cache-Control", "max-age=86400");
+    return none;
+  }
+  return page;
 }
 
 HttpResponse ApiHandler::HandleMetrics() {

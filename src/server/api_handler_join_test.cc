@@ -146,6 +146,10 @@ TEST_F(ApiHandlerTest, StaticFiles) {
 
   ExpectError(Call("GET", "/missing.html", "", nullptr), 404, "not_found");
   ExpectError(Call("POST", "/", "", nullptr), 405, "method_not_allowed");
+  // No icon of the app's own: an empty answer browsers cache, not a 404.
+  r = Call("GET", "/favicon.ico", "", nullptr);
+  EXPECT_EQ(r.status, 204);
+  EXPECT_TRUE(r.body.empty());
 }
 
 TEST_F(ApiHandlerTest, StaticFilesNeverLeaveTheWebFolder) {
