@@ -1,6 +1,8 @@
 // The `tessera` command as a user runs it: building the example app,
 // checking modules, and running a shard from the command line.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -168,6 +170,31 @@ TEST_F(CliTest, UnknownKindAndBadManifestAreClearErrors) {
   ProcessResult bad = Tessera({"shards", "build", app.string()});
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.output.find("tickrate"), std::string::npos) << bad.output;
+}
+
+TEST_F(CliTest, DevOnATakenPortSaysSoBeforeBuildingAnything) {
+  // Someone else listens on a port of the loopback.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string port = std::to_string(ntohs(addr.sin_port));
+  fs::path app = CopyArena();
+  ProcessResult dev =
+      Tessera({"dev", app.string(), "--host", "127.0.0.1", "--port", port});
+  close(fd);
+  EXPECT_EQ(dev.exit_code, 1) << dev.output;
+  EXPECT_NE(dev.output.find("port " + port + " on 127.0.0.1 is taken"),
+            std::string::npos)
+      << dev.output;
+  EXPECT_NE(dev.output.find("--port"), std::string::npos) << dev.output;
+  // Nothing was compiled: no build cache was made in the app.
+  EXPECT_FALSE(fs::exists(app / ".tessera" / "build")) << dev.output;
 }
 
 }  // namespace
