@@ -116,6 +116,17 @@ TEST_F(ApiHandlerTest, DevJoinCreatesOnceAndMintsGuestTickets) {
   EXPECT_TRUE(store_.Record("arena-1").has_value());
 }
 
+TEST_F(ApiHandlerTest, DevJoinRefusesUnknownFieldsByName) {
+  HttpResponse r =
+      Call("POST", "/api/dev/join",
+           R"({"shard":"arena-1","kind":"counter","name":"al"})", nullptr);
+  ExpectError(r, 400, "invalid_argument");
+  const std::string message = Body(r).value("message", "");
+  EXPECT_THAT(message, HasSubstr("unknown field \"name\""));
+  EXPECT_THAT(message, HasSubstr("subscriber"));
+  EXPECT_FALSE(store_.Record("arena-1").has_value());  // nothing was made
+}
+
 TEST_F(ApiHandlerTest, DevJoinIsOffOutsideDevMode) {
   handler_ = MakeHandler(/*dev_join=*/false);
   ExpectError(Call("POST", "/api/dev/join", R"({"shard":"a","kind":"counter"})",

@@ -1,11 +1,13 @@
 // The admin API's shard routes, moves and messages, and the dev join (see
 // api_handler.h).
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "net/base64url.h"
@@ -349,6 +351,17 @@ HttpResponse ApiHandler::SubmitInput(const std::string& id, const json& body) {
 }
 
 HttpResponse ApiHandler::DevJoin(const json& body) {
+  // A misspelt field ("name" for "subscriber") must not quietly give a
+  // random guest instead.
+  static constexpr std::string_view kKnown[] = {"shard", "kind", "params",
+                                                "subscriber", "claims"};
+  for (const auto& [field, value] : body.items()) {
+    if (std::find(std::begin(kKnown), std::end(kKnown), field) ==
+        std::end(kKnown)) {
+      return BadField("unknown field \"" + field +
+                      "\" (known: shard, kind, params, subscriber, claims)");
+    }
+  }
   HttpResponse error;
   std::optional<std::string> id = ShardIdField(body, "shard", &error);
   if (!id) return error;
