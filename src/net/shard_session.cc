@@ -206,8 +206,15 @@ class ShardSession final : public ShardReceiver,
   void Refuse(int code, std::string_view reason) {
     conn_.Close(code, reason, false);
   }
-  void NotFound() {
-    Refuse(kCloseShardNotFound, "no running shard \"" + shard_id_ + "\"");
+  // A shard that stopped a while ago (still listed) says why, so a player
+  // whose shard idled out knows to join again.
+  void NotFound(const std::optional<ShardState>& state = std::nullopt) {
+    std::string reason = "no running shard \"" + shard_id_ + "\"";
+    if (state && state->status == shard::ShardStatus::kStopped &&
+        !state->stop_text.empty()) {
+      reason += ": it stopped (" + state->stop_text + "); join again";
+    }
+    Refuse(kCloseShardNotFound, reason);
   }
 
   // TRANSFER, then the close after it (and after the frames before it).
@@ -250,7 +257,7 @@ class ShardSession final : public ShardReceiver,
     std::optional<ShardState> state;
     if (shards != nullptr) state = shards->Find(shard_id_);
     if (!state || state->status != shard::ShardStatus::kRunning) {
-      NotFound();
+      NotFound(state);
       return;
     }
     subscriber_ = std::move(check.ticket.subscriber_id);

@@ -616,7 +616,8 @@ TEST_F(ServerTest, StoppedShardClosesItsConnections) {
   auto late = Connect("a");
   ASSERT_NE(late, nullptr);
   ASSERT_TRUE(late->SendHello(Ticket("a", "alice")).ok());
-  ExpectClose(*late, kCloseShardNotFound, "no running shard");
+  ExpectClose(*late, kCloseShardNotFound,
+              "no running shard \"a\": it stopped (stopped");
 }
 
 TEST_F(ServerTest, StopClosesEveryConnectionWithGoingAway) {
