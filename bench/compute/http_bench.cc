@@ -118,7 +118,7 @@ bool RunHttpInvoke(const fs::path& source_dir, const fs::path& scratch,
     return false;
   }
   e2e::SpawnOptions spawn;
-  spawn.argv = {TESSERA_BIN, "dev", app->string(), "--port", "0"};
+  spawn.argv = {TESSERA_BIN, "dev", app->string(), "--port", "0", "--quiet"};
   spawn.log_path = scratch / "server.log";
   spawn.ready_timeout_ms = 300000;
   auto server = e2e::ServerProcess::Start(spawn);

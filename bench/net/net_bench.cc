@@ -142,7 +142,7 @@ Result<std::unique_ptr<DevServer>> StartDev() {
   fs::remove(app / ".tessera/tessera.db");
   fs::remove(app / ".tessera/dev-secrets.json");
   e2e::SpawnOptions spawn;
-  spawn.argv = {TESSERA_BIN, "dev", app.string(), "--port", "0"};
+  spawn.argv = {TESSERA_BIN, "dev", app.string(), "--port", "0", "--quiet"};
   spawn.log_path = dev->dir / "server.log";
   spawn.ready_timeout_ms = 300000;  // may compile the arena
   auto process = e2e::ServerProcess::Start(spawn);

@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
   if (!app.ok()) return Fail(app.status().ToString());
 
   tessera::e2e::SpawnOptions spawn;
-  spawn.argv = {TESSERA_BIN, "dev", app->string(), "--port", "0"};
+  spawn.argv = {TESSERA_BIN, "dev", app->string(), "--port", "0", "--quiet"};
   spawn.log_path = dir / "server.log";
   spawn.ready_timeout_ms = 300000;  // compiles the guest first
   Result<std::unique_ptr<tessera::e2e::ServerProcess>> server =

@@ -1,4 +1,5 @@
-// `tessera dev [APP-DIR...] [--host H] [--port P] [--mount PREFIX=DIR]...`:
+// `tessera dev [APP-DIR...] [--host H] [--port P] [--mount PREFIX=DIR]...
+// [--quiet]`:
 // the app in development. With several app directories, the first one's
 // state and web/ folder are used and the others' kinds and web/ folders
 // (at /<dir name>/) join it; --mount serves more folders (the TypeScript
@@ -10,6 +11,9 @@
 // app's web/ folder. The ticket secret and admin token are generated once
 // and kept in APP-DIR/.tessera/dev-secrets.json, so restarts keep the token
 // and `tessera ticket --app APP-DIR` mints tickets this server accepts.
+// It prints a line per shard started, per player joining or leaving and
+// per shard stopped (why: idle, finished, failed); --quiet keeps only the
+// stops.
 //
 // Runs until SIGINT/SIGTERM; exit code 0 after a clean shutdown, 1 if it
 // could not start, 2 for a bad setting.
@@ -41,6 +45,7 @@ struct DevArgs {
   int64_t port = 0;
   bool host_set = false;
   bool port_set = false;
+  bool quiet = false;
 };
 
 // The address a browser on this machine uses for a wildcard bind.
@@ -131,6 +136,7 @@ int Dev(const DevArgs& args) {
     options.mounts.push_back(std::move(mount).value());
   }
   options.dev = true;
+  options.lifecycle_log = !args.quiet;
   options.host = server::Setting(
       args.host_set ? std::optional<std::string>(args.host) : std::nullopt,
       server::kEnvHost, "127.0.0.1");
@@ -184,6 +190,9 @@ void RegisterDevCommand(CLI::App& app, int* exit_code) {
   dev->add_option("--port", args->port,
                   "Port to listen on, 0 for any (env TESSERA_PORT; default "
                   "4321)");
+  dev->add_flag("--quiet", args->quiet,
+                "No line per shard started and per player joining or "
+                "leaving (stops are still logged)");
   dev->callback([args, exit_code, dev] {
     args->host_set = dev->count("--host") > 0;
     args->port_set = dev->count("--port") > 0;

@@ -87,6 +87,9 @@ struct ServerOptions {
   // SO_SNDBUF of accepted connections; 0 keeps the kernel's autotuning
   // (which lets one connection buffer up to net.ipv4.tcp_wmem's maximum).
   int socket_send_buffer_bytes = 0;
+  // One readable line per player joining or leaving a shard (tessera dev
+  // prints them); null: none. Called on io threads; must not block.
+  std::function<void(const std::string&)> lifecycle_log;
   size_t max_http_body_bytes = 1 << 20;  // larger request bodies: 413
   int64_t http_idle_timeout_ms = 30000;  // idle keep-alive connections
 };

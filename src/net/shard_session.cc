@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/text.h"
 #include "net/hello_check.h"
 #include "net/input_gate.h"
 #include "net/protocol_v1.h"
@@ -298,6 +299,17 @@ class ShardSession final : public ShardReceiver,
                                  CodecName(state->codec), state->tick,
                                  frame_acks ? v1::kHelloFrameAcks : 0));
     ArmPingTimer();
+    welcomed_ = true;
+    Lifecycle("joined");
+  }
+
+  // "<subscriber> joined shard <id>" and the like, when the server logs
+  // them.
+  void Lifecycle(const char* what) {
+    if (!ctx_.options.lifecycle_log) return;
+    constexpr size_t kMax = 128;
+    ctx_.options.lifecycle_log(EscapeForLog(subscriber_, kMax) + " " + what +
+                               " shard " + EscapeForLog(shard_id_, kMax));
   }
 
   void HandleInput(const v1::Input& input) {
@@ -393,6 +405,7 @@ class ShardSession final : public ShardReceiver,
   void Leave() {
     if (!joined_ || left_) return;
     left_ = true;
+    if (welcomed_) Lifecycle("left");
     ctx_.fanout.Remove(shard_id_, subscriber_, this);
     if (subscribed_ && ctx_.shards != nullptr) {
       (void)ctx_.shards->RemoveSubscriber(shard_id_, subscriber_);
@@ -409,6 +422,7 @@ class ShardSession final : public ShardReceiver,
   bool joined_ = false;           // registered with the hub
   bool subscribed_ = false;       // AddSubscriber succeeded
   bool left_ = false;
+  bool welcomed_ = false;  // WELCOME sent: "joined" was logged
   asio::steady_timer hello_timer_;
   asio::steady_timer ping_timer_;
   std::optional<InputGate> gate_;  // from the join on

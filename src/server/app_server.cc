@@ -148,6 +148,8 @@ Status AppServer::Init() {
   };
   shard_options.directory.capacity = options_.capacity;
   shard_options.directory.log = worker_log;  // also called on workers
+  if (options_.lifecycle_log)
+    shard_options.directory.lifecycle_log = worker_log;
   shard_options.stop_log = worker_log;
   // The shards' keyed calls and entity writes; they run once the engine
   // is attached and started (below).
@@ -179,6 +181,7 @@ Status AppServer::Init() {
   if (!io_threads.ok()) return io_threads.status();
   net_options.io_threads = static_cast<int>(*io_threads);
   net_options.find_kind = net::FindKindIn(kinds_.get());
+  if (options_.lifecycle_log) net_options.lifecycle_log = worker_log;
   router_ = std::make_unique<net::Router>();
   server_ =
       std::make_unique<net::Server>(net_options, options_.ticket_secret,

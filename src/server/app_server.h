@@ -122,7 +122,10 @@ struct AppServerOptions {
   int64_t save_secs = 5;      // 0: save only at shutdown
   size_t capacity = 100;      // shards starting or running; 0 = unlimited
   bool dev = false;           // build source kinds first; /api/dev/join
-  int workers = -1;           // shard workers; -1 = one per core
+  // One stderr line per shard started and per player joining or leaving
+  // (tessera dev, unless --quiet); stops are logged either way.
+  bool lifecycle_log = false;
+  int workers = -1;  // shard workers; -1 = one per core
   // Scoped API tokens (api_tokens.h; TESSERA_API_TOKENS); empty: only the
   // admin token.
   std::string api_tokens;

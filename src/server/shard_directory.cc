@@ -53,6 +53,17 @@ Status ShardDirectory::Create(std::string_view kind, std::string_view id,
                       std::to_string(options_.capacity) + " shards");
   }
   TESSERA_RETURN_IF_ERROR(host_->Create(kind, id, params));
+  Status recorded = Record(kind, id, params);
+  if (recorded.ok() && options_.lifecycle_log) {
+    constexpr size_t kMax = 128;
+    options_.lifecycle_log("shard " + EscapeForLog(id, kMax) + " (" +
+                           EscapeForLog(kind, kMax) + ") started");
+  }
+  return recorded;
+}
+
+Status ShardDirectory::Record(std::string_view kind, std::string_view id,
+                              std::string_view params) {
   if (store_ == nullptr) return Status::Ok();
 
   std::lock_guard<std::mutex> lock(mu_);

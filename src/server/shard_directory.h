@@ -49,6 +49,9 @@ struct DirectoryOptions {
   // Store errors that no caller can be told about (a stopped shard's record
   // could not be deleted). Null: stderr. Any thread.
   std::function<void(const std::string&)> log;
+  // "shard <id> (<kind>) started" for every Create that starts one (tessera
+  // dev prints them). Null: none. Any thread.
+  std::function<void(const std::string&)> lifecycle_log;
 };
 
 struct RestoreReport {
@@ -106,6 +109,11 @@ class ShardDirectory {
   shard::ShardHost* const host_;
   const shard::KindRegistry* const kinds_;
   store::Store* const store_;
+  // Create's second half: the record of the shard just started (which is
+  // stopped again when it cannot be written).
+  Status Record(std::string_view kind, std::string_view id,
+                std::string_view params);
+
   const DirectoryOptions options_;
 
   // Serialises capacity checks with creation, so concurrent creates cannot

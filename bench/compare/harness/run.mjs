@@ -160,7 +160,7 @@ async function startTessera(o, runName) {
   }
   const p = await startProcess(
     o.tesseraBin,
-    ["dev", tesseraScratch, "--port", "0", "--host", "127.0.0.1"],
+    ["dev", tesseraScratch, "--port", "0", "--host", "127.0.0.1", "--quiet"],
     { cwd: ROOT, env: { ...process.env } },
     /tessera dev: \S+ on (http:\/\/[\d.]+:\d+)/,
     900_000, // the first start builds the shard (wasm, then native code)

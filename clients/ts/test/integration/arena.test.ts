@@ -83,6 +83,37 @@ describe("the arena through connectShard", () => {
     await expect.poll(() => acks).toEqual([1, 2]);
   });
 
+  it("logs the shard's start and each player joining and leaving, one readable line each", async () => {
+    const eve = await player("arena-log", "eve");
+    await eve.ready;
+    await expect.poll(() => server.log, { timeout: 10_000 }).toContain("eve joined shard arena-log");
+    expect(server.log).toContain("shard arena-log (arena) started");
+    eve.close();
+    await expect.poll(() => server.log, { timeout: 10_000 }).toContain("eve left shard arena-log");
+  });
+
+  it("with --quiet logs none of that, but still the stops", async () => {
+    const quiet = await TesseraServer.start({ args: ["--quiet"] });
+    try {
+      const joined = await quiet.join({ shard: "arena-q", kind: "arena", params: PARAMS, subscriber: "fay" });
+      const conn = connectShard<Snap, Input>(joined.shardId, {
+        subscriberId: joined.subscriberId,
+        url: quiet.url,
+        ticket: joined.ticket,
+      });
+      await conn.ready;
+      conn.close();
+      const stopped = await quiet.api("POST", "/api/shards/arena-q/stop");
+      expect(stopped.status).toBe(200);
+      await expect.poll(() => quiet.log, { timeout: 10_000 }).toContain("shard arena-q (arena) stopped");
+      expect(quiet.log).not.toContain("started");
+      expect(quiet.log).not.toContain("joined shard");
+    } finally {
+      await quiet.stop();
+      quiet.removeApp();
+    }
+  });
+
   it("reports the shard's rejection for a move outside the arena", async () => {
     const cat = await player("arena-1", "cat");
     await cat.ready;
