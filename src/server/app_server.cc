@@ -349,7 +349,7 @@ void AppServer::Shutdown() {
   // host's shutdown flushes each shard's entity writes); then the writes
   // and calls still queued, then the engine (which the calls run on), then
   // tell the clients to come back.
-  if (shards_) shards_->Shutdown();
+  if (shards_) shutdown_report_ = shards_->Shutdown();
   if (writes_) writes_->Stop();
   if (calls_) calls_->Stop();
   if (stop_functions_) stop_functions_->Stop();

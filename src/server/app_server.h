@@ -79,6 +79,7 @@
 #include "common/metrics.h"
 #include "common/status.h"
 #include "server/web_mounts.h"
+#include "shard/shard_host.h"
 
 namespace tessera::guest {
 class LogDrain;
@@ -165,6 +166,10 @@ class AppServer {
 
   // See the file comment. Idempotent.
   void Shutdown();
+  // What Shutdown did with the running shards (zeros before it).
+  const shard::ShardHost::ShutdownReport& shutdown_report() const {
+    return shutdown_report_;
+  }
 
  private:
   AppServer(AppServerOptions options, std::ostream& log);
@@ -183,6 +188,7 @@ class AppServer {
   std::ostream& log_;
   app::Manifest manifest_;
   bool shut_down_ = false;
+  shard::ShardHost::ShutdownReport shutdown_report_;
   // Declaration order is construction order; destruction runs backwards,
   // so everything outlives what points to it.
   Metrics metrics_;

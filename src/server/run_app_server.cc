@@ -78,8 +78,16 @@ int RunAppServer(AppServerOptions options,
             << ": saving shards and closing connections\n";
   ShutdownDeadline deadline;
   (*server)->Shutdown();
+  const shard::ShardHost::ShutdownReport report = (*server)->shutdown_report();
   server->reset();
-  std::cerr << "tessera: stopped\n";
+  std::cerr << "tessera: stopped; " << report.saved << " of " << report.running
+            << " running shard" << (report.running == 1 ? "" : "s") << " saved";
+  if (report.unsaved > 0) {
+    std::cerr << " (" << report.unsaved
+              << " without tessera_save or whose save failed: they start "
+                 "over from init)";
+  }
+  std::cerr << "\n";
   return 0;
 }
 

@@ -71,7 +71,7 @@ class ShardService final : public Service {
       const std::function<void(const std::string&)>& log);
 
   // Stops ticking and saves every shard (ShardHost::Shutdown). Idempotent.
-  void Shutdown() { host_.Shutdown(); }
+  shard::ShardHost::ShutdownReport Shutdown() { return host_.Shutdown(); }
 
   shard::ShardHost& host() { return host_; }
   ShardDirectory& directory() { return directory_; }

@@ -560,10 +560,11 @@ void ShardHost::Finish(HostedShard& shard, StopReason reason,
   if (sink_ != nullptr) sink_->OnStopped(shard.id, reason, message);
 }
 
-void ShardHost::Shutdown() {
+ShardHost::ShutdownReport ShardHost::Shutdown() {
+  ShutdownReport report;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (shut_down_) return;
+    if (shut_down_) return report;
     shut_down_ = true;
   }
   if (owned_pool_ != nullptr) owned_pool_->Shutdown();
@@ -586,15 +587,20 @@ void ShardHost::Shutdown() {
   }
   for (const auto& shard : shards) {
     if (shard->done || shard->guest == nullptr) continue;
+    ++report.running;
+    bool kept = false;
     if (store_ != nullptr && shard->guest->has_save()) {
       Result<std::optional<std::string>> saved = shard->guest->Save();
-      if (saved.ok() && saved->has_value()) store_->Save(shard->id, **saved);
+      kept = saved.ok() && saved->has_value() &&
+             store_->Save(shard->id, **saved).ok();
     }
+    ++(kept ? report.saved : report.unsaved);
     StopCalls(*shard, /*deliver=*/false, now);
     // A given pool may drop its last references after this host is gone.
     shard->guest.reset();
   }
   watchdog_.Stop();
+  return report;
 }
 
 }  // namespace tessera::shard

@@ -317,7 +317,13 @@ class ShardHost {
   // whose module has tessera_save and releases the instances. Shards are
   // not stopped (no OnStopped): they resume from the save elsewhere.
   // Idempotent; later calls of the mutators fail with kFailedPrecondition.
-  void Shutdown();
+  // Says what became of the running shards (a second call: all zero).
+  struct ShutdownReport {
+    size_t running = 0;  // shards running when it began
+    size_t saved = 0;    // of them, saved to the store
+    size_t unsaved = 0;  // without tessera_save, no store, or a failed save
+  };
+  ShutdownReport Shutdown();
 
   // The pool's threads (0 in manual mode).
   size_t worker_count() const;

@@ -307,8 +307,12 @@ TEST_F(ShardHostTest, PeriodicSaveShutdownSaveAndRestore) {
   StepTo(*host, kSecond + 50'000);
   json before = FromMsgpack(sink_.frames().back().snapshot);
   EXPECT_EQ(before["value"], 7);
-  host->Shutdown();
+  const ShardHost::ShutdownReport report = host->Shutdown();
   EXPECT_EQ(store_.saves(), 2u);
+  EXPECT_EQ(report.running, 1u);
+  EXPECT_EQ(report.saved, 1u);
+  EXPECT_EQ(report.unsaved, 0u);
+  EXPECT_EQ(host->Shutdown().running, 0u);  // a second call did nothing
   EXPECT_EQ(host->Create("counter", "x", "").code(),
             StatusCode::kFailedPrecondition);
 

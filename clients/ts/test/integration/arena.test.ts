@@ -170,7 +170,11 @@ describe("the arena through connectShard", () => {
     const states: string[] = [];
     fay.on("state", (s) => states.push(s));
 
+    const old = server;
     server = await server.restart();
+    // The stopped server said what it saved: every running arena (it has
+    // tessera_save), arena-1 among them.
+    expect(old.log).toMatch(/tessera: stopped; ([1-9]\d*) of \1 running shards? saved\n/);
     await expect.poll(() => fay.state, { timeout: 20_000, interval: 50 }).toBe("open");
     expect(states).toEqual(["connecting", "open"]);
     // The shard was saved and restored: fay is where she was, and can move on.
