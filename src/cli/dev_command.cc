@@ -17,12 +17,6 @@
 //
 // Runs until SIGINT/SIGTERM; exit code 0 after a clean shutdown, 1 if it
 // could not start, 2 for a bad setting.
-#include <netdb.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -89,38 +83,6 @@ void PrintReady(const server::AppServer& app) {
   std::cout << std::flush;
 }
 
-// Whether `host`:`port` can be listened on now: checked before anything
-// is compiled, so a taken port fails at once. Errors name the fix.
-Status CheckPortFree(const std::string& host, uint16_t port) {
-  if (port == 0) return Status::Ok();
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  const std::string service = std::to_string(port);
-  if (getaddrinfo(host.c_str(), service.c_str(), &hints, &found) != 0) {
-    return Status::Ok();  // the server reports a bad host itself
-  }
-  int error = 0;
-  for (addrinfo* a = found; a != nullptr && error == 0; a = a->ai_next) {
-    const int fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-    if (fd < 0) continue;
-    const int on = 1;
-    (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0) error = errno;
-    close(fd);
-  }
-  freeaddrinfo(found);
-  if (error == EADDRINUSE) {
-    return Status(StatusCode::kUnavailable,
-                  "port " + service + " on " + host +
-                      " is taken (another tessera dev?): pick another with "
-                      "--port N (make dev PORT=N), or TESSERA_PORT");
-  }
-  return Status::Ok();
-}
-
 int Dev(const DevArgs& args) {
   server::AppServerOptions options;
   options.app_dir = args.app_dirs.front();
@@ -148,10 +110,6 @@ int Dev(const DevArgs& args) {
     return 2;
   }
   options.port = static_cast<uint16_t>(*port);
-  if (Status free = CheckPortFree(options.host, options.port); !free.ok()) {
-    std::cerr << "error: " << free.message() << "\n";
-    return 1;
-  }
   // A bad app directory fails before anything is written into it.
   Result<app::Manifest> manifest = app::LoadManifest(options.app_dir);
   if (!manifest.ok()) {

@@ -67,6 +67,10 @@ Result<std::unique_ptr<AppServer>> AppServer::Start(AppServerOptions options,
 }
 
 Status AppServer::Init() {
+  // Before the build and the store: a taken port fails at once, and a
+  // second instance must not restore (and later save) shards that the
+  // first one serves.
+  TESSERA_RETURN_IF_ERROR(ProbeBind(options_.host, options_.port));
   Result<app::AppSet> apps =
       app::LoadAppSet(options_.app_dir, options_.more_app_dirs);
   if (!apps.ok()) return apps.status();
@@ -91,9 +95,6 @@ Status AppServer::Init() {
     mounts.push_back(WebMount{std::move(mount.prefix), std::move(mount.dir)});
   }
 
-  // Before the store: a second instance must not restore (and later save)
-  // shards that the first one serves.
-  TESSERA_RETURN_IF_ERROR(ProbeBind(options_.host, options_.port));
   const std::string url = options_.database_url.empty()
                               ? "sqlite:" + (state_dir / "tessera.db").string()
                               : options_.database_url;

@@ -37,7 +37,12 @@ Status ProbeBind(const std::string& host, uint16_t port) {
       result = Status::Ok();
       break;
     }
-    result = IoError("cannot bind " + where + ": " + std::strerror(error));
+    result =
+        error == EADDRINUSE
+            ? IoError("port " + std::to_string(port) + " on " + host +
+                      " is taken (another tessera?): pick another with "
+                      "--port N or TESSERA_PORT (make dev PORT=N)")
+            : IoError("cannot bind " + where + ": " + std::strerror(error));
   }
   freeaddrinfo(found);
   return result;
