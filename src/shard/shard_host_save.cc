@@ -1,0 +1,81 @@
+// ShardHost's saves (shard_host.h): the periodic save after a tick, and
+// the save of every running shard at Shutdown. The rest of the host is in
+// shard_host.cc.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shard/hosted_shard.h"
+#include "shard/message_router.h"
+#include "shard/shard_host.h"
+
+namespace tessera::shard {
+
+void ShardHost::MaybeSave(HostedShard& shard, int64_t now_us) {
+  if (store_ == nullptr || options_.save_interval_us <= 0 ||
+      !shard.guest->has_save() ||
+      now_us - shard.last_save_us < options_.save_interval_us) {
+    return;
+  }
+  shard.last_save_us = now_us;
+  Result<std::optional<std::string>> saved = shard.guest->Save();
+  Status error;
+  if (!saved.ok()) {
+    if (shard.guest->failed()) {
+      Finish(shard, StopReason::kFailed, shard.guest->failure(), now_us);
+      return;
+    }
+    error = saved.status();
+  } else if (saved->has_value()) {
+    error = store_->Save(shard.id, **saved);
+  }
+  if (!error.ok()) {
+    std::lock_guard<std::mutex> lock(shard.mu);
+    shard.info.last_error = "save: " + error.message();
+  }
+}
+
+ShardHost::ShutdownReport ShardHost::Shutdown() {
+  ShutdownReport report;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shut_down_) return report;
+    shut_down_ = true;
+  }
+  if (owned_pool_ != nullptr) owned_pool_->Shutdown();
+  std::vector<std::shared_ptr<HostedShard>> shards;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, shard] : shards_) shards.push_back(shard);
+  }
+  // Off the pool (waiting for a run in progress): no worker touches these
+  // shards again, this thread now owns every one.
+  for (const auto& shard : shards) pool_->Remove(*shard);
+  // Moves on their way end here (their journal rows finish them at the next
+  // boot: Restore and RecoverTransfers).
+  const int64_t now = clock_->NowUs();
+  for (const auto& shard : shards) {
+    if (shard->inbox != nullptr) {
+      router_->Remove(shard->id, shard->inbox.get());
+    }
+    DrainTalk(*shard, now, "the host shut down");
+  }
+  for (const auto& shard : shards) {
+    if (shard->done || shard->guest == nullptr) continue;
+    ++report.running;
+    bool kept = false;
+    if (store_ != nullptr && shard->guest->has_save()) {
+      Result<std::optional<std::string>> saved = shard->guest->Save();
+      kept = saved.ok() && saved->has_value() &&
+             store_->Save(shard->id, **saved).ok();
+    }
+    ++(kept ? report.saved : report.unsaved);
+    StopCalls(*shard, /*deliver=*/false, now);
+    // A given pool may drop its last references after this host is gone.
+    shard->guest.reset();
+  }
+  watchdog_.Stop();
+  return report;
+}
+
+}  // namespace tessera::shard
