@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/string_map.h"
 #include "interest/interest_types.h"
 
 namespace tessera::interest::internal {
@@ -48,16 +49,9 @@ class SubscriberSlots {
     uint64_t epoch = 0;  // the last Resolve() that listed it
     bool live = false;
   };
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const {
-      return std::hash<std::string_view>()(s);
-    }
-  };
-
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_;
-  std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> index_;
+  StringMap<uint32_t> index_;
   std::vector<uint32_t> last_order_;
   uint64_t epoch_ = 0;
 };

@@ -313,6 +313,8 @@ class RealmHost {
   void Expire(const std::string& id);
   // The alarm clock's deadline passed for alarm `name` of "<kind>/<key>".
   void FireAlarm(const std::string& id, const std::string& name);
+  // AlarmClock::Release, poking the clock when needed.
+  void ReleaseAlarms(const std::string& id, int64_t due_us);
   const WallClock* wall_clock() const;
   // Queues `item` on instance (kind, key), creating it if needed.
   Status Push(std::string_view kind, std::string_view key, Item item);

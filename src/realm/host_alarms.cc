@@ -24,11 +24,12 @@ bool RealmHost::AlarmClock::Set(const std::string& id, int64_t due_us,
   std::lock_guard<std::mutex> lock(mu_);
   const std::string name = alarm.name;
   alarms_[id][name] = Entry{due_us, std::move(alarm), false};
-  for (const auto& [other_id, named] : alarms_) {
-    for (const auto& [other_name, entry] : named) {
-      if (!entry.in_flight && entry.due_us < due_us) return false;
-    }
-  }
+  return Sooner(due_us);
+}
+
+bool RealmHost::AlarmClock::Sooner(int64_t due_us) {
+  if (due_us >= next_run_us_) return false;
+  next_run_us_ = due_us;
   return true;
 }
 
@@ -46,15 +47,18 @@ void RealmHost::AlarmClock::CancelAll(const std::string& id) {
   alarms_.erase(id);
 }
 
-void RealmHost::AlarmClock::Release(const std::string& id, int64_t due_us) {
+bool RealmHost::AlarmClock::Release(const std::string& id, int64_t due_us) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = alarms_.find(id);
-  if (it == alarms_.end()) return;
+  if (it == alarms_.end()) return false;
+  bool sooner = false;
   for (auto& [name, entry] : it->second) {
     if (!entry.in_flight) continue;
     entry.in_flight = false;
     entry.due_us = std::max(entry.due_us, due_us);
+    sooner = Sooner(entry.due_us) || sooner;
   }
+  return sooner;
 }
 
 std::optional<RealmHost::AlarmClock::Entry> RealmHost::AlarmClock::Get(
@@ -93,9 +97,14 @@ std::optional<int64_t> RealmHost::AlarmClock::Run(int64_t now_us) {
         }
       }
     }
+    next_run_us_ = next;
   }
   for (const auto& [id, name] : fired) host_->FireAlarm(id, name);
   return next;
+}
+
+void RealmHost::ReleaseAlarms(const std::string& id, int64_t due_us) {
+  if (alarm_clock_->Release(id, due_us)) options_.pool->Poke(alarm_clock_);
 }
 
 const WallClock* RealmHost::wall_clock() const {

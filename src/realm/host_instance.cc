@@ -33,7 +33,7 @@ void RealmHost::Instance::Fail(Item& item, int code,
     item.done->set_value(Status(StatusCode::kUnavailable, reason));
   } else if (item.type == Item::Type::kAlarm) {
     // Not run: due again after a pause (the instance may open next time).
-    host_->alarm_clock_->Release(
+    host_->ReleaseAlarms(
         id_, host_->options_.pool->clock()->NowUs() + AlarmBackoffMs(1) * 1000);
   }
 }
@@ -533,7 +533,7 @@ void RealmHost::Instance::Break(const Status& why) {
   }
   updates_.clear();
   clock_changes_.clear();
-  host_->alarm_clock_->Release(id_, now_us_ + AlarmBackoffMs(1) * 1000);
+  host_->ReleaseAlarms(id_, now_us_ + AlarmBackoffMs(1) * 1000);
 }
 
 CommitBatch RealmHost::Instance::DecodeReplay(

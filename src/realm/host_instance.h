@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <future>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -81,18 +82,24 @@ class RealmHost::AlarmClock final : public guest::WorkerPool::Task {
   void Cancel(const std::string& id, const std::string& name);
   void CancelAll(const std::string& id);
   // Every alarm of `id` still in flight (its instance broke) is due again,
-  // not before `due_us`.
-  void Release(const std::string& id, int64_t due_us);
+  // not before `due_us`; true when that is now the earliest deadline.
+  bool Release(const std::string& id, int64_t due_us);
   std::optional<Entry> Get(const std::string& id,
                            const std::string& name) const;
   std::vector<RealmAlarm> List(const std::string& id) const;
   std::optional<int64_t> Run(int64_t now_us) override;
 
  private:
+  // Whether `due_us` comes before the run the task is armed for (which it
+  // then is).
+  bool Sooner(int64_t due_us) EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   RealmHost* const host_;
   mutable std::mutex mu_;
   // id -> name -> entry.
   std::map<std::string, std::map<std::string, Entry>> alarms_ GUARDED_BY(mu_);
+  // When the task runs next (what Run returned); max: not armed yet.
+  int64_t next_run_us_ GUARDED_BY(mu_) = std::numeric_limits<int64_t>::max();
 };
 
 class RealmHost::Instance final : public guest::WorkerPool::Task {

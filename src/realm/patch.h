@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/string_map.h"
 
 namespace tessera::realm {
 
@@ -83,16 +84,10 @@ class KeyTable {
   size_t size() const { return keys_.size(); }
 
  private:
-  // Looked up by string_view without building a std::string (the
-  // encoder interns every key of every op sent to every reader).
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view key) const {
-      return std::hash<std::string_view>()(key);
-    }
-  };
   std::vector<std::string> keys_;
-  std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> ids_;
+  // Looked up by string_view (the encoder interns every key of every op
+  // sent to every reader).
+  StringMap<uint32_t> ids_;
 };
 
 // Limits a decoder enforces on untrusted bytes (docs/realms.md "Ingress
