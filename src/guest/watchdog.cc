@@ -47,6 +47,7 @@ Watchdog::Token Watchdog::Arm(FireFn fire, void* arg, int64_t deadline_us) {
   std::lock_guard<std::mutex> lock(mu_);
   Token token = next_token_++;
   entries_.push_back(Entry{token, deadline_us, fire, arg, false});
+  if (idle_) cv_.notify_one();  // it sleeps until something is armed
   return token;
 }
 
@@ -79,9 +80,27 @@ size_t Watchdog::armed() const {
   return entries_.size();
 }
 
+bool Watchdog::sleeping() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return idle_;
+}
+
 void Watchdog::Run() {
+  // Polls while deadlines are armed; after kIdlePolls polls in a row with
+  // none, sleeps until Arm wakes it, so an idle server's watchdog costs
+  // nothing (and a busy one's Arm rarely has to wake it).
+  constexpr int kIdlePolls = 50;
+  int empty_polls = 0;
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
+    if (entries_.empty() && ++empty_polls >= kIdlePolls) {
+      idle_ = true;
+      cv_.wait(lock, [this] { return stopping_ || !entries_.empty(); });
+      idle_ = false;
+      empty_polls = 0;
+      if (stopping_) break;
+    }
+    if (!entries_.empty()) empty_polls = 0;
     cv_.wait_for(lock, std::chrono::microseconds(poll_interval_us_));
     if (stopping_) break;
     lock.unlock();

@@ -10,7 +10,9 @@
 // clear it (Instance::ClearInterrupt) before their next call.
 //
 // Threading: Arm, Disarm and Poll may be called from any thread. Start()
-// runs one thread that calls Poll(clock->NowUs()) every poll_interval_us;
+// runs one thread that calls Poll(clock->NowUs()) every poll_interval_us
+// while deadlines are armed, and sleeps until the next Arm once none has
+// been for 50 polls (an idle server's watchdog costs nothing);
 // tests instead call Poll with a FakeClock's time and never start it. At most
 // one armed deadline exists per concurrently running guest call (one per
 // worker), so the list is small and scanned linearly.
@@ -66,6 +68,8 @@ class Watchdog {
 
   // Number of armed (not yet disarmed) deadlines.
   size_t armed() const;
+  // Whether the thread sleeps until the next Arm.
+  bool sleeping() const;
 
  private:
   struct Entry {
@@ -84,6 +88,8 @@ class Watchdog {
   std::vector<Entry> entries_ GUARDED_BY(mu_);
   Token next_token_ GUARDED_BY(mu_) = 1;
   bool stopping_ GUARDED_BY(mu_) = false;
+  // The thread sleeps until a deadline is armed (nothing was for a while).
+  bool idle_ GUARDED_BY(mu_) = false;
   std::condition_variable cv_;
   std::thread thread_;
 };

@@ -78,5 +78,34 @@ TEST(WatchdogTest, ThreadPollsTheClock) {
   dog.Stop();
 }
 
+// With nothing armed the thread goes to sleep instead of polling; an Arm
+// wakes it and the deadline still fires.
+TEST(WatchdogTest, AnIdleThreadSleepsAndWakesForTheNextDeadline) {
+  FakeClock clock;
+  Watchdog dog(&clock, /*poll_interval_us=*/200);
+  dog.Start();
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!dog.sleeping() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(dog.sleeping());
+  std::atomic<int> fired{0};
+  auto fire = [](void* arg) { ++*static_cast<std::atomic<int>*>(arg); };
+  Watchdog::Token t = dog.Arm(fire, &fired, 5000);
+  clock.Advance(5000);
+  while (fired.load() == 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(fired.load(), 1);
+  EXPECT_TRUE(dog.Disarm(t));
+  // Disarmed again: back to sleep.
+  while (!dog.sleeping() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(dog.sleeping());
+  dog.Stop();  // wakes it to stop
+}
+
 }  // namespace
 }  // namespace tessera::guest

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <tuple>
+#include <utility>
 
 namespace tessera::net {
 
@@ -46,7 +48,7 @@ size_t SendBufferRoom(int fd) {
 }
 
 int64_t SendParts(int fd, std::span<const std::string_view> parts) {
-  constexpr size_t kMaxParts = 8;
+  constexpr size_t kMaxParts = kMaxDirectBatch * (kMaxPayloadParts + 1);
   iovec iov[kMaxParts];
   size_t n = 0;
   for (std::string_view p : parts) {
@@ -69,24 +71,63 @@ int64_t SendParts(int fd, std::span<const std::string_view> parts) {
 DirectResult WriteMessageDirect(int fd,
                                 std::span<const std::string_view> payload,
                                 size_t* room, std::string* rest, int* error) {
-  constexpr size_t kMaxPayloadParts = 4;
   if (payload.size() > kMaxPayloadParts) {
     *error = EINVAL;
     return DirectResult::kFailed;
   }
-  size_t size = 0;
-  for (std::string_view p : payload) size += p.size();
-  const size_t need = 2 * (size + 10);
-  if (*room < need) *room = SendBufferRoom(fd);
-  if (*room < need) return DirectResult::kNoRoom;
+  MessageParts parts{};
+  std::copy(payload.begin(), payload.end(), parts.begin());
+  size_t whole = 0;
+  return WriteMessagesDirect(fd, std::span<const MessageParts>(&parts, 1), room,
+                             rest, error, &whole);
+}
+
+DirectResult WriteMessagesDirect(int fd, std::span<const MessageParts> messages,
+                                 size_t* room, std::string* rest, int* error,
+                                 size_t* whole) {
+  *whole = 0;
+  if (messages.size() > kMaxDirectBatch) {
+    *error = EINVAL;
+    return DirectResult::kFailed;
+  }
+  auto payload_size = [](const MessageParts& m) {
+    size_t size = 0;
+    for (std::string_view p : m) size += p.size();
+    return size;
+  };
+  // How many fit the room (asking the socket once when the estimate is
+  // short for the first).
+  auto fitting = [&] {
+    size_t used = 0, n = 0;
+    for (const MessageParts& m : messages) {
+      const size_t need = 2 * (payload_size(m) + 10);
+      if (used + need > *room) break;
+      used += need;
+      ++n;
+    }
+    return std::pair(n, used);
+  };
+  auto [count, need] = fitting();
+  if (count < messages.size()) {
+    *room = SendBufferRoom(fd);
+    std::tie(count, need) = fitting();
+  }
+  if (count == 0) return DirectResult::kNoRoom;
   *room -= need;
-  uint8_t header[10];
-  const size_t header_size = EncodeBinaryFrameHeader(size, header);
-  std::string_view parts[kMaxPayloadParts + 1] = {
-      {reinterpret_cast<const char*>(header), header_size}};
-  std::copy(payload.begin(), payload.end(), parts + 1);
-  const std::span<const std::string_view> all(parts, payload.size() + 1);
-  const int64_t sent = SendParts(fd, all);
+  uint8_t headers[kMaxDirectBatch][10];
+  std::string_view parts[kMaxDirectBatch * (kMaxPayloadParts + 1)];
+  size_t ends[kMaxDirectBatch];  // each message's end in `parts`
+  size_t n = 0, total = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const size_t size = payload_size(messages[i]);
+    const size_t header_size = EncodeBinaryFrameHeader(size, headers[i]);
+    parts[n++] = {reinterpret_cast<const char*>(headers[i]), header_size};
+    for (std::string_view p : messages[i]) parts[n++] = p;
+    ends[i] = n;
+    total += header_size + size;
+  }
+  const int64_t sent =
+      SendParts(fd, std::span<const std::string_view>(parts, n));
   if (sent == -EAGAIN || sent == -EWOULDBLOCK) {
     *room = 0;
     return DirectResult::kNoRoom;
@@ -95,15 +136,26 @@ DirectResult WriteMessageDirect(int fd,
     *error = static_cast<int>(-sent);
     return DirectResult::kFailed;
   }
-  if (static_cast<size_t>(sent) == header_size + size) {
+  if (static_cast<size_t>(sent) == total) {
+    *whole = count;
     return DirectResult::kWritten;
   }
-  rest->clear();
+  // Which message the send ended in, and the rest of it.
   size_t skip = static_cast<size_t>(sent);
-  for (std::string_view p : all) {
-    const size_t n = std::min(skip, p.size());
-    rest->append(p.substr(n));
-    skip -= n;
+  size_t part = 0;
+  while (*whole < count) {
+    size_t size = 0;
+    for (size_t j = part; j < ends[*whole]; ++j) size += parts[j].size();
+    if (skip < size) break;
+    skip -= size;
+    part = ends[*whole];
+    ++*whole;
+  }
+  rest->clear();
+  for (size_t j = part; j < ends[*whole]; ++j) {
+    const size_t k = std::min(skip, parts[j].size());
+    rest->append(parts[j].substr(k));
+    skip -= k;
   }
   return DirectResult::kShort;
 }

@@ -13,6 +13,7 @@
 
 #include <sys/uio.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -32,9 +33,14 @@ size_t EncodeBinaryFrameHeader(uint64_t payload_size, uint8_t out[10]);
 // least 2n (the overhead of small segments).
 size_t SendBufferRoom(int fd);
 
-// One sendmsg(MSG_DONTWAIT | MSG_NOSIGNAL) of `parts` (at most 8; empty
-// ones are skipped). Returns the bytes written (possibly fewer than all),
-// or -errno.
+// The most messages one gathered write takes (WriteMessagesDirect).
+inline constexpr size_t kMaxDirectBatch = 16;
+// The most payload parts of one message.
+inline constexpr size_t kMaxPayloadParts = 4;
+
+// One sendmsg(MSG_DONTWAIT | MSG_NOSIGNAL) of `parts` (at most
+// kMaxDirectBatch * (kMaxPayloadParts + 1); empty ones are skipped). Returns
+// the bytes written (possibly fewer than all), or -errno.
 int64_t SendParts(int fd, std::span<const std::string_view> parts);
 
 enum class DirectResult {
@@ -53,6 +59,21 @@ enum class DirectResult {
 DirectResult WriteMessageDirect(int fd,
                                 std::span<const std::string_view> payload,
                                 size_t* room, std::string* rest, int* error);
+
+// One message's payload parts, in order (absent ones empty).
+using MessageParts = std::array<std::string_view, kMaxPayloadParts>;
+
+// Writes consecutive messages (at most kMaxDirectBatch), each as one binary
+// frame, with a single sendmsg: as many of them, from the first, as the
+// send buffer has room for (the same rule and estimate as above), so a
+// burst of small messages costs one system call instead of one each.
+// `*whole` is how many went out whole. kWritten: the first *whole (all of
+// them, or as many as had room; at least one); kNoRoom: not even the first;
+// kShort: the first *whole went out, then part of the next, whose rest is
+// in *rest (write it before anything else); kFailed: the socket failed.
+DirectResult WriteMessagesDirect(int fd, std::span<const MessageParts> messages,
+                                 size_t* room, std::string* rest, int* error,
+                                 size_t* whole);
 
 }  // namespace tessera::net
 

@@ -358,6 +358,7 @@ class RealmSession final : public realm::RealmPeer,
       version_ = answer.head;
       return;
     }
+    WsConnection::Batch together(conn_);  // the RESUME and its replay
     conn_.Send(wire::EncodeResume(
         static_cast<uint64_t>(answer.epoch), static_cast<uint64_t>(answer.from),
         static_cast<uint64_t>(answer.head), avatar_, limits));
@@ -368,6 +369,7 @@ class RealmSession final : public realm::RealmPeer,
 
   void DeliverCommits(const realm::CommitBatch& batch) {
     if (!live()) return;
+    WsConnection::Batch together(conn_);  // one group commit, one write
     for (const realm::BroadcastCommit& commit : batch) {
       if (commit.version <= version_) continue;
       version_ = commit.version;

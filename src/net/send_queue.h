@@ -90,6 +90,14 @@ class SendQueue {
   // The message to write next: the urgent one, else the front; null while
   // a write is in flight or when nothing waits.
   const Outgoing* Next() const;
+  // The i-th message after Next() in the queue's order (Peek(0) is Next()),
+  // for a writer that writes several at once; null past the end, while a
+  // write is in flight, or while the urgent message waits. Finished() once
+  // per message written this way.
+  const Outgoing* Peek(size_t i) const {
+    if (in_flight_ || urgent_ || i >= queue_.size()) return nullptr;
+    return &queue_[i];
+  }
   // Whether Next() is the urgent message (never written directly).
   bool next_is_urgent() const { return !in_flight_ && urgent_.has_value(); }
   // Next() is being written asynchronously: it moves out of the queue (so

@@ -115,6 +115,7 @@ struct WsConnection::Impl {
   RttEstimator rtt;
   bool ping_due = false;  // the timer fired; the ping goes out next
   bool pinging = false;   // a ping is being written
+  int batching = 0;       // live WsConnection::Batch scopes
   std::array<asio::const_buffer, 4> write_buffers;
   std::string direct_rest;  // the unwritten end of a short direct write
   size_t direct_room = 0;   // estimate: see WriteMessageDirect
@@ -226,8 +227,8 @@ void WsConnection::Impl::Close(int code, std::string_view reason,
 }
 
 void WsConnection::Impl::StartWrite() {
-  if (queue.writing() || pinging || state == State::kAccepting ||
-      state == State::kDone) {
+  if (batching > 0 || queue.writing() || pinging ||
+      state == State::kAccepting || state == State::kDone) {
     return;
   }
   if (ping_due && state == State::kOpen && ws.is_open()) {
@@ -253,27 +254,38 @@ void WsConnection::Impl::StartWrite() {
           cr, [this, keep = Keep()](beast::error_code ec) { OnCloseSent(ec); });
       return;
     }
-    // Directly with one sendmsg while the socket's buffer has room (not
-    // while Beast answers the peer's close).
+    // Directly, as many queued messages as fit with one sendmsg, while the
+    // socket's buffer has room (not while Beast answers the peer's close).
     if (ws.is_open()) {
-      const std::array<std::string_view, 4> payload = next->Parts();
-      size_t size = 0;
-      for (std::string_view p : payload) size += p.size();
+      std::array<MessageParts, kMaxDirectBatch> batch;
+      std::array<size_t, kMaxDirectBatch> sizes;
+      size_t count = 0;
+      for (const Outgoing* m = next;
+           m != nullptr && !m->is_close && count < kMaxDirectBatch;
+           m = queue.Peek(count)) {
+        batch[count] = m->Parts();
+        sizes[count] = 0;
+        for (std::string_view p : batch[count]) sizes[count] += p.size();
+        ++count;
+      }
       int error = 0;
-      const DirectResult result = WriteMessageDirect(
-          socket.native_handle(), payload, &direct_room, &direct_rest, &error);
-      if (result == DirectResult::kWritten) {
+      size_t whole = 0;
+      const DirectResult result = WriteMessagesDirect(
+          socket.native_handle(), std::span(batch.data(), count), &direct_room,
+          &direct_rest, &error, &whole);
+      for (size_t i = 0; i < whole; ++i) {
         queue.Finished();
         metrics.messages_out->Add();
-        metrics.bytes_out->Add(size);
-        continue;
+        metrics.bytes_out->Add(sizes[i]);
       }
+      if (result == DirectResult::kWritten) continue;
       if (result == DirectResult::kFailed) {
         WriteFailed();
         return;
       }
       if (result == DirectResult::kShort) {  // rare: finish it first
         queue.Started();
+        const size_t size = sizes[whole];
         asio::async_write(
             socket, asio::buffer(direct_rest),
             asio::bind_executor(strand, [this, keep = Keep(), size](
@@ -400,6 +412,15 @@ void WsConnection::SendUrgent(std::string message) {
 }
 
 void WsConnection::Flush() { impl_->StartWrite(); }
+
+WsConnection::Batch::Batch(WsConnection& connection)
+    : impl_(*connection.impl_) {
+  ++impl_.batching;
+}
+
+WsConnection::Batch::~Batch() {
+  if (--impl_.batching == 0) impl_.StartWrite();
+}
 
 void WsConnection::Close(int code, std::string_view reason, bool drop_queued) {
   impl_->Close(code, reason, drop_queued);

@@ -55,6 +55,8 @@ bool OffersSubprotocol(std::string_view list, std::string_view protocol);
 inline constexpr size_t kMaxCloseReasonBytes = 123;
 
 class WsConnection {
+  struct Impl;
+
  public:
   struct Options {
     size_t max_message_bytes = 64 * 1024;  // larger messages: close 1009
@@ -118,13 +120,27 @@ class WsConnection {
   void SendUrgent(std::string message);
   // Starts writing what waits, if nothing is being written.
   void Flush();
+
+  // While a Batch lives, what is sent only waits; when the last one ends,
+  // the waiting messages go out together (one sendmsg for as many as the
+  // socket has room for). For a burst of messages made in one go, such as
+  // several commits of one group commit. On the strand.
+  class Batch {
+   public:
+    explicit Batch(WsConnection& connection);
+    ~Batch();
+    Batch(const Batch&) = delete;
+    Batch& operator=(const Batch&) = delete;
+
+   private:
+    Impl& impl_;
+  };
   // Starts the close handshake with `code`/`reason` (cut to a close frame's
   // size on a character boundary) after the messages already queued, or
   // instead of them with `drop_queued`. Idempotent: the first close wins.
   void Close(int code, std::string_view reason, bool drop_queued);
 
  private:
-  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -98,6 +98,12 @@ bool RealmHost::Instance::EnsureOpen(std::span<Item> items) {
 }
 
 std::optional<int64_t> RealmHost::Instance::Run(int64_t now_us) {
+  // batchMs: what came in since the last group commit went out waits for
+  // the window to end, and goes out as one group commit then.
+  if (kind_->batch_ms > 0 && sent_us_ &&
+      now_us < *sent_us_ + kind_->batch_ms * 1000) {
+    return *sent_us_ + kind_->batch_ms * 1000;
+  }
   std::vector<Item> items;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -492,6 +498,7 @@ bool RealmHost::Instance::FlushAndDeliver() {
     }
     auto shared = std::make_shared<const CommitBatch>(std::move(batch_));
     batch_.clear();
+    sent_us_ = now_us_;
     for (auto& [raw, peer] : peers_) {
       if (std::shared_ptr<RealmPeer> p = peer.peer.lock()) p->OnCommits(shared);
     }

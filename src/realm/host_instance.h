@@ -202,6 +202,9 @@ class RealmHost::Instance final : public guest::WorkerPool::Task {
   std::vector<ClockChange> clock_changes_;
   std::optional<int64_t> idle_since_us_;
   int64_t now_us_ = 0;  // the running pass's time
+  // When the last group commit went out (batchMs holds the next pass back
+  // until this + batchMs); none: nothing sent since the open.
+  std::optional<int64_t> sent_us_;
   std::set<std::string> orphans_;
   int64_t orphans_due_us_ = 0;
 };

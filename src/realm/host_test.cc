@@ -71,6 +71,49 @@ TEST_F(RealmHostTest, WritesQueuedTogetherAreOneGroupCommit) {
   EXPECT_EQ(a->batches, 1);
 }
 
+TEST_F(RealmHostTest, BatchMsSendsAtOnceThenHoldsTheWindowsWritesTogether) {
+  Make({Kind({{"rules", ReadRules()}, {"batchMs", 10}})});
+  std::shared_ptr<RecordingPeer> a = Join("a");
+  std::shared_ptr<RecordingPeer> b = Join("b");
+  // After a quiet spell a write goes out at once.
+  host_->Write("match", "m1", a.get(), 1, {Set(P({"players", "a"}), 1)});
+  Pass();
+  EXPECT_EQ(b->Versions(), std::vector<int64_t>({1}));
+  // What comes in during the next 10 ms waits for the window's end...
+  host_->Write("match", "m1", a.get(), 2, {Set(P({"players", "a"}), 2)});
+  Advance(4);
+  host_->Write("match", "m1", b.get(), 3, {Set(P({"players", "b"}), 3)});
+  Pass();
+  Advance(5);
+  Pass();
+  EXPECT_EQ(b->Versions(), std::vector<int64_t>({1}));
+  // ...and then goes out as one group commit.
+  Advance(1);
+  Pass();
+  EXPECT_EQ(b->Versions(), std::vector<int64_t>({1, 2, 3}));
+  EXPECT_EQ(b->batches, 2);
+  EXPECT_EQ(a->batches, 2);
+  // Nothing was stored twice or out of order.
+  Result<std::optional<LoadedRealm>> loaded = store_->Load("match/m1");
+  ASSERT_TRUE(loaded.ok() && loaded->has_value());
+  EXPECT_EQ((*loaded)->head_version(), 3);
+  // Quiet again for longer than the window: the next write is not held.
+  Advance(50);
+  host_->Write("match", "m1", a.get(), 4, {Set(P({"players", "a"}), 4)});
+  Pass();
+  EXPECT_EQ(b->Versions(), std::vector<int64_t>({1, 2, 3, 4}));
+}
+
+TEST_F(RealmHostTest, WithoutBatchMsEveryPassSendsWhatItCommitted) {
+  std::shared_ptr<RecordingPeer> a = Join("a");
+  std::shared_ptr<RecordingPeer> b = Join("b");
+  for (int i = 1; i <= 3; ++i) {
+    host_->Write("match", "m1", a.get(), i, {Set(P({"players", "a"}), i)});
+    Pass();
+    EXPECT_EQ(b->batches, i);
+  }
+}
+
 TEST_F(RealmHostTest, RefusedWritesAreAnsweredAndApplyNothing) {
   std::shared_ptr<RecordingPeer> a = Join("a");
   std::shared_ptr<RecordingPeer> b = Join("b");
@@ -117,8 +160,7 @@ TEST_F(RealmHostTest, AReconnectWithinTheWindowResumesWithTheMissingCommits) {
   EXPECT_EQ(answer.head, 4);
   ASSERT_EQ(answer.replay.size(), 2u);
   EXPECT_EQ(answer.replay[0].version, 3);
-  EXPECT_EQ(answer.replay[1].patch,
-            Patch({{OpKind::kAppend, P({"chat"}), 4}}));
+  EXPECT_EQ(answer.replay[1].patch, Patch({{OpKind::kAppend, P({"chat"}), 4}}));
   // Another epoch, or a version the realm never had: a hydrate.
   EXPECT_TRUE(Join("a", "m1", 2, 2)->attached[0].hydrate);
   EXPECT_TRUE(Join("a", "m1", 1, 9)->attached[0].hydrate);
@@ -168,7 +210,8 @@ TEST_F(RealmHostTest, AnIdleDurableInstanceUnloadsAndReloadsFromTheStore) {
 }
 
 TEST_F(RealmHostTest, AnIdleEphemeralInstanceIsGoneAfterUnload) {
-  Make({Kind({{"name", "match"}, {"persistence", "ephemeral"},
+  Make({Kind({{"name", "match"},
+              {"persistence", "ephemeral"},
               {"schema", Json::object()}})});
   std::shared_ptr<RecordingPeer> a = Join("a");
   const int64_t epoch = a->attached[0].epoch;

@@ -55,7 +55,7 @@ Result<RealmKindConfig> ParseRealmKind(const Json& kind,
       kind, where,
       {"name", "schema", "rules", "security", "persistence",
        "snapshotEveryVersions", "logWindow", "limits", "expireAfterIdleMs",
-       "module", "migrate", "initialState", "presence"}));
+       "module", "migrate", "initialState", "presence", "batchMs"}));
   RealmKindConfig c;
   bool present = false;
 
@@ -151,6 +151,9 @@ Result<RealmKindConfig> ParseRealmKind(const Json& kind,
     if (!limits.ok()) return limits.status();
     c.limits = limits.value();
   }
+
+  TESSERA_RETURN_IF_ERROR(internal::ReadInt(
+      kind, where, "batchMs", 0, kMaxBatchMs, &c.batch_ms, &present));
 
   int64_t expire_ms = 0;
   TESSERA_RETURN_IF_ERROR(internal::ReadInt(kind, where, "expireAfterIdleMs", 1,

@@ -53,6 +53,7 @@ enum class MigrateMode {
 inline constexpr int64_t kMaxLogWindow = 1000000;
 // 365 days.
 inline constexpr int64_t kMaxExpireAfterIdleMs = 365LL * 24 * 3600 * 1000;
+inline constexpr int64_t kMaxBatchMs = 1000;
 
 struct RealmKindConfig {
   std::string name;              // [a-z][a-z0-9_-]{0,63}
@@ -65,6 +66,10 @@ struct RealmKindConfig {
   int64_t log_window = 512;
   RealmLimits limits;
   std::optional<int64_t> expire_after_idle_ms;  // durable only
+  // "batchMs": after a group commit is sent, what comes in during the next
+  // this many milliseconds waits and goes out as one group commit (one
+  // flush, one write per reader). 0: every pass commits and sends at once.
+  int64_t batch_ms = 0;
   // The document a new instance starts from ("initialState", an object;
   // a module's initial_state takes its place).
   Json initial_state = Json::object();

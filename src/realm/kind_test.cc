@@ -43,6 +43,7 @@ TEST(RealmKind, OnlyTheNameIsRequiredAndTheRestDefaults) {
   EXPECT_EQ(k.log_window, 512);
   EXPECT_EQ(k.limits, RealmLimits{});
   EXPECT_FALSE(k.expire_after_idle_ms.has_value());
+  EXPECT_EQ(k.batch_ms, 0);
   EXPECT_EQ(k.module, "");
   EXPECT_EQ(k.migrate, MigrateMode::kNone);
 }
@@ -55,7 +56,8 @@ TEST(RealmKind, EveryFieldIsRead) {
     "snapshotEveryVersions": 100, "logWindow": 1000,
     "limits": {"maxPatchesPerFrame": 16},
     "expireAfterIdleMs": 86400000, "module": "realms/match",
-    "migrate": "module"})");
+    "migrate": "module", "batchMs": 16})");
+  EXPECT_EQ(k.batch_ms, 16);
   EXPECT_EQ(k.schema, Json::parse(R"({"type": "object"})"));
   ASSERT_EQ(k.rules.rules.size(), 1u);
   EXPECT_EQ(k.rules.rules[0].write, WriteMode::kAppend);
@@ -119,6 +121,17 @@ TEST(RealmKind, ASnapshotCadenceOverHalfTheLogWindowIsRefusedWithTheFix) {
             256);
 }
 
+TEST(RealmKind, BatchMsIsAWholeNumberUpToASecond) {
+  EXPECT_EQ(Kind(R"({"name": "m", "batchMs": 0})").batch_ms, 0);
+  EXPECT_EQ(Kind(R"({"name": "m", "batchMs": 1000})").batch_ms, 1000);
+  EXPECT_TRUE(
+      Contains(KindError(R"({"name": "m", "batchMs": 1001})"), "batchMs"));
+  EXPECT_TRUE(
+      Contains(KindError(R"({"name": "m", "batchMs": -1})"), "batchMs"));
+  EXPECT_TRUE(
+      Contains(KindError(R"({"name": "m", "batchMs": "5"})"), "batchMs"));
+}
+
 TEST(RealmKind, EphemeralRealmsTakeNeitherMigrateNorExpiry) {
   EXPECT_EQ(Kind(R"({"name": "m", "persistence": "ephemeral"})").persistence,
             Persistence::kEphemeral);
@@ -162,7 +175,7 @@ TEST(RealmKind, UnknownFieldsAreRefusedListingTheKnownOnes) {
             "app/tessera.json: realms[0]: unknown field \"snapshotEvery\" "
             "(known: name, schema, rules, security, persistence, "
             "snapshotEveryVersions, logWindow, limits, expireAfterIdleMs, "
-            "module, migrate, initialState, presence)");
+            "module, migrate, initialState, presence, batchMs)");
   EXPECT_TRUE(Contains(KindError(R"({"name": "m", "limits": {"maxOps": 1}})"),
                        "realms[0].limits: unknown field \"maxOps\""));
 }

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -101,6 +102,114 @@ TEST(DirectWrite, RoomShrinksAsTheSendBufferFills) {
   EXPECT_GT(sent, 0);
   EXPECT_LT(sent, 100'000);
   EXPECT_FALSE(SendBufferRoom(-1) >= 2 * 10);
+  close(client);
+  close(server);
+}
+
+// Reads what the peer holds now (the test's writes are done).
+std::string ReadAll(int fd) {
+  std::string out;
+  char buf[64 * 1024];
+  for (;;) {
+    const ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n <= 0) return out;
+    out.append(buf, static_cast<size_t>(n));
+  }
+}
+
+std::string Frame(std::string_view payload) {
+  uint8_t header[10];
+  const size_t n = EncodeBinaryFrameHeader(payload.size(), header);
+  return std::string(reinterpret_cast<const char*>(header), n) +
+         std::string(payload);
+}
+
+TEST(DirectWrite, SeveralMessagesGoOutAsConsecutiveFramesInOneWrite) {
+  auto [client, server] = TcpPair();
+  ASSERT_GE(server, 0);
+  const std::string big(300, 'b');
+  const MessageParts messages[] = {
+      {"one", "", "", ""}, {"tw", "o", "", ""}, {big, "", "!", ""}};
+  size_t room = 0;  // unknown: the socket is asked
+  std::string rest;
+  int error = 0;
+  size_t whole = 0;
+  EXPECT_EQ(WriteMessagesDirect(server, messages, &room, &rest, &error, &whole),
+            DirectResult::kWritten);
+  EXPECT_EQ(whole, 3u);
+  EXPECT_TRUE(rest.empty());
+  // Give loopback a moment to carry the bytes over.
+  std::string got;
+  const std::string want = Frame("one") + Frame("two") + Frame(big + "!");
+  for (int i = 0; i < 1000 && got.size() < want.size(); ++i) {
+    got += ReadAll(client);
+    if (got.size() < want.size()) usleep(1000);
+  }
+  EXPECT_EQ(got, want);
+  close(client);
+  close(server);
+}
+
+TEST(DirectWrite, OnlyTheMessagesWithRoomAreWrittenAndNoneWithoutIt) {
+  auto [client, server] = TcpPair();
+  ASSERT_GE(server, 0);
+  const std::string a(100, 'a'), b(100, 'b');
+  const MessageParts messages[] = {{a, "", "", ""}, {b, "", "", ""}};
+  // Room for the first (twice its frame) but not both: the socket is asked,
+  // and the ample answer takes both.
+  size_t room = 2 * (100 + 10);
+  std::string rest;
+  int error = 0;
+  size_t whole = 0;
+  EXPECT_EQ(WriteMessagesDirect(server, messages, &room, &rest, &error, &whole),
+            DirectResult::kWritten);
+  EXPECT_EQ(whole, 2u);
+  // A socket that cannot tell (not a socket): nothing is written.
+  room = 0;
+  EXPECT_EQ(WriteMessagesDirect(-1, messages, &room, &rest, &error, &whole),
+            DirectResult::kNoRoom);
+  EXPECT_EQ(whole, 0u);
+  // Too many messages for one write is the caller's mistake.
+  std::vector<MessageParts> many(kMaxDirectBatch + 1, MessageParts{"x"});
+  EXPECT_EQ(WriteMessagesDirect(server, many, &room, &rest, &error, &whole),
+            DirectResult::kFailed);
+  EXPECT_EQ(error, EINVAL);
+  close(client);
+  close(server);
+}
+
+TEST(DirectWrite, AShortGatheredWriteKeepsTheRestOfTheMessageItEndedIn) {
+  // A receiver that takes little and a send buffer bigger than the room
+  // estimate allows: the kernel takes what fits its buffer, which ends
+  // inside some message; the rest of that message is kept, the messages
+  // after it are left for the caller.
+  auto [client, server] = TcpPair(/*client_rcvbuf=*/4096);
+  ASSERT_GE(server, 0);
+  const int sndbuf = 64 * 1024;
+  ASSERT_EQ(setsockopt(server, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf),
+            0);
+  const std::string chunk(60 * 1024, 'c');
+  std::vector<MessageParts> messages(kMaxDirectBatch, MessageParts{chunk});
+  size_t room = SIZE_MAX / 4;  // the estimate says yes to everything
+  std::string rest;
+  int error = 0;
+  size_t whole = 0;
+  const DirectResult result =
+      WriteMessagesDirect(server, messages, &room, &rest, &error, &whole);
+  ASSERT_EQ(result, DirectResult::kShort);
+  ASSERT_LT(whole, messages.size());
+  const size_t frame = Frame(chunk).size();
+  EXPECT_GT(rest.size(), 0u);
+  EXPECT_LE(rest.size(), frame);
+  // What went out + the rest is the whole messages up to and including the
+  // one cut short.
+  std::string got;
+  for (int i = 0; i < 2000 && got.size() + rest.size() < (whole + 1) * frame;
+       ++i) {
+    got += ReadAll(client);
+    usleep(1000);
+  }
+  EXPECT_EQ(got.size() + rest.size(), (whole + 1) * frame);
   close(client);
   close(server);
 }

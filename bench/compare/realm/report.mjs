@@ -16,7 +16,12 @@ export function ratio(a, b) {
   return r !== 0 && Math.abs(r) < 0.1 ? r.toPrecision(2) : r.toFixed(2);
 }
 
-const LABEL = { tessera: "tessera (durable)", "tessera-ephemeral": "tessera (ephemeral)", hocuspocus: "Hocuspocus" };
+const LABEL = {
+  tessera: "tessera (durable)",
+  "tessera-ephemeral": "tessera (ephemeral)",
+  "tessera-unbatched": "tessera (durable, batchMs 0)",
+  hocuspocus: "Hocuspocus",
+};
 
 // Warnings about one run's conditions.
 export function caveats(r) {
@@ -131,7 +136,7 @@ Load: ${o.clients} clients on one document, each writing its own subtree (x, y, 
 ${table(runs)}
 
 ${warn.length ? `Warnings:\n\n${warn.join("\n")}\n` : "No warnings: every client joined, every write reached every observing client, nothing was refused or lost, and neither the harness nor the machine was saturated.\n"}
-tessera (durable) is the realm kind \`doc\` of [app/tessera.json](app/tessera.json): every write is in SQLite (WAL, synchronous=FULL) before anyone hears of it (group commit). tessera (ephemeral) is the kind \`presence\`: the same rules, nothing stored. Hocuspocus runs without extensions, so it stores nothing either; its documents live while a client is connected.
+tessera (durable) is the realm kind \`doc\` of [app/tessera.json](app/tessera.json): every write is in SQLite (WAL, synchronous=FULL) before anyone hears of it (group commit), and with \`batchMs: 16\` what arrives within 16 ms of a group commit going out waits to go out as the next one (docs/realms.md "Batching"; a write after a quiet spell is not held). tessera (ephemeral) is the kind \`presence\`: the same rules and batching, nothing stored. tessera (durable, batchMs 0) is the kind \`doc-unbatched\`: \`doc\` without batching, every group commit sent at once. Hocuspocus runs without extensions, so it stores nothing either; its documents live while a client is connected.
 
 ## Targets
 

@@ -2,15 +2,16 @@
 // and on Hocuspocus (Yjs), under the same bots. See ../README.md ("Realms:
 // tessera vs Hocuspocus") for the method.
 //
-//   node run.mjs [--servers tessera,tessera-ephemeral,hocuspocus]
+//   node run.mjs [--servers tessera,tessera-ephemeral,tessera-unbatched,hocuspocus]
 //                [--clients 100] [--observers 10|all] [--rate 5] [--duration 20] [--warmup 3]
 //                [--ramp SECS] [--bots-per-worker 50] [--missed 100]
 //                [--reconnects 5] [--seed 1] [--priority NICE]
 //                [--tessera-bin PATH] [--out DIR] [--quick]
 //
 // For each server in turn: start it (tessera: `tessera dev` on a scratch
-// copy of app/, realm kind "doc" (durable) or, for tessera-ephemeral,
-// "presence"; Hocuspocus: node hocuspocus.mjs), start the bot processes
+// copy of app/, realm kind "doc" (durable, batchMs 16), for
+// tessera-ephemeral "presence" (batchMs 16), for tessera-unbatched
+// "doc-unbatched" (durable, batchMs 0: every group commit sent at once); Hocuspocus: node hocuspocus.mjs), start the bot processes
 // (worker.mjs), ramp the joins, let every bot write `rate` times a second
 // for `warmup` seconds and then `duration` seconds measured: the server's
 // utime+stime (/proc/<pid>/stat, descendants included) over the window
@@ -58,7 +59,7 @@ import { renderMarkdown } from "./report.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const GRACE_MS = 2000; // after the window, for the last deliveries
-const SERVERS = ["tessera", "tessera-ephemeral", "hocuspocus"];
+const SERVERS = ["tessera", "tessera-ephemeral", "tessera-unbatched", "hocuspocus"];
 const log = logger("compare-realm");
 
 function parseArgs(argv) {
@@ -128,7 +129,7 @@ function parseArgs(argv) {
 function usage(error) {
   if (error) console.error(`compare-realm: ${error}`);
   console.error(
-    "usage: node run.mjs [--servers tessera,tessera-ephemeral,hocuspocus] [--clients 100] [--rate 5] " +
+    "usage: node run.mjs [--servers tessera,tessera-ephemeral,tessera-unbatched,hocuspocus] [--clients 100] [--rate 5] " +
       "[--duration 20] [--warmup 3] [--ramp SECS] [--bots-per-worker 50] [--missed 100] [--reconnects 5] " +
       "[--seed 1] [--priority NICE] [--tessera-bin PATH] [--out DIR] [--quick]",
   );
@@ -184,7 +185,7 @@ async function startServer(o, name) {
     };
   }
   const t = await startTesseraDev(o.tesseraBin, path.join(here, "app"));
-  const kind = name === "tessera" ? "doc" : "presence";
+  const kind = { tessera: "doc", "tessera-ephemeral": "presence", "tessera-unbatched": "doc-unbatched" }[name];
   return { pid: t.pid, config: { server: "tessera", url: t.url, kind, key: `bench-${Date.now()}` }, stop: t.stop };
 }
 

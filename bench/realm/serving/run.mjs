@@ -52,7 +52,9 @@ import { idleShare, runLoad, startTesseraDev } from "../../compare/realm/run.mjs
 import { measureReconnectCost } from "./reconnect.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const APP = path.join(ROOT, "bench/compare/realm/app"); // kinds "doc" (durable) and "presence" (ephemeral)
+// Kinds "doc-unbatched" (durable) and "presence-unbatched" (ephemeral):
+// without batchMs, every group commit is sent at once (the latency path).
+const APP = path.join(ROOT, "bench/compare/realm/app");
 const log = logger("realm-serving");
 
 function parseArgs(argv) {
@@ -248,11 +250,11 @@ async function main() {
     meta.tessera_idle_cpu_share_of_one_core = await idleShare(tessera.pid, o.quick ? 2 : 5);
     const stamp = Date.now();
     const cfg = (kind) => ({ server: "tessera", url: tessera.url, kind, key: `serving-${kind}-${stamp}` });
-    latency.push(await load("tessera-ephemeral", "tessera, ephemeral realm", cfg("presence"), tessera.pid));
-    latency.push(await load("tessera-durable", "tessera, durable realm", cfg("doc"), tessera.pid));
+    latency.push(await load("tessera-ephemeral", "tessera, ephemeral realm", cfg("presence-unbatched"), tessera.pid));
+    latency.push(await load("tessera-durable", "tessera, durable realm", cfg("doc-unbatched"), tessera.pid));
     reconnect = await measureReconnectCost({
       url: tessera.url,
-      kind: "doc",
+      kind: "doc-unbatched",
       key: `serving-reconnect-${stamp}`,
       pid: tessera.pid,
       docBytes: o.docBytes,
