@@ -379,7 +379,8 @@ class RealmSession final : public realm::RealmPeer,
             commit.writer == this
                 ? wire::EncodeAck(commit.seq, version)
                 : wire::EncodeCommit(
-                      version, realm::EncodePatch(commit.patch, &out_keys_)));
+                      version, realm::EncodePatch(commit.patch, &out_keys_,
+                                                  &commit.keys)));
         continue;
       }
       realm::Patch sliced;

@@ -76,6 +76,9 @@ struct BroadcastCommit {
   Patch patch;
   const RealmPeer* writer = nullptr;  // null: the server or a replay
   uint64_t seq = 0;                   // the writer's seq
+  // The patch's keys in the instance's shared key table, for the readers'
+  // encoders (none for a replay).
+  KeyPlan keys;
 };
 using CommitBatch = std::vector<BroadcastCommit>;
 

@@ -181,7 +181,7 @@ void RealmHost::Instance::HandleAlarm(Item& item) {
     Result<int64_t> version = realm_->Submit(ran->patch, "");
     if (version.ok()) {
       batch_.push_back(
-          BroadcastCommit{*version, std::move(ran->patch), nullptr, 0});
+          BroadcastCommit{*version, std::move(ran->patch), nullptr, 0, {}});
     } else if (version.status().code() == StatusCode::kUnavailable) {
       Break(version.status());
       return;

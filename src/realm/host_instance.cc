@@ -197,8 +197,8 @@ void RealmHost::Instance::Handle(Item& item) {
       if (it == peers_.end()) return;  // detached meanwhile
       Result<int64_t> version = realm_->Submit(item.patch, it->second.avatar);
       if (version.ok()) {
-        batch_.push_back(BroadcastCommit{*version, std::move(item.patch),
-                                         item.peer, item.seq});
+        batch_.push_back(BroadcastCommit{
+            *version, std::move(item.patch), item.peer, item.seq, {}});
         return;
       }
       const StatusCode code = version.status().code();
@@ -241,7 +241,7 @@ void RealmHost::Instance::Handle(Item& item) {
         return;
       }
       batch_.push_back(
-          BroadcastCommit{*version, std::move(item.patch), nullptr, 0});
+          BroadcastCommit{*version, std::move(item.patch), nullptr, 0, {}});
       updates_.emplace_back(std::move(item.done), *version);
       return;
     }
@@ -288,7 +288,7 @@ void RealmHost::Instance::HandleIntent(Item& item) {
     return;
   }
   batch_.push_back(
-      BroadcastCommit{*version, std::move(patch->patch), nullptr, 0});
+      BroadcastCommit{*version, std::move(patch->patch), nullptr, 0, {}});
   QueueAlarmChanges(patch->alarms);
   intents_done_.push_back(Done{item.peer, item.seq, *version});
 }
@@ -471,7 +471,7 @@ bool RealmHost::Instance::RunHook(HookResult result, std::string_view what) {
       return false;
     }
     batch_.push_back(
-        BroadcastCommit{*version, std::move(result.patch), nullptr, 0});
+        BroadcastCommit{*version, std::move(result.patch), nullptr, 0, {}});
   }
   QueueAlarmChanges(result.alarms);
   return true;
@@ -495,6 +495,9 @@ bool RealmHost::Instance::FlushAndDeliver() {
           std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                         started)
               .count());
+    }
+    for (BroadcastCommit& commit : batch_) {
+      commit.keys = PlanKeys(commit.patch, &shared_keys_, keys_source_);
     }
     auto shared = std::make_shared<const CommitBatch>(std::move(batch_));
     batch_.clear();
@@ -559,8 +562,8 @@ CommitBatch RealmHost::Instance::DecodeReplay(
                           " does not decode: " + patch.status().message());
       return {};
     }
-    out.push_back(
-        BroadcastCommit{commit.version, std::move(patch).value(), nullptr, 0});
+    out.push_back(BroadcastCommit{
+        commit.version, std::move(patch).value(), nullptr, 0, {}});
   }
   return out;
 }

@@ -205,6 +205,9 @@ class RealmHost::Instance final : public guest::WorkerPool::Task {
   // When the last group commit went out (batchMs holds the next pass back
   // until this + batchMs); none: nothing sent since the open.
   std::optional<int64_t> sent_us_;
+  // Every key of every commit sent, for the readers' key plans.
+  KeyTable shared_keys_;
+  const uint64_t keys_source_ = NewKeySource();
   std::set<std::string> orphans_;
   int64_t orphans_due_us_ = 0;
 };

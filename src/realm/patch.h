@@ -83,8 +83,19 @@ class KeyTable {
   Status Learn(uint32_t id, std::string key);
   size_t size() const { return keys_.size(); }
 
+  // Encoder side, for a patch planned with a shared table (KeyPlan): the
+  // id of `key`, whose id in the shared table is `shared_id`. Indexes a
+  // vector instead of hashing the key once it has been seen (a broadcast
+  // encodes every key of every commit for every reader). A table follows
+  // one shared table (`source`); given another, it forgets the first's ids
+  // (its own stay).
+  uint32_t InternShared(uint64_t source, uint32_t shared_id,
+                        std::string_view key, bool* added);
+
  private:
   std::vector<std::string> keys_;
+  uint64_t shared_source_ = 0;
+  std::vector<uint32_t> by_shared_;  // shared id -> own id + 1; 0: unknown
   // Looked up by string_view (the encoder interns every key of every op
   // sent to every reader).
   StringMap<uint32_t> ids_;
@@ -107,6 +118,23 @@ struct DecodeLimits {
 // kResourceExhausted for a broken limit, naming it) without changing
 // `keys` on error.
 std::string EncodePatch(const Patch& patch, KeyTable* keys);
+
+// The ids a shared KeyTable (one per realm instance, used on its thread)
+// gives the keys of one patch, in the order EncodePatch meets them. Made
+// once per commit; each reader's EncodePatch with it indexes its own table
+// by these ids (KeyTable::InternShared) instead of hashing every key, and
+// writes the same bytes as without it.
+struct KeyPlan {
+  uint64_t source = 0;  // the shared table's NewKeySource(); 0: no plan
+  std::vector<uint32_t> ids;
+};
+// A process-unique, nonzero id for a shared table (thread-safe).
+uint64_t NewKeySource();
+KeyPlan PlanKeys(const Patch& patch, KeyTable* shared, uint64_t source);
+// EncodePatch with the plan PlanKeys made for this very patch (`plan` null
+// or without a source: as above).
+std::string EncodePatch(const Patch& patch, KeyTable* keys,
+                        const KeyPlan* plan);
 Result<Patch> DecodePatch(std::span<const uint8_t> bytes, KeyTable* keys,
                           const DecodeLimits& limits = {});
 

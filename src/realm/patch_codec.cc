@@ -3,6 +3,7 @@
 // docs/realms.md "Patches". The decoder is patch_decode.cc.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -26,6 +27,24 @@ uint32_t KeyTable::Intern(std::string_view key, bool* added) {
   keys_.emplace_back(key);
   ids_.emplace(keys_.back(), id);
   if (added != nullptr) *added = true;
+  return id;
+}
+
+uint32_t KeyTable::InternShared(uint64_t source, uint32_t shared_id,
+                                std::string_view key, bool* added) {
+  if (source != shared_source_) {
+    shared_source_ = source;
+    by_shared_.clear();
+  }
+  if (shared_id < by_shared_.size() && by_shared_[shared_id] != 0) {
+    if (added != nullptr) *added = false;
+    return by_shared_[shared_id] - 1;
+  }
+  const uint32_t id = Intern(key, added);
+  if (shared_id >= by_shared_.size()) {
+    by_shared_.resize(std::max<size_t>(shared_id + 1, by_shared_.size() * 2));
+  }
+  by_shared_[shared_id] = id + 1;
   return id;
 }
 
@@ -60,21 +79,25 @@ namespace {
 
 class Writer : public MsgWriter {
  public:
-  explicit Writer(KeyTable* keys) : keys_(keys) {}
+  // With `plan`, the i-th key met is looked up by plan->ids[i]; with
+  // `record`, the id of each key met is appended to it.
+  explicit Writer(KeyTable* keys, const KeyPlan* plan = nullptr,
+                  std::vector<uint32_t>* record = nullptr)
+      : keys_(keys),
+        plan_(plan != nullptr && plan->source != 0 ? plan : nullptr),
+        record_(record) {}
 
   // A known key as its id; a new one as the announce [id, "text"].
   void Key(std::string_view key) {
-    // The ops of one patch mostly share their path's first keys
-    // ("players", an avatar): those are found here, not in the table
-    // (which costs a cache miss or two per lookup, per reader).
-    for (size_t i = 0; i < recent_used_; ++i) {
-      if (recent_[i].key == key) return Uint(recent_[i].id);
-    }
     bool added = false;
-    const uint32_t id = keys_->Intern(key, &added);
-    recent_[next_recent_] = Recent{key, id};
-    next_recent_ = (next_recent_ + 1) % recent_.size();
-    recent_used_ = std::min(recent_used_ + 1, recent_.size());
+    uint32_t id = 0;
+    if (plan_ != nullptr && planned_ < plan_->ids.size()) {
+      id = keys_->InternShared(plan_->source, plan_->ids[planned_++], key,
+                               &added);
+    } else {
+      id = Lookup(key, &added);
+    }
+    if (record_ != nullptr) record_->push_back(id);
     if (added) {
       Array(2);
       Uint(id);
@@ -82,6 +105,20 @@ class Writer : public MsgWriter {
     } else {
       Uint(id);
     }
+  }
+
+  // The ops of one patch mostly share their path's first keys ("players",
+  // an avatar): those are found here, not in the table (which costs a
+  // cache miss or two per lookup, per reader).
+  uint32_t Lookup(std::string_view key, bool* added) {
+    for (size_t i = 0; i < recent_used_; ++i) {
+      if (recent_[i].key == key) return recent_[i].id;
+    }
+    const uint32_t id = keys_->Intern(key, added);
+    recent_[next_recent_] = Recent{key, id};
+    next_recent_ = (next_recent_ + 1) % recent_.size();
+    recent_used_ = std::min(recent_used_ + 1, recent_.size());
+    return id;
   }
 
   void Segment(const PathSegment& seg) {
@@ -125,6 +162,9 @@ class Writer : public MsgWriter {
     uint32_t id = 0;
   };
   KeyTable* keys_;
+  const KeyPlan* plan_;
+  size_t planned_ = 0;  // keys looked up through plan_
+  std::vector<uint32_t>* record_;
   std::array<Recent, 4> recent_{};
   size_t next_recent_ = 0;
   size_t recent_used_ = 0;
@@ -132,8 +172,9 @@ class Writer : public MsgWriter {
 
 }  // namespace
 
-std::string EncodePatch(const Patch& patch, KeyTable* keys) {
-  Writer w(keys);
+namespace {
+
+void WritePatch(const Patch& patch, Writer& w) {
   w.Array(patch.size());
   for (const Op& op : patch) {
     const bool has_value = op.kind != OpKind::kDelete;
@@ -145,7 +186,32 @@ std::string EncodePatch(const Patch& patch, KeyTable* keys) {
     for (const PathSegment& seg : op.path) w.Segment(seg);
     if (has_value) w.Value(op.value);
   }
+}
+
+}  // namespace
+
+std::string EncodePatch(const Patch& patch, KeyTable* keys) {
+  return EncodePatch(patch, keys, nullptr);
+}
+
+std::string EncodePatch(const Patch& patch, KeyTable* keys,
+                        const KeyPlan* plan) {
+  Writer w(keys, plan);
+  WritePatch(patch, w);
   return w.Take();
+}
+
+uint64_t NewKeySource() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+KeyPlan PlanKeys(const Patch& patch, KeyTable* shared, uint64_t source) {
+  KeyPlan plan;
+  plan.source = source;
+  Writer w(shared, nullptr, &plan.ids);
+  WritePatch(patch, w);
+  return plan;
 }
 
 }  // namespace tessera::realm

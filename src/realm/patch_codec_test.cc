@@ -109,6 +109,49 @@ TEST(RealmCodecTest, RandomPatchesRoundTripOnOneTablePair) {
   }
 }
 
+// A broadcast plans each commit's keys once on the instance's shared
+// table; every reader's encoder, whatever its own table holds, writes with
+// the plan exactly the bytes it writes without one.
+TEST(RealmCodecTest, AKeyPlanChangesNoByteForAnyReader) {
+  PatchGenerator gen(20261203);
+  KeyTable shared;
+  const uint64_t source = NewKeySource();
+  // Readers that joined at different times (their tables differ), one
+  // encoding with plans and its twin without.
+  constexpr int kReaders = 4;
+  KeyTable planned[kReaders], plain[kReaders], dec[kReaders];
+  for (int i = 0; i < 1500; ++i) {
+    const Patch patch = gen.Next();
+    const KeyPlan plan = PlanKeys(patch, &shared, source);
+    EXPECT_EQ(plan.source, source);
+    for (int r = 0; r < kReaders; ++r) {
+      if (i < r * 300) continue;  // not joined yet
+      const std::string with = EncodePatch(patch, &planned[r], &plan);
+      ASSERT_EQ(with, EncodePatch(patch, &plain[r])) << i << " reader " << r;
+      Result<Patch> back = DecodePatch(Bytes(with), &dec[r]);
+      ASSERT_TRUE(back.ok()) << back.status().ToString();
+      ASSERT_EQ(*back, patch);
+    }
+  }
+  // Another shared table (a new instance): the reader's own ids stay, the
+  // first table's are forgotten, and the bytes still match.
+  KeyTable other;
+  const uint64_t other_source = NewKeySource();
+  EXPECT_NE(other_source, source);
+  for (int i = 0; i < 200; ++i) {
+    const Patch patch = gen.Next();
+    const KeyPlan plan = PlanKeys(patch, &other, other_source);
+    ASSERT_EQ(EncodePatch(patch, &planned[0], &plan),
+              EncodePatch(patch, &plain[0]))
+        << i;
+  }
+  // No plan, or a plan without a source: the plain path.
+  const Patch patch = gen.Next();
+  const KeyPlan none;
+  EXPECT_EQ(EncodePatch(patch, &planned[1], &none),
+            EncodePatch(patch, &plain[1], nullptr));
+}
+
 TEST(RealmCodecTest, SecondPatchSendsKeyIdsOnly) {
   const Patch patch = {
       SetOp({"players", "p-17", "pos"}, Json::parse(R"({"x":1,"y":2})")),
