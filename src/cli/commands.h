@@ -22,6 +22,9 @@ void RegisterTicketCommand(CLI::App& app, int* exit_code);
 void RegisterComputeCommands(CLI::App& app, int* exit_code);
 // `tessera bench shard|merge|plot ...` (load tests, src/loadtest)
 void RegisterBenchCommands(CLI::App& app, int* exit_code);
+// `tessera connect --shard ID [--url URL] [--send JSON]... ...` (a client
+// that prints what the server sends)
+void RegisterConnectCommand(CLI::App& app, int* exit_code);
 
 }  // namespace tessera::cli
 

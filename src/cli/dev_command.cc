@@ -50,17 +50,28 @@ std::string LocalHost(const std::string& host) {
   return host;
 }
 
+// The banner: where every app's pages, the mounted folders, the WebSocket
+// endpoints and the admin API are, and the first things to try.
 void PrintReady(const server::AppServer& app) {
-  const std::string base = "http://" + LocalHost(app.options().host) + ":" +
-                           std::to_string(app.port());
+  const std::string host = LocalHost(app.options().host);
+  const std::string base = "http://" + host + ":" + std::to_string(app.port());
+  const std::string ws = "ws://" + host + ":" + std::to_string(app.port());
   const std::string kind = app.manifest().kinds.empty()
                                ? "KIND"
                                : app.manifest().kinds.front().config.name;
-  const std::string ws = "ws://" + LocalHost(app.options().host) + ":" +
-                         std::to_string(app.port());
   const std::vector<realm::RealmKindConfig>& realms = app.manifest().realms;
   std::cout << "tessera dev: " << app.manifest().name << " on " << base << "\n"
-            << "  shards:      " << ws << "/shard/<id>  (docs/protocol.md)\n";
+            << "  pages:       " << base << "/  ("
+            << app.options().app_dir.string() << "/web)\n";
+  for (const server::WebMount& mount : app.app_web_mounts()) {
+    std::cout << "               " << base << mount.prefix << "/  ("
+              << mount.dir.string() << ")\n";
+  }
+  for (const server::WebMount& mount : app.options().mounts) {
+    std::cout << "  mounted:     " << base << mount.prefix << "/  ("
+              << mount.dir.string() << ")\n";
+  }
+  std::cout << "  shards:      " << ws << "/shard/<id>  (docs/protocol.md)\n";
   if (!realms.empty()) {
     std::cout << "  realms:      " << ws
               << "/realm/<kind>/<key>  (docs/protocol.md \"Realms\"), kinds:";
@@ -69,12 +80,18 @@ void PrintReady(const server::AppServer& app) {
     }
     std::cout << "\n";
   }
-  std::cout << "  admin token: " << app.options().admin_token << "  (kept in "
-            << server::DevSecretsPath(app.options().app_dir).string() << ")\n";
+  const std::string& token = app.options().admin_token;
+  std::cout << "  admin token: " << token << "  (kept in "
+            << server::DevSecretsPath(app.options().app_dir).string() << ")\n"
+            << "  admin API:   curl -s -H 'Authorization: Bearer " << token
+            << "' " << base << "/api/shards  (docs/admin-api.md)\n"
+            << "  metrics:     " << base << "/metrics  (Prometheus text)\n";
   if (!app.manifest().kinds.empty()) {
     std::cout << "  try:         curl -s -X POST " << base
               << "/api/dev/join -d '{\"shard\":\"" << kind << "-1\",\"kind\":\""
-              << kind << "\"}'\n";
+              << kind << "\"}'\n"
+              << "  or connect:  tessera connect --url " << base << " --shard "
+              << kind << "-1 --kind " << kind << " --frames 5\n";
   }
   if (!realms.empty()) {
     std::cout << "  try realm:   curl -s -X POST " << base << "/api/realms/"

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   tessera::cli::RegisterTicketCommand(app, &exit_code);
   tessera::cli::RegisterComputeCommands(app, &exit_code);
   tessera::cli::RegisterBenchCommands(app, &exit_code);
+  tessera::cli::RegisterConnectCommand(app, &exit_code);
 
   try {
     app.parse(argc, argv);

@@ -26,7 +26,8 @@ enum CloseCode : int {
   kCloseHelloTimeout = 4008,
   kCloseUnsupportedVersion = 4009,
   kCloseHelloExpected = 4010,
-  kCloseTransferred = 4011,  // after TRANSFER: the player moved
+  kCloseTransferred = 4011,   // after TRANSFER: the player moved
+  kCloseUnresponsive = 4012,  // nothing heard from the peer for too long
 };
 
 class Connections {

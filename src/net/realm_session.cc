@@ -128,6 +128,7 @@ class RealmSession final : public realm::RealmPeer,
         std::max(options.max_queued_frames, replay / 16 + 1);
     out.subprotocol = std::string(wire::kSubprotocol);
     out.ping_interval_ms = options.ws_ping_interval_ms;
+    out.silence_timeout_ms = options.ws_silence_timeout_ms;
     out.clock = &ctx.clock;
     return out;
   }

@@ -64,6 +64,7 @@ WsConnection::Options ConnectionOptions(const ServerContext& ctx) {
   out.max_queued_frames = options.max_queued_frames;
   out.subprotocol = std::string(kSubprotocol);
   out.ping_interval_ms = options.ws_ping_interval_ms;
+  out.silence_timeout_ms = options.ws_silence_timeout_ms;
   out.clock = &ctx.clock;
   return out;
 }

@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "common/text.h"
+#include "net/connections.h"
 #include "net/direct_write.h"
 #include "net/net_metrics.h"
 #include "net/rtt_estimator.h"
@@ -71,7 +72,8 @@ struct WsConnection::Impl {
         close_timer(strand),
         ping_timer(strand),
         queue(options.max_queued_frames),
-        rtt(options.clock != nullptr ? *options.clock : *RealClock::Get()) {}
+        clock(options.clock != nullptr ? *options.clock : *RealClock::Get()),
+        rtt(clock) {}
 
   // What each pending operation holds.
   std::shared_ptr<void> Keep() const { return owner.lock(); }
@@ -112,10 +114,12 @@ struct WsConnection::Impl {
   asio::steady_timer close_timer;
   asio::steady_timer ping_timer;
   SendQueue queue;
+  const Clock& clock;
   RttEstimator rtt;
-  bool ping_due = false;  // the timer fired; the ping goes out next
-  bool pinging = false;   // a ping is being written
-  int batching = 0;       // live WsConnection::Batch scopes
+  int64_t last_heard_us = 0;  // when the peer last sent anything
+  bool ping_due = false;      // the timer fired; the ping goes out next
+  bool pinging = false;       // a ping is being written
+  int batching = 0;           // live WsConnection::Batch scopes
   std::array<asio::const_buffer, 4> write_buffers;
   std::string direct_rest;  // the unwritten end of a short direct write
   size_t direct_room = 0;   // estimate: see WriteMessageDirect
@@ -140,6 +144,7 @@ void WsConnection::Impl::Start(http::request<http::string_body> request) {
   // Called inside the read loop (on the strand) for each control frame.
   ws.control_callback(
       [this](websocket::frame_type kind, beast::string_view payload) {
+        last_heard_us = clock.NowUs();
         if (kind == websocket::frame_type::pong) {
           OnPong(std::string_view(payload.data(), payload.size()));
         }
@@ -162,6 +167,7 @@ void WsConnection::Impl::OnAccept(beast::error_code ec) {
     return;
   }
   state = State::kOpen;
+  last_heard_us = clock.NowUs();
   ArmPingTimer();
   handler.OnOpen();
   DoRead();
@@ -184,6 +190,7 @@ void WsConnection::Impl::OnRead(beast::error_code ec, size_t bytes) {
     return;
   }
   metrics.bytes_in->Add(bytes);
+  last_heard_us = clock.NowUs();
   const bool open = state == State::kOpen;
   if (open && buffer.size() > options.max_message_bytes) {
     Close(
@@ -329,6 +336,15 @@ void WsConnection::Impl::ArmPingTimer() {
   ping_timer.expires_after(std::chrono::milliseconds(options.ping_interval_ms));
   ping_timer.async_wait([this, keep = Keep()](beast::error_code ec) {
     if (ec || state != State::kOpen) return;
+    const int64_t silent_us = clock.NowUs() - last_heard_us;
+    if (options.silence_timeout_ms > 0 &&
+        silent_us >= options.silence_timeout_ms * 1000) {
+      Close(kCloseUnresponsive,
+            "unresponsive: nothing received for " +
+                std::to_string(silent_us / 1000000) + " s",
+            /*drop_queued=*/true);
+      return;
+    }
     ping_due = true;
     StartWrite();
     ArmPingTimer();

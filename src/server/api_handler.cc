@@ -7,6 +7,7 @@
 
 #include "server/bearer_auth.h"
 #include "server/http_json.h"
+#include "server/metrics_page.h"
 #include "server/request_target.h"
 
 namespace tessera::server {
@@ -92,7 +93,7 @@ HttpResponse ApiHandler::Handle(const HttpRequest& request) {
   }
   if (segments.size() == 1 && segments[0] == "metrics") {
     if (!get) return MethodNotAllowed(request.method, "GET");
-    return HandleMetrics();
+    return HandleMetrics(request);
   }
   if (!segments.empty() && segments[0] == "api") {
     return HandleApi(request, segments);
@@ -110,13 +111,21 @@ HttpResponse ApiHandler::Handle(const HttpRequest& request) {
   return page;
 }
 
-HttpResponse ApiHandler::HandleMetrics() {
+HttpResponse ApiHandler::HandleMetrics(const HttpRequest& request) {
   host_metrics_.Refresh();
   if (options_.refresh_metrics) options_.refresh_metrics();
   HttpResponse r;
   r.status = 200;
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";
   r.body = metrics_->Render();
+  const auto accept = request.headers.find("accept");
+  const auto query = ParseQuery(request.target);
+  const bool text =
+      query && query->contains("format") && query->at("format") == "text";
+  if (!text && accept != request.headers.end() && AcceptsHtml(accept->second)) {
+    r.content_type = "text/html; charset=utf-8";
+    r.body = MetricsPage(r.body);
+  }
   return r;
 }
 

@@ -116,7 +116,9 @@ class ApiHandler final : public net::HttpHandler, public Service {
 
   net::HttpResponse HandleApi(const net::HttpRequest& request,
                               const Segments& segments);
-  net::HttpResponse HandleMetrics();
+  // The exposition text, or for a browser (Accept: text/html, without
+  // ?format=text) the page of metrics_page.h.
+  net::HttpResponse HandleMetrics(const net::HttpRequest& request);
 
   // Admin routes (shard_routes.cc); `body` is the parsed JSON object.
   net::HttpResponse ListShards();

@@ -40,6 +40,42 @@ TEST_F(ApiHandlerTest, MetricsText) {
   EXPECT_THAT(r.body, HasSubstr("tessera_shard_ticks_total 8\n"));
 }
 
+// A browser following the demo's Metrics link gets a page to read: each
+// family with its help and type, histograms as count, sum and mean; a
+// scraper or curl (no text/html in Accept), or ?format=text, still gets
+// the exposition text.
+TEST_F(ApiHandlerTest, MetricsForABrowserAreAPageForAScraperText) {
+  CreateCounter("a");
+  for (int64_t t = 50'000; t <= 150'000; t += 50'000) StepTo(t);
+  auto get = [&](const std::string& target, const std::string& accept) {
+    HttpRequest request;
+    request.method = "GET";
+    request.target = target;
+    request.remote_address = "127.0.0.1";
+    if (!accept.empty()) request.headers["accept"] = accept;
+    return handler_->Handle(request);
+  };
+  const std::string browser =
+      "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+  HttpResponse page = get("/metrics", browser);
+  ASSERT_EQ(page.status, 200);
+  EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
+  EXPECT_THAT(page.body, HasSubstr("<h2>tessera_shard_ticks_total</h2>"));
+  EXPECT_THAT(page.body, HasSubstr("(counter)"));
+  EXPECT_THAT(page.body, HasSubstr("<td class=v>3</td>"));
+  EXPECT_THAT(page.body, HasSubstr("<td>status=&quot;running&quot;</td>"));
+  EXPECT_THAT(page.body, HasSubstr("<th>mean</th>"));  // a histogram
+  EXPECT_THAT(page.body, Not(HasSubstr("_bucket")));
+  EXPECT_THAT(page.body, HasSubstr("href=\"/metrics?format=text\""));
+
+  for (const HttpResponse& text :
+       {get("/metrics?format=text", browser), get("/metrics", ""),
+        get("/metrics", "text/plain;version=0.0.4;q=0.4,*/*;q=0.1")}) {
+    EXPECT_EQ(text.content_type, "text/plain; version=0.0.4; charset=utf-8");
+    EXPECT_THAT(text.body, HasSubstr("tessera_shard_ticks_total 3\n"));
+  }
+}
+
 // Counts are taken when ticks and stops happen: a shard that stopped and
 // was forgotten before any scrape still counts (they were read from the
 // shards still listed, so these ticks were lost).

@@ -92,6 +92,7 @@ Status AppServer::Init() {
   }
   std::vector<WebMount> mounts = options_.mounts;
   for (app::AppWebMount& mount : apps->web_mounts) {
+    app_web_mounts_.push_back(WebMount{mount.prefix, mount.dir});
     mounts.push_back(WebMount{std::move(mount.prefix), std::move(mount.dir)});
   }
 

@@ -163,6 +163,11 @@ class AppServer {
   // The first app's manifest, with the kinds of every app served.
   const app::Manifest& manifest() const { return manifest_; }
   const AppServerOptions& options() const { return options_; }
+  // The further apps' web/ folders, by URL prefix ("/zone"), in the order
+  // given (the first app's web/ is at "/").
+  const std::vector<WebMount>& app_web_mounts() const {
+    return app_web_mounts_;
+  }
 
   // See the file comment. Idempotent.
   void Shutdown();
@@ -187,6 +192,7 @@ class AppServer {
   const AppServerOptions options_;
   std::ostream& log_;
   app::Manifest manifest_;
+  std::vector<WebMount> app_web_mounts_;
   bool shut_down_ = false;
   shard::ShardHost::ShutdownReport shutdown_report_;
   // Declaration order is construction order; destruction runs backwards,

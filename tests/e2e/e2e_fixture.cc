@@ -48,6 +48,11 @@ AppTemplate* const kArenaTemplate = MakeArenaTemplate();
 
 }  // namespace
 
+std::string Msgpack(const json& value) {
+  const std::vector<uint8_t> bytes = json::to_msgpack(value);
+  return std::string(bytes.begin(), bytes.end());
+}
+
 std::string MoveTo(double x, double y) {
   const std::vector<uint8_t> bytes =
       json::to_msgpack(json{{"move_to", {{"x", x}, {"y", y}}}});

@@ -44,6 +44,8 @@ inline constexpr int kRateLimited = 4007;
 inline constexpr int kUnsupportedVersion = 4009;
 inline constexpr int kHelloExpected = 4010;
 
+// `value` as MessagePack bytes.
+std::string Msgpack(const json& value);
 // The arena's MessagePack input {"move_to": {"x": x, "y": y}}.
 std::string MoveTo(double x, double y);
 // A FRAME's snapshot decoded from MessagePack ({"players": [...]}).

@@ -17,11 +17,6 @@ namespace {
 
 inline constexpr int kTransferred = 4011;  // docs/protocol.md "Closing"
 
-std::string Msgpack(const json& value) {
-  const std::vector<uint8_t> bytes = json::to_msgpack(value);
-  return std::string(bytes.begin(), bytes.end());
-}
-
 class TransferTest : public E2eTest {
  protected:
   void SetUp() override {

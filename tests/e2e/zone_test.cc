@@ -16,11 +16,6 @@ constexpr double kRadius = 300;  // examples/zone's interest radius
 constexpr double kMargin = 15;   // and its hysteresis
 constexpr int kNpcs = 400;
 
-std::string Msgpack(const json& value) {
-  const std::vector<uint8_t> bytes = json::to_msgpack(value);
-  return std::string(bytes.begin(), bytes.end());
-}
-
 // A component's MessagePack value, or null.
 json Component(const replication::DecodedEntity& e, uint8_t id) {
   for (const auto& c : e.components) {

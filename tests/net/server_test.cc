@@ -216,6 +216,43 @@ TEST_F(ServerTest, RoundTripPingsInterleaveWithFrames) {
   ASSERT_TRUE(client->Close().ok());
 }
 
+// A client that stops answering (it reads nothing, so its WebSocket
+// answers no ping) is closed with 4012 once it has been silent for the
+// timeout; one that keeps reading through the same time stays connected.
+TEST_F(ServerTest, AClientSilentForTheTimeoutIsClosedUnresponsive) {
+  static FakeClock clock;  // outlives the server (stopped after the body)
+  ServerOptions options = Options();
+  options.ws_ping_interval_ms = 5;
+  options.ws_silence_timeout_ms = 1000;
+  options.clock = &clock;
+  StartServer(options);
+  CreateShard("a");
+  auto alice = Join("a", "alice");
+  auto bob = Join("a", "bob");
+  ASSERT_NE(alice, nullptr);
+  ASSERT_NE(bob, nullptr);
+  ExpectFrames(*bob, 3);
+  // 1.5 s go by in steps of 100 ms; alice reads (answering the pings)
+  // between the steps, bob reads nothing.
+  for (int step = 0; step < 15; ++step) {
+    clock.Advance(100'000);
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(40);
+    while (std::chrono::steady_clock::now() < until) {
+      auto event = alice->Read(/*timeout_ms=*/5);
+      if (event.ok()) {
+        ASSERT_FALSE(event->closed) << event->close.reason;
+      }
+    }
+  }
+  ExpectClose(*bob, kCloseUnresponsive, "unresponsive: nothing received");
+  ExpectFrames(*alice, 5);
+  ASSERT_TRUE(alice->SendInput(1, AddInput(1)).ok());
+  auto ack = alice->ReadUntil<v1::Ack>(kGiveUpMs);
+  ASSERT_TRUE(ack.ok()) << ack.status().ToString();
+  ASSERT_TRUE(alice->Close().ok());
+}
+
 // With the HELLO flag the FRAME's last_seq is the ACK: no ACK messages,
 // and a tick's REJECTs come before its FRAME.
 TEST_F(ServerTest, FrameAcksCarryAcksInLastSeq) {

@@ -491,8 +491,11 @@ function renderStatus() {
   el("entered").textContent = String(state.rates.entered);
   el("left").textContent = String(state.rates.left);
   el("kbps").textContent = state.rates.kbps.toFixed(1);
-  const rtt = game.rttMs ?? game.connection.rttMs;
-  el("rtt").textContent = rtt === undefined ? "–" : `${Math.round(rtt)} ms`;
+  // Two round trips: the network's (PING to PONG) and the player's (an
+  // input to the FRAME showing it, which adds the wait for the next tick).
+  const ping = game.connection.rttMs;
+  el("ping").textContent = ping === undefined ? "–" : `${Math.round(ping)} ms`;
+  el("rtt").textContent = game.rttMs === undefined ? "–" : `${Math.round(game.rttMs)} ms`;
   el("tick").textContent = game.tick === undefined ? "–" : `${game.tick}${game.viewTick !== undefined ? ` (drawn ${game.viewTick.toFixed(2)})` : ""}`;
 }
 let statusAt = 0;

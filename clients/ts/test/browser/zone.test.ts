@@ -121,7 +121,9 @@ describe("the zone demo page", () => {
 
     // Still only what is near, around the new position.
     for (const u of await drawn(page)) expect(Math.hypot(u.x - end.x, u.y - end.y)).toBeLessThan(VIEW_LIMIT);
+    // Both round trips are shown, each under its own name.
     await expect.poll(() => page.locator("#rtt").textContent()).toMatch(/^\d+ ms$/);
+    await expect.poll(() => page.locator("#ping").textContent(), { timeout: 10_000 }).toMatch(/^\d+ ms$/);
     await expect.poll(async () => Number(await page.locator("#players").textContent())).toBe(1);
 
     // The screenshot: mid-walk, with rings for what comes into view and leaves.
