@@ -4,8 +4,9 @@
 // document, both tagged with the log epoch. A cold start loads the newest
 // snapshot of the current epoch and replays the log after it; a reconnect
 // within the log window reads the commits it missed. Implemented by
-// store::SqliteRealmStore (and PostgreSQL with the cluster); the one
-// conformance suite (realm_store_conformance.h) runs against each.
+// store::SqliteRealmStore and store::PgRealmStore (PostgreSQL,
+// store/postgres/pg_realm_store.h); the one conformance suite
+// (realm_store_conformance.h) runs against each.
 //
 // Durability: every call that returns Ok has committed (fsync'd in the
 // backend's sense) before it returns. Thread-safe.
