@@ -27,7 +27,7 @@ enum CloseCode : int {
   kCloseUnsupportedVersion = 4009,
   kCloseHelloExpected = 4010,
   kCloseTransferred = 4011,   // after TRANSFER: the player moved
-  kCloseUnresponsive = 4012,  // nothing heard from the peer for too long
+  kCloseUnresponsive = 4015,  // nothing heard from the peer for too long
 };
 
 class Connections {

@@ -64,7 +64,7 @@ struct ServerOptions {
   // compensation"); 0: none, and the round trip stays unknown.
   int64_t ws_ping_interval_ms = 1000;
   // A connection that sent nothing for this long (no message, and no pong
-  // to those pings) is closed with 4012 "unresponsive" (docs/protocol.md
+  // to those pings) is closed with 4015 "unresponsive" (docs/protocol.md
   // "Closing"); 0: never. Needs the pings on.
   int64_t ws_silence_timeout_ms = 30000;
   // Unix time of ticket expiry; null: RealWallClock. Not owned; must

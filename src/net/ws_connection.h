@@ -19,7 +19,7 @@
 // at a time, before the queued messages when due). Beast's own idle timeout
 // and keep-alive pings stay off (the pongs of ours would count as activity
 // for it if it were turned on). A peer silent for
-// Options::silence_timeout_ms is closed (4012), checked at each ping.
+// Options::silence_timeout_ms is closed (4015), checked at each ping.
 //
 // States: accepting -> open -> closing -> done. After Close() the
 // connection writes nothing but the close frame, hands no more messages to
@@ -68,7 +68,7 @@ class WsConnection {
     // WebSocket pings for the round trip; 0: none (rtt_us() stays unknown).
     int64_t ping_interval_ms = 0;
     // With pings on: a peer that sent nothing (no message, no pong, no
-    // control frame) for this long is closed with 4012 "unresponsive",
+    // control frame) for this long is closed with 4015 "unresponsive",
     // dropping what waits for it (a dead link or a frozen client holds no
     // slot for ever). Checked at each ping; 0: never.
     int64_t silence_timeout_ms = 0;

@@ -217,7 +217,7 @@ TEST_F(ServerTest, RoundTripPingsInterleaveWithFrames) {
 }
 
 // A client that stops answering (it reads nothing, so its WebSocket
-// answers no ping) is closed with 4012 once it has been silent for the
+// answers no ping) is closed with 4015 once it has been silent for the
 // timeout; one that keeps reading through the same time stays connected.
 TEST_F(ServerTest, AClientSilentForTheTimeoutIsClosedUnresponsive) {
   static FakeClock clock;  // outlives the server (stopped after the body)

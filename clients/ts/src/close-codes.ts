@@ -26,6 +26,7 @@ export const CloseCodeName: Readonly<Record<number, string>> = {
   4009: "unsupported_version",
   4010: "hello_expected",
   4011: "transferred",
+  4015: "unresponsive",
 };
 
 /** Close codes after which the client never reconnects: the client itself is at fault. */
