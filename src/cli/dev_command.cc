@@ -72,6 +72,10 @@ void PrintReady(const server::AppServer& app) {
               << mount.dir.string() << ")\n";
   }
   std::cout << "  shards:      " << ws << "/shard/<id>  (docs/protocol.md)\n";
+  if (!app.manifest().kinds.empty()) {
+    std::cout << "  hot reload:  edit a kind's source and its running shards "
+                 "move to the new code (docs/admin-api.md)\n";
+  }
   if (!realms.empty()) {
     std::cout << "  realms:      " << ws
               << "/realm/<kind>/<key>  (docs/protocol.md \"Realms\"), kinds:";
@@ -116,6 +120,7 @@ int Dev(const DevArgs& args) {
   }
   options.dev = true;
   options.lifecycle_log = !args.quiet;
+  options.watch_sources = true;
   options.host = server::Setting(
       args.host_set ? std::optional<std::string>(args.host) : std::nullopt,
       server::kEnvHost, "127.0.0.1");

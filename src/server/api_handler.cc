@@ -18,25 +18,11 @@ using net::HttpResponse;
 
 namespace {
 
-HttpResponse MethodNotAllowed(const std::string& method, const char* allowed) {
-  HttpResponse r =
-      ErrorResponse(405, "method_not_allowed",
-                    method + " is not allowed here (allowed: " + allowed + ")");
-  r.headers.emplace_back("Allow", allowed);
-  return r;
-}
-
 HttpResponse NoRoute(const std::string& path) {
   return ErrorResponse(404, "not_found", "no route " + path);
 }
 
-HttpResponse Unauthorized() {
-  HttpResponse r = ErrorResponse(
-      401, "unauthorized",
-      "this route needs the admin token: Authorization: Bearer <token>");
-  r.headers.emplace_back("WWW-Authenticate", "Bearer");
-  return r;
-}
+HttpResponse Unauthorized() { return AdminTokenRequired(); }
 
 // The body as a JSON object; an empty body is {}. On failure fills `error`.
 std::optional<json> ParseObject(const std::string& body, HttpResponse* error) {

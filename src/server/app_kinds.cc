@@ -24,7 +24,52 @@ Result<std::vector<uint8_t>> ReadBytes(const fs::path& file) {
   return bytes;
 }
 
+std::string ModuleVersion(const std::vector<uint8_t>& bytes) {
+  uint64_t hash = 14695981039346656037ull;  // FNV-1a 64
+  for (uint8_t b : bytes) {
+    hash ^= b;
+    hash *= 1099511628211ull;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(12, '0');
+  for (int i = 11; i >= 0; --i) {
+    out[i] = kHex[hash & 15];
+    hash >>= 4;
+  }
+  return out;
+}
+
 }  // namespace
+
+Result<LoadedKind> LoadKindModule(const app::Manifest& manifest,
+                                  const app::ShardKindSpec& spec,
+                                  const fs::path& cache_dir,
+                                  std::ostream& progress) {
+  std::error_code ec;
+  const std::string where =
+      "shard kind \"" + spec.config.name + "\": " + spec.output.string();
+  if (!fs::exists(spec.output, ec)) {
+    return NotFound(where + " does not exist" +
+                    (spec.is_built()
+                         ? "; build it with `tessera shards build " +
+                               manifest.dir.string() + "`"
+                         : std::string()));
+  }
+  Result<std::vector<uint8_t>> bytes = ReadBytes(spec.output);
+  if (!bytes.ok()) return bytes.status();
+  wasm::LoadOptions load;
+  load.check = shard::ShardCheckOptions(spec.config.memory_mb);
+  load.cache_dir = cache_dir.string();
+  wasm::LoadStats stats;
+  auto module = wasm::LoadModule(*bytes, load, &stats);
+  if (!module.ok()) {
+    return Status(module.status().code(),
+                  where + ": " + module.status().message());
+  }
+  progress << "loaded " << spec.config.name << " ("
+           << (stats.cache_hit ? "cached" : "compiled") << ")\n";
+  return LoadedKind{*module, ModuleVersion(*bytes)};
+}
 
 Status LoadAppKinds(const app::Manifest& manifest, bool build,
                     const fs::path& cache_dir, shard::KindRegistry* registry,
@@ -38,29 +83,11 @@ Status LoadAppKinds(const app::Manifest& manifest, bool build,
     return IoError("cannot create " + cache_dir.string() + ": " + ec.message());
   }
   for (const app::ShardKindSpec& spec : manifest.kinds) {
-    const std::string where =
-        "shard kind \"" + spec.config.name + "\": " + spec.output.string();
-    if (!fs::exists(spec.output, ec)) {
-      return NotFound(where + " does not exist" +
-                      (spec.is_built()
-                           ? "; build it with `tessera shards build " +
-                                 manifest.dir.string() + "`"
-                           : std::string()));
-    }
-    Result<std::vector<uint8_t>> bytes = ReadBytes(spec.output);
-    if (!bytes.ok()) return bytes.status();
-    wasm::LoadOptions load;
-    load.check = shard::ShardCheckOptions(spec.config.memory_mb);
-    load.cache_dir = cache_dir.string();
-    wasm::LoadStats stats;
-    auto module = wasm::LoadModule(*bytes, load, &stats);
-    if (!module.ok()) {
-      return Status(module.status().code(),
-                    where + ": " + module.status().message());
-    }
-    progress << "loaded " << spec.config.name << " ("
-             << (stats.cache_hit ? "cached" : "compiled") << ")\n";
-    TESSERA_RETURN_IF_ERROR(registry->Add(spec.config, *module));
+    Result<LoadedKind> loaded =
+        LoadKindModule(manifest, spec, cache_dir, progress);
+    if (!loaded.ok()) return loaded.status();
+    TESSERA_RETURN_IF_ERROR(
+        registry->Add(spec.config, loaded->module, loaded->version));
   }
   return Status::Ok();
 }

@@ -5,7 +5,9 @@
 #define TESSERA_SERVER_APP_KINDS_H_
 
 #include <filesystem>
+#include <memory>
 #include <ostream>
+#include <string>
 
 #include "app/manifest.h"
 #include "common/status.h"
@@ -23,6 +25,19 @@ namespace tessera::server {
 Status LoadAppKinds(const app::Manifest& manifest, bool build,
                     const std::filesystem::path& cache_dir,
                     shard::KindRegistry* registry, std::ostream& progress);
+
+// One kind's module as LoadAppKinds loads it (`manifest` is its app's),
+// without building: the compiled module and its version, the first 12 hex
+// digits of a 64-bit FNV-1a hash of the .wasm (which build a shard runs).
+// Errors: as LoadAppKinds'.
+struct LoadedKind {
+  std::shared_ptr<const wasm::CompiledModule> module;
+  std::string version;
+};
+Result<LoadedKind> LoadKindModule(const app::Manifest& manifest,
+                                  const app::ShardKindSpec& spec,
+                                  const std::filesystem::path& cache_dir,
+                                  std::ostream& progress);
 
 }  // namespace tessera::server
 

@@ -83,12 +83,16 @@ Status AppServer::Init() {
   }
 
   kinds_ = std::make_unique<shard::KindRegistry>();
+  std::vector<KindSource> kind_sources;
   for (size_t i = 0; i < apps->apps.size(); ++i) {
     const app::AppEntry& app = apps->apps[i];
     const fs::path cache =
         i == 0 ? state_dir / "cache" : app.dir / ".tessera" / "cache";
     TESSERA_RETURN_IF_ERROR(
         LoadAppKinds(app.manifest, options_.dev, cache, kinds_.get(), log_));
+    for (const app::ShardKindSpec& spec : app.manifest.kinds) {
+      kind_sources.push_back(KindSource{app.manifest, spec, cache});
+    }
   }
   std::vector<WebMount> mounts = options_.mounts;
   for (app::AppWebMount& mount : apps->web_mounts) {
@@ -167,6 +171,13 @@ Status AppServer::Init() {
   shard_options.host.writes = writes_.get();
   shards_ = std::make_unique<ShardService>(*kinds_, store_.get(), *notifier_,
                                            metrics_, std::move(shard_options));
+  KindReloadsOptions reload_options;
+  reload_options.build = options_.dev;
+  reload_options.admin_token = options_.admin_token;
+  reload_options.log = worker_log;
+  kind_reloads_ = std::make_unique<KindReloads>(std::move(kind_sources),
+                                                kinds_.get(), &shards_->host(),
+                                                std::move(reload_options));
   StopFunctionsOptions stop_options;
   stop_options.log = worker_log;
   stop_functions_ =
@@ -235,6 +246,7 @@ Status AppServer::Init() {
                            static_cast<Service*>(data_.get()),
                            static_cast<Service*>(compute_.get()),
                            static_cast<Service*>(realms_.get()),
+                           static_cast<Service*>(kind_reloads_.get()),
                            static_cast<Service*>(api_.get())}) {
     service->RegisterRoutes(*router_);
   }
@@ -260,6 +272,15 @@ Status AppServer::Init() {
 
   notifier_->Start();
   TESSERA_RETURN_IF_ERROR(server_->Start());
+  if (options_.watch_sources) {
+    auto log = worker_log;
+    watcher_ = std::make_unique<SourceWatcher>(
+        kind_reloads_->WatchedDirs(),
+        [reloads = kind_reloads_.get(), log](const std::string& kind) {
+          log("source of shard kind " + kind + " changed: reloading");
+          (void)reloads->Request(kind);
+        });
+  }
   return Status::Ok();
 }
 
@@ -347,6 +368,7 @@ uint16_t AppServer::port() const { return server_->port(); }
 void AppServer::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
+  watcher_.reset();  // no reload starts from a source change any more
   // Stop ticking and save first, while clients are still connected (the
   // host's shutdown flushes each shard's entity writes); then the writes
   // and calls still queued, then the engine (which the calls run on), then

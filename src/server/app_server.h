@@ -78,6 +78,8 @@
 #include "app/manifest.h"
 #include "common/metrics.h"
 #include "common/status.h"
+#include "server/kind_reload.h"
+#include "server/source_watcher.h"
 #include "server/web_mounts.h"
 #include "shard/shard_host.h"
 
@@ -126,6 +128,10 @@ struct AppServerOptions {
   // One stderr line per shard started and per player joining or leaving
   // (tessera dev, unless --quiet); stops are logged either way.
   bool lifecycle_log = false;
+  // Hot reload from the sources (tessera dev): a change to a built kind's
+  // source directory rebuilds it and moves its running shards to the new
+  // code (kind_reload.h). POST /api/kinds/<kind>/reload works either way.
+  bool watch_sources = false;
   int workers = -1;  // shard workers; -1 = one per core
   // Scoped API tokens (api_tokens.h; TESSERA_API_TOKENS); empty: only the
   // admin token.
@@ -212,6 +218,8 @@ class AppServer {
   // Built after the server (whose shards() are the API's Connections) but
   // declared before it, so the server (stopped in Shutdown) goes first.
   std::unique_ptr<ApiHandler> api_;
+  // Before the server (it is a route), after the shards (it moves them).
+  std::unique_ptr<KindReloads> kind_reloads_;
   // Before the server: its realm sessions call the realm host.
   std::unique_ptr<RealmService> realms_;
   std::unique_ptr<net::Server> server_;
@@ -220,6 +228,8 @@ class AppServer {
   // Before the engine, which calls it.
   std::unique_ptr<ComputeShards> compute_shards_;
   std::unique_ptr<ComputeService> compute_;
+  // Last: it asks kind_reloads_ (tessera dev only).
+  std::unique_ptr<SourceWatcher> watcher_;
 };
 
 }  // namespace tessera::server

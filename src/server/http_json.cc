@@ -56,4 +56,22 @@ net::HttpResponse ErrorFromStatus(const Status& status) {
                        StatusCodeName(status.code()), status.message());
 }
 
+net::HttpResponse MethodNotAllowed(std::string_view method,
+                                   std::string_view allowed) {
+  net::HttpResponse r = ErrorResponse(
+      405, "method_not_allowed",
+      std::string(method) +
+          " is not allowed here (allowed: " + std::string(allowed) + ")");
+  r.headers.emplace_back("Allow", std::string(allowed));
+  return r;
+}
+
+net::HttpResponse AdminTokenRequired() {
+  net::HttpResponse r = ErrorResponse(
+      401, "unauthorized",
+      "this route needs the admin token: Authorization: Bearer <token>");
+  r.headers.emplace_back("WWW-Authenticate", "Bearer");
+  return r;
+}
+
 }  // namespace tessera::server

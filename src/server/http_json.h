@@ -29,6 +29,13 @@ int HttpStatusFor(StatusCode code);
 // ErrorResponse(HttpStatusFor(code), StatusCodeName(code), message).
 net::HttpResponse ErrorFromStatus(const Status& status);
 
+// 405 method_not_allowed naming the allowed methods, with an Allow header.
+net::HttpResponse MethodNotAllowed(std::string_view method,
+                                   std::string_view allowed);
+// 401 unauthorized for a route that needs the admin token, with a
+// WWW-Authenticate header.
+net::HttpResponse AdminTokenRequired();
+
 }  // namespace tessera::server
 
 #endif  // TESSERA_SERVER_HTTP_JSON_H_

@@ -54,6 +54,8 @@ json DetailJson(const std::optional<shard::ShardInfo>& info,
   out["fuel_used"] = info ? info->fuel_used : 0;
   out["overruns"] = info ? info->overruns : 0;
   out["queued_inputs"] = info ? info->queued_inputs : 0;
+  // The build of the module it runs (a hot reload changes it).
+  out["module"] = info ? NullIfEmpty(info->module_version) : json(nullptr);
   json stop_reason = nullptr;
   if (failed) {
     stop_reason = shard::StopReasonName(shard::StopReason::kFailed);

@@ -288,9 +288,18 @@ class GuestShard {
   bool has_restore() const { return fn_.restore >= 0; }
   // Fuel used by every guest call so far, init included. 0 when the module
   // was loaded without fuel instrumentation.
-  int64_t fuel_used() const { return sandbox_ ? sandbox_->fuel_used() : 0; }
+  int64_t fuel_used() const {
+    return fuel_before_ + (sandbox_ ? sandbox_->fuel_used() : 0);
+  }
   // tessera_tick calls that returned (running or finished).
   uint64_t ticks() const { return ticks_; }
+  // A hot reload (shard_reload.cc): this instance takes over from one that
+  // ran `ticks` ticks and used `fuel_used` fuel, so the shard's tick count
+  // and fuel go on from there.
+  void ContinueFrom(uint64_t ticks, int64_t fuel_used) {
+    ticks_ = ticks;
+    fuel_before_ = fuel_used;
+  }
   // Current size of the guest's linear memory; 0 once the instance has been
   // released (after a failure).
   size_t memory_bytes() const;
@@ -365,6 +374,7 @@ class GuestShard {
   Exports fn_;
   bool in_step_ = false;
   uint64_t ticks_ = 0;
+  int64_t fuel_before_ = 0;  // see ContinueFrom
   TickOutcome outcome_;
 };
 

@@ -18,12 +18,14 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "common/thread_annotations.h"
 #include "guest/worker_pool.h"
@@ -36,6 +38,27 @@
 #include "shard/transfers.h"
 
 namespace tessera::shard {
+
+// The outcomes of one ShardHost::Reload, collected from its shards' workers;
+// the last to answer calls `done`.
+class ReloadBatch {
+ public:
+  ReloadBatch(size_t shards,
+              std::function<void(std::vector<ReloadOutcome>)> done)
+      : waiting_(shards), done_(std::move(done)) {}
+  void Report(ReloadOutcome outcome);
+
+ private:
+  std::mutex mu_;
+  size_t waiting_ GUARDED_BY(mu_);
+  std::vector<ReloadOutcome> outcomes_ GUARDED_BY(mu_);
+  std::function<void(std::vector<ReloadOutcome>)> done_ GUARDED_BY(mu_);
+};
+
+struct PendingReload {
+  std::shared_ptr<const KindEntry> entry;
+  std::shared_ptr<ReloadBatch> batch;
+};
 
 class HostedShard final : public guest::WorkerPool::Task {
  public:
@@ -55,6 +78,7 @@ class HostedShard final : public guest::WorkerPool::Task {
 
   // Worker-owned.
   std::unique_ptr<GuestShard> guest;
+  std::string params;  // as started (a reload restores with them)
   std::unique_ptr<SubscriberFrames> views;  // null: one broadcast snapshot
   std::optional<TickSchedule> schedule;
   int64_t last_save_us = 0;
@@ -87,6 +111,8 @@ class HostedShard final : public guest::WorkerPool::Task {
   // The latest connection's ticket claims, per subscriber.
   std::map<std::string, std::string, std::less<>> claims GUARDED_BY(mu);
   bool removed GUARDED_BY(mu) = false;  // forgotten: nothing runs it again
+  // A hot reload waiting for the next run (ShardHost::Reload).
+  std::shared_ptr<PendingReload> reload GUARDED_BY(mu);
 
   // Keyed calls (shard_calls_host.cc). This run's id (also info.run_id),
   // set before the shard runs.

@@ -5,7 +5,8 @@
 namespace tessera::shard {
 
 Status KindRegistry::Add(KindConfig config,
-                         std::shared_ptr<const wasm::CompiledModule> module) {
+                         std::shared_ptr<const wasm::CompiledModule> module,
+                         std::string version) {
   if (config.name.empty()) return InvalidArgument("a shard kind needs a name");
   if (module == nullptr) {
     return InvalidArgument("shard kind " + config.name + " has no module");
@@ -17,9 +18,27 @@ Status KindRegistry::Add(KindConfig config,
   }
   std::string name = config.name;
   auto entry = std::make_shared<const KindEntry>(
-      KindEntry{std::move(config), std::move(module)});
+      KindEntry{std::move(config), std::move(module), std::move(version)});
   kinds_.emplace(std::move(name), std::move(entry));
   return Status::Ok();
+}
+
+Result<std::shared_ptr<const KindEntry>> KindRegistry::Replace(
+    std::string_view name, std::shared_ptr<const wasm::CompiledModule> module,
+    std::string version) {
+  if (module == nullptr) {
+    return InvalidArgument("shard kind " + std::string(name) +
+                           ": no module to reload");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = kinds_.find(name);
+  if (it == kinds_.end()) {
+    return NotFound("unknown shard kind \"" + std::string(name) + "\"");
+  }
+  auto entry = std::make_shared<const KindEntry>(
+      KindEntry{it->second->config, std::move(module), std::move(version)});
+  it->second = entry;
+  return entry;
 }
 
 std::shared_ptr<const KindEntry> KindRegistry::Find(

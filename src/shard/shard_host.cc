@@ -108,6 +108,7 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
   {
     std::lock_guard<std::mutex> shard_lock(shard->mu);
     shard->info.run_id = shard->run_id;
+    shard->info.module_version = kind->version;
   }
   std::shared_ptr<HostedShard> replaced;
   {
@@ -135,14 +136,7 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
   }
 
   GuestEnv env;
-  env.watchdog = &watchdog_;
-  env.log_lines = options_.log_lines;
-  if (options_.guest_log) {
-    env.forward_log = [log = options_.guest_log, sid = shard->id](
-                          int level, std::string_view text) {
-      log(sid, level, text);
-    };
-  }
+  MakeGuestEnv(shard->id, &env);
   Result<std::unique_ptr<GuestShard>> guest =
       restore ? GuestShard::Restore(kind->module, kind->config, id, params,
                                     *state, env)
@@ -208,6 +202,7 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
   } else {
     shard->guest = std::move(guest).value();
     shard->views = std::move(views);
+    shard->params = std::string(params);
     shard->schedule.emplace(now, kind->config.tick_rate);
     shard->last_save_us = now;
     shard->inbox = std::make_shared<Inbox>(options_.max_inbox_messages);
@@ -234,6 +229,17 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
     return added;
   }
   return result;
+}
+
+void ShardHost::MakeGuestEnv(const std::string& id, GuestEnv* env) {
+  env->watchdog = &watchdog_;
+  env->log_lines = options_.log_lines;
+  if (options_.guest_log) {
+    env->forward_log = [log = options_.guest_log, sid = id](
+                           int level, std::string_view text) {
+      log(sid, level, text);
+    };
+  }
 }
 
 std::shared_ptr<HostedShard> ShardHost::Find(std::string_view id) const {
@@ -420,7 +426,8 @@ bool ShardHost::Process(HostedShard& shard, int64_t now_us) {
                " s",
            now_us);
   } else {
-    ProcessTalk(shard, now_us);
+    TakeReload(shard, now_us);
+    if (!shard.done) ProcessTalk(shard, now_us);
     if (!shard.done) DeliverCallResults(shard, now_us);
     if (!shard.done && shard.schedule->Due(now_us)) {
       RunTick(shard, now_us);
@@ -532,6 +539,8 @@ void ShardHost::Finish(HostedShard& shard, StopReason reason,
     shard.inputs.clear();
   }
   StopTalk(shard, now_us);
+  DropReload(shard, "the shard stopped (" +
+                        std::string(StopReasonName(reason)) + "): " + message);
   if (store_ != nullptr) store_->Forget(shard.id);
   if (sink_ != nullptr) sink_->OnStopped(shard.id, reason, message);
 }

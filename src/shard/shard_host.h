@@ -69,6 +69,10 @@
 #include "shard/transfer_journal.h"
 #include "tessera/abi.h"
 
+namespace tessera::guest {
+struct SandboxEnv;
+}
+
 namespace tessera::shard {
 
 class GuestShard;
@@ -97,6 +101,16 @@ struct ShardInfo {
   // results go only to the run that asked.
   uint64_t run_id = 0;
   size_t calls_in_flight = 0;
+  // The build of the module it runs (KindEntry::version; a hot reload
+  // changes it).
+  std::string module_version;
+};
+
+// What a hot reload did to one shard (ShardHost::Reload).
+struct ReloadOutcome {
+  std::string shard_id;
+  bool reloaded = false;  // it runs the new module now
+  std::string message;    // when not: why it keeps its old module
 };
 
 // One tick that ran, for metrics (HostOptions::on_tick).
@@ -241,6 +255,25 @@ class ShardHost {
                                                      float x, float y,
                                                      float radius) const;
 
+  // ---- Hot reload (shard_reload.cc) -------------------------------------
+
+  // Moves every running shard of kind `kind` to `entry`'s module. Each, on
+  // its worker before its next tick, saves its state with the module it
+  // runs (tessera_save), starts the new module from that state
+  // (tessera_restore) and goes on with the same subscribers, inputs, tick
+  // count, schedule, moves and calls in flight; with interest or
+  // replication every subscriber's next frame is a baseline. A shard whose
+  // module saves nothing (no tessera_save, or it has no state), whose new
+  // module refuses the state, or whose save or start fails keeps running
+  // its old module, and its outcome says why (a save that fails the module
+  // stops the shard, as at any save). `done` runs once, with an outcome per
+  // shard, after the last one answered: on a worker thread, or at once on
+  // this one when no shard of the kind runs. Replace the kind in the
+  // registry first, so that shards started meanwhile get the new module.
+  // Any thread.
+  void Reload(std::string_view kind, std::shared_ptr<const KindEntry> entry,
+              std::function<void(std::vector<ReloadOutcome>)> done);
+
   // ---- Shards that talk -------------------------------------------------
 
   struct TransferSpec {
@@ -342,6 +375,13 @@ class ShardHost {
   bool Process(HostedShard& shard, int64_t now_us);
   void RunTick(HostedShard& shard, int64_t now_us);
   void MaybeSave(HostedShard& shard, int64_t now_us);
+  // The environment of shard `id`'s guest instances.
+  void MakeGuestEnv(const std::string& id, guest::SandboxEnv* env);
+  // A reload waiting for the shard, if any: its swap (shard_reload.cc).
+  void TakeReload(HostedShard& shard, int64_t now_us);
+  // Answers a reload still waiting for a shard that stopped or was shut
+  // down: it keeps nothing (`why`).
+  void DropReload(HostedShard& shard, const std::string& why);
   // How long the stopped `shard` stays listed.
   int64_t RetentionUs(HostedShard& shard) const;
   void Finish(HostedShard& shard, StopReason reason, std::string message,

@@ -59,6 +59,7 @@ ShardHost::ShutdownReport ShardHost::Shutdown() {
       router_->Remove(shard->id, shard->inbox.get());
     }
     DrainTalk(*shard, now, "the host shut down");
+    DropReload(*shard, "the host shut down");
   }
   for (const auto& shard : shards) {
     if (shard->done || shard->guest == nullptr) continue;

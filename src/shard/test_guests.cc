@@ -15,6 +15,9 @@ const char* GuestPath(std::string_view name) {
 #ifdef TESSERA_GUEST_COUNTER
       {"counter", TESSERA_GUEST_COUNTER},
 #endif
+#ifdef TESSERA_GUEST_COUNTER2
+      {"counter2", TESSERA_GUEST_COUNTER2},
+#endif
 #ifdef TESSERA_GUEST_SPIN
       {"spin", TESSERA_GUEST_SPIN},
 #endif

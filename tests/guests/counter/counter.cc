@@ -6,6 +6,8 @@
 //   tick     increments ticks
 //   snapshot {"value": int, "ticks": int, "last_sid": string}
 //   save/restore the snapshot's fields (MessagePack).
+// Built again as "counter2" (tests/guests/counter2) with COUNTER_ADD_FACTOR
+// 10: the same state, another behaviour (add n adds 10 n), for hot reload.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -13,6 +15,10 @@
 #include <variant>
 
 #include "tessera/shard_sdk.h"
+
+#ifndef COUNTER_ADD_FACTOR
+#define COUNTER_ADD_FACTOR 1
+#endif
 
 struct Params {
   std::int64_t start = 0;
@@ -47,7 +53,7 @@ class Counter {
   tessera::Status apply_input(std::string_view sid, Input input) {
     if (const Add* add = std::get_if<Add>(&input)) {
       if (add->n <= 0) return tessera::Error("n must be positive");
-      state_.value += add->n;
+      state_.value += add->n * COUNTER_ADD_FACTOR;
     } else {
       tessera::finish("done");
     }
