@@ -353,5 +353,60 @@ TEST_P(StoreConformanceTest, TwoStoresRacingToMoveOneSubscriber) {
   EXPECT_EQ(rows->size(), size_t{kSubscribers});
 }
 
+// Two stores on one place advance the same rows at once, in opposite
+// orders and to different steps: in each round exactly one whole batch
+// wins, the other is refused (never a deadlock, never half of each).
+TEST_P(StoreConformanceTest, TwoStoresAdvancingOneBatchInOppositeOrders) {
+  std::unique_ptr<Store> second = OpenAnother();
+  ASSERT_NE(second, nullptr);
+  constexpr int kRounds = 10;
+  constexpr int kRows = 8;
+  for (int round = 0; round < kRounds; ++round) {
+    std::vector<TransferRecord> records(kRows);
+    std::vector<TransferAdvance> forward, backward;
+    for (int i = 0; i < kRows; ++i) {
+      records[i].id = "r" + std::to_string(round) + "-" + std::to_string(i);
+      records[i].from_shard = "S" + std::to_string(round);
+      records[i].to_shard = "T";
+      records[i].subscriber = "p" + std::to_string(i);
+      forward.push_back({records[i].id, TransferStep::kOut, TransferStep::kIn});
+    }
+    for (int i = kRows - 1; i >= 0; --i) {
+      backward.push_back(
+          {records[i].id, TransferStep::kOut, TransferStep::kBack});
+    }
+    ASSERT_TRUE(
+        store_->BeginTransfers(records, records[0].from_shard, "s0").ok());
+    Status results[2];
+    std::thread a(
+        [&] { results[0] = store_->AdvanceTransfers(forward, "T", "t"); });
+    std::thread b([&] {
+      results[1] =
+          second->AdvanceTransfers(backward, records[0].from_shard, "s1");
+    });
+    a.join();
+    b.join();
+    ASSERT_NE(results[0].ok(), results[1].ok())
+        << results[0].ToString() << " / " << results[1].ToString();
+    const int loser = results[0].ok() ? 1 : 0;
+    EXPECT_EQ(results[loser].code(), StatusCode::kFailedPrecondition)
+        << results[loser].ToString();
+    const TransferStep won =
+        results[0].ok() ? TransferStep::kIn : TransferStep::kBack;
+    Result<std::vector<TransferRecord>> rows = second->ListTransfers();
+    ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+    for (const TransferRecord& r : *rows) {
+      if (r.from_shard == records[0].from_shard) {
+        EXPECT_EQ(r.step, won) << r.id;
+      }
+    }
+    if (results[0].ok()) {
+      EXPECT_EQ(LoadOf(*store_, "T"), "t");
+    }
+    EXPECT_EQ(LoadOf(*store_, records[0].from_shard),
+              results[1].ok() ? "s1" : "s0");
+  }
+}
+
 }  // namespace
 }  // namespace tessera::store
