@@ -1,8 +1,8 @@
 // Where shards' saved state lives (the bytes a module's tessera_save
-// returned), keyed by shard id. The SQLite store is store::SqliteStore
-// (src/store/); MemoryStateStore serves tests and the in-memory mode. Both
-// are also the shard::TransferJournal (transfer_journal.h) whose
-// transactions replace these saves.
+// returned), keyed by shard id. The stores are store::SqliteStore and
+// store::PgStore (src/store/); MemoryStateStore serves tests and the
+// in-memory mode. Each is also the shard::TransferJournal
+// (transfer_journal.h) whose transactions replace these saves.
 //
 // Thread-safety: implementations must allow calls from any thread,
 // concurrently (workers save in parallel).

@@ -3,9 +3,9 @@
 // process killed at any moment restarts with each moving player in exactly
 // one shard (for modules that save). See talk_types.h for the steps.
 //
-// Implemented by the stores (store::SqliteStore; PostgreSQL with the
-// cluster) and by MemoryStateStore, each of which is also the
-// shard::StateStore whose saves these transactions replace.
+// Implemented by the stores (store::SqliteStore, store::PgStore) and by
+// MemoryStateStore, each of which is also the shard::StateStore whose
+// saves these transactions replace.
 //
 // Thread-safety: any thread, concurrently.
 #ifndef TESSERA_SHARD_TRANSFER_JOURNAL_H_

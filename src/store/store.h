@@ -1,6 +1,9 @@
 // Durable storage of the shard directory, saved states and the transfer
-// journal. SQLite (WAL) is the embedded default; PostgreSQL comes with the
-// cluster issue.
+// journal. Two backends with the same semantics and errors (the suites of
+// store_conformance.h): SQLite (WAL, sqlite_store.h), the embedded default
+// and what OpenStore opens, and PostgreSQL (postgres/pg_store.h, opened by
+// OpenPgStore; OpenStore does not take postgres:// until the data and
+// compute stores are on PostgreSQL too).
 //
 // Thread-safety: every method may be called from any thread, concurrently.
 #ifndef TESSERA_STORE_STORE_H_
@@ -58,7 +61,9 @@ class Store : public shard::StateStore, public shard::TransferJournal {
 //   mode with synchronous=FULL: every write that returned OK survives
 //   kill -9 and power loss (see sqlite_store.h). "sqlite::memory:" is a
 //   private in-memory store for tests.
-//   "postgres://..." / "postgresql://..." -> kFailedPrecondition for now.
+//   "postgres://..." / "postgresql://..." -> kFailedPrecondition for now
+//   (the Store itself is postgres/pg_store.h's OpenPgStore; the server
+//   needs the data and compute stores there too).
 // Errors: kIo with SQLite's message and the path; kFailedPrecondition for a
 // file written by a newer tessera (schema version) or a foreign SQLite
 // database; kInvalidArgument for an unknown scheme or an empty path.

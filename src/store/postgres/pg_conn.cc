@@ -10,8 +10,12 @@ namespace tessera::store::pg {
 
 namespace {
 
+// bytea in hex form (PgResult::Bytes) whatever the server's default; no
+// NOTICEs on stderr (CREATE ... IF NOT EXISTS reports every object it
+// skips).
 const std::string kSessionSetup =
-    "SET bytea_output = 'hex'; SET client_encoding = 'UTF8'";
+    "SET bytea_output = 'hex'; SET client_encoding = 'UTF8'; "
+    "SET client_min_messages = warning";
 
 // The message of a failed result or connection, one line.
 std::string Trimmed(const char* message) {
@@ -126,7 +130,6 @@ Result<std::unique_ptr<PgConn>> PgConn::Connect(const std::string& url) {
     return IoError("postgres: cannot connect: " + message);
   }
   std::unique_ptr<PgConn> out(new PgConn(conn));
-  // bytea in hex form (PgResult::Bytes) whatever the server's default.
   TESSERA_RETURN_IF_ERROR(
       out->RunScript(kSessionSetup, "postgres: set up the session"));
   return out;
@@ -161,7 +164,8 @@ Result<PgResult> PgConn::Exec(std::string_view sql,
                              std::to_string(i + 1) +
                              " holds a NUL byte (not allowed in text)");
     }
-    values.push_back(p.data());
+    // A null pointer would be SQL NULL: an empty view is an empty value.
+    values.push_back(p.data() != nullptr ? p.data() : "");
     lengths.push_back(p.size());
     formats.push_back(p.format());
   }

@@ -20,8 +20,9 @@
 
 namespace tessera::store::pg {
 
-// The advisory lock key ("tessera realm schema"), shared by every
-// process that creates the tables.
+// The advisory lock key ("tessera\x01"), shared by every process that
+// creates tessera's tables: the realm tables and the store's
+// (pg_store_schema.h) both take it, since both create tessera_schema.
 inline constexpr int64_t kRealmSchemaLock = 0x7465737365726101;
 
 // The version of the realm tables this build writes.
