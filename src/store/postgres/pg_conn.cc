@@ -40,6 +40,13 @@ int HexValue(char c) {
 
 PgParam PgParam::Int(int64_t value) { return PgParam(std::to_string(value)); }
 
+PgParam PgParam::Double(double value) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
+  (void)ec;  // 64 bytes hold any double's shortest form
+  return PgParam(std::string(buf, end));
+}
+
 PgResult::PgResult(pg_result* res) : res_(res) {}
 
 PgResult::~PgResult() {
@@ -84,6 +91,17 @@ Result<int64_t> PgResult::Int64(int row, int col) const {
   if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
     return IoError("postgres: column " + std::to_string(col) +
                    " is not an integer: '" + std::string(text) + "'");
+  }
+  return out;
+}
+
+Result<double> PgResult::Double(int row, int col) const {
+  std::string_view text = Text(row, col);
+  double out = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
+    return IoError("postgres: column " + std::to_string(col) +
+                   " is not a number: '" + std::string(text) + "'");
   }
   return out;
 }

@@ -7,8 +7,9 @@
 // Parameters: PgParam::Text for text columns (a NUL byte is refused with
 // kInvalidArgument before anything is sent: libpq would cut the value
 // short), PgParam::Int for bigint/integer, PgParam::Bytes for bytea (sent
-// in binary, any bytes). Results: PgResult::Text / Int64 / Bytes (bytea
-// read back from its hex form).
+// in binary, any bytes), PgParam::Double for double precision. Results:
+// PgResult::Text / Int64 / Double / Bytes (bytea read back from its hex
+// form).
 #ifndef TESSERA_STORE_POSTGRES_PG_CONN_H_
 #define TESSERA_STORE_POSTGRES_PG_CONN_H_
 
@@ -37,6 +38,9 @@ class PgParam {
   static PgParam Text(std::string_view value) { return PgParam(value, 0); }
   static PgParam Bytes(std::string_view value) { return PgParam(value, 1); }
   static PgParam Int(int64_t value);
+  // For double precision columns: the shortest text that reads back as
+  // exactly `value` ("inf", "-inf" and "nan" included).
+  static PgParam Double(double value);
 
   const char* data() const { return owned_ ? own_.data() : view_.data(); }
   int size() const {
@@ -75,6 +79,9 @@ class PgResult {
   std::string_view Text(int row, int col) const;
   // Errors: kIo when the column is not a decimal integer.
   Result<int64_t> Int64(int row, int col) const;
+  // A double precision column (PostgreSQL 12+ prints the shortest exact
+  // form). Errors: kIo when it is not a number.
+  Result<double> Double(int row, int col) const;
   // A bytea column. Errors: kIo when it is not in hex form.
   Result<std::string> Bytes(int row, int col) const;
 
