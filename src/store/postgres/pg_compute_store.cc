@@ -132,8 +132,9 @@ Status PgComputeStore::DeleteModule(int64_t module_id) {
   const std::string what = What("delete compute module");
   std::lock_guard<std::mutex> lock(mu_);
   return conn_->InTransaction("BEGIN", what, [&]() -> Status {
-    // The module's row last: it says whether there was one (if not, the
-    // error rolls the rest back; there was nothing to remove anyway).
+    // The module's row first, as every other transaction that writes a
+    // module's rows locks it first: no two of them deadlock.
+    TESSERA_RETURN_IF_ERROR(LockModuleLocked(module_id, what));
     int64_t removed = 0;
     for (const char* sql : {
              "DELETE FROM compute_state WHERE module_id = $1",

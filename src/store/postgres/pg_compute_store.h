@@ -14,8 +14,9 @@
 // and the state's revision guard are read and written by one transaction
 // at a time across every connection and process, as SQLite's BEGIN
 // IMMEDIATE makes them, and a module deleted meanwhile is kNotFound, not
-// a foreign key error. Any error (a refusal, a server error, a lost
-// connection) rolls the transaction back whole.
+// a foreign key error. DeleteModule takes the same lock first, so it and
+// those never deadlock on each other's rows. Any error (a refusal, a
+// server error, a lost connection) rolls the transaction back whole.
 //
 // Durability: the server's (synchronous_commit as configured; on by
 // default). The state blob has no size limit of its own (bytea's is 1 GB).

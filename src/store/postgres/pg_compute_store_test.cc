@@ -254,6 +254,36 @@ TEST_F(PgComputeStoreTest, ASecondStoreSeesCommitsAndSharesTheGuard) {
   EXPECT_EQ(*saved, std::optional<std::string>("saved"));
 }
 
+// One store deletes modules while another writes their state, versions
+// and triggers: every write either lands or finds no module (kNotFound),
+// never a deadlock or a foreign key error (kIo).
+TEST_F(PgComputeStoreTest, DeletingWhileAnotherStoreWritesNeverDeadlocks) {
+  std::unique_ptr<ComputeStore> other = OpenOrNull(url_, &clock_);
+  ASSERT_NE(other, nullptr);
+  for (int round = 0; round < 10; ++round) {
+    ModuleRecord m = MakeModule("m" + std::to_string(round));
+    ASSERT_TRUE(store_->SetState(m.id, "s", 0, true).ok());
+    std::thread writer([&] {
+      for (int i = 0; i < 10; ++i) {
+        Result<int64_t> state = other->SetState(m.id, "w", 0, true);
+        Result<int64_t> version = other->AddVersion(Version(m.id, {"a"}));
+        Result<compute::TriggerRecord> trigger =
+            other->UpsertTrigger(compute::conformance::MakeTrigger(
+                m.id, compute::TriggerType::kTick));
+        for (const Status& st :
+             {state.status(), version.status(), trigger.status()}) {
+          EXPECT_TRUE(st.ok() || st.code() == StatusCode::kNotFound)
+              << st.ToString();
+        }
+      }
+    });
+    Status deleted = store_->DeleteModule(m.id);
+    writer.join();
+    EXPECT_TRUE(deleted.ok()) << deleted.ToString();
+  }
+  EXPECT_EQ(Count("compute_modules"), 0u);
+}
+
 TEST(PgComputeOpenTest, BadUrlsAndUnreachableServersAreClearErrors) {
   Result<std::unique_ptr<ComputeStore>> store =
       OpenPgComputeStore("sqlite:/tmp/x.db");
