@@ -1,13 +1,14 @@
 // ComputeStore: the durable records of compute modules (modules, versions,
 // triggers, policy, runs, usage, logs, state blobs), a port the compute
 // layer declares and the store layer implements (store/
-// sqlite_compute_store.h: SQLite, schema migration 3; PostgreSQL with the
-// cluster issue). MemoryComputeStore (memory_compute_store.h) is the same
-// contract in memory; compute_store_conformance.h is the test suite both
-// pass.
+// sqlite_compute_store.h: SQLite, schema migration 3; store/postgres/
+// pg_compute_store.h: PostgreSQL). MemoryComputeStore
+// (memory_compute_store.h) is the same contract in memory;
+// compute_store_conformance.h is the test suite all three pass.
 //
 // Every method may be called from any thread, concurrently. Every write
-// that returned OK is durable (SQLite: synchronous=FULL) and atomic.
+// that returned OK is durable (SQLite: synchronous=FULL; PostgreSQL: the
+// server's synchronous_commit) and atomic.
 #ifndef TESSERA_COMPUTE_COMPUTE_STORE_H_
 #define TESSERA_COMPUTE_COMPUTE_STORE_H_
 

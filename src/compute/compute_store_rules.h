@@ -1,6 +1,7 @@
 // The rules every ComputeStore backend shares (memory_compute_store.h,
-// store/sqlite_compute_store.h), so they answer alike: list limits, the
-// usage minute, trigger keys and the error messages.
+// store/sqlite_compute_store.h, store/postgres/pg_compute_store.h), so
+// they answer alike: list limits, the usage minute, trigger keys and the
+// error messages.
 #ifndef TESSERA_COMPUTE_COMPUTE_STORE_RULES_H_
 #define TESSERA_COMPUTE_COMPUTE_STORE_RULES_H_
 
