@@ -414,6 +414,15 @@ function renderKinds(r) {
   }
 }
 
+// A row that says the table is empty.
+function noneRow(body, columns, text) {
+  const tr = document.createElement('tr');
+  const td = cell(tr, text);
+  td.colSpan = columns;
+  td.className = 'muted';
+  body.append(tr);
+}
+
 function renderRealms(r) {
   $('realms-section').hidden = r.status === 404;
   if (r.status === 404) return;
@@ -425,6 +434,7 @@ function renderRealms(r) {
   }
   $('realms-summary').textContent = r.body.instances + ' live instance' +
       (r.body.instances === 1 ? '' : 's');
+  if (!r.body.kinds.length) noneRow(body, 3, 'No realm kinds.');
   for (const k of r.body.kinds) {
     const tr = document.createElement('tr');
     cell(tr, k.name);
@@ -445,6 +455,7 @@ function renderCompute(r) {
     body.append(tr);
     return;
   }
+  if (!r.body.modules.length) noneRow(body, 7, 'No compute modules.');
   for (const m of r.body.modules) {
     const tr = document.createElement('tr');
     cell(tr, m.name);
