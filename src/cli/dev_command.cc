@@ -89,6 +89,8 @@ void PrintReady(const server::AppServer& app) {
             << server::DevSecretsPath(app.options().app_dir).string() << ")\n"
             << "  admin API:   curl -s -H 'Authorization: Bearer " << token
             << "' " << base << "/api/shards  (docs/admin-api.md)\n"
+            << "  dashboard:   " << base << "/_dashboard#token=" << token
+            << "\n"
             << "  metrics:     " << base << "/metrics  (Prometheus text)\n";
   if (!app.manifest().kinds.empty()) {
     std::cout << "  try:         curl -s -X POST " << base

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "server/bearer_auth.h"
+#include "server/dashboard_page.h"
 #include "server/http_json.h"
 #include "server/metrics_page.h"
 #include "server/request_target.h"
@@ -81,6 +82,9 @@ HttpResponse ApiHandler::Handle(const HttpRequest& request) {
     if (!get) return MethodNotAllowed(request.method, "GET");
     return HandleMetrics(request);
   }
+  if (!segments.empty() && segments[0] == "_dashboard") {
+    return HandleDashboard(request, segments);
+  }
   if (!segments.empty() && segments[0] == "api") {
     return HandleApi(request, segments);
   }
@@ -115,6 +119,25 @@ HttpResponse ApiHandler::HandleMetrics(const HttpRequest& request) {
   return r;
 }
 
+HttpResponse ApiHandler::HandleDashboard(const HttpRequest& request,
+                                         const Segments& s) {
+  const bool page = s.size() == 1;
+  if (!page && !(s.size() == 2 && s[1] == "app.js")) {
+    return NoRoute(request.target);
+  }
+  if (request.method != "GET" && request.method != "HEAD") {
+    return MethodNotAllowed(request.method, "GET");
+  }
+  HttpResponse r;
+  r.status = 200;
+  r.content_type =
+      page ? "text/html; charset=utf-8" : "text/javascript; charset=utf-8";
+  r.body = std::string(page ? DashboardPage() : DashboardScript());
+  // A new server build may bring a new page: browsers ask again each time.
+  r.headers.emplace_back("Cache-Control", "no-cache");
+  return r;
+}
+
 HttpResponse ApiHandler::HandleApi(const HttpRequest& request,
                                    const Segments& s) {
   const std::string& method = request.method;
@@ -146,7 +169,10 @@ HttpResponse ApiHandler::HandleApi(const HttpRequest& request,
                             : Route::kAction;
   static constexpr const char* kActions[] = {"kick", "stop", "tickets",
                                              "inputs", "transfer"};
-  if (route == Route::kAction) {
+  const bool log = route == Route::kAction && s[3] == "log";
+  if (log) {
+    if (method != "GET") return MethodNotAllowed(method, "GET");
+  } else if (route == Route::kAction) {
     bool known = false;
     for (const char* a : kActions) known = known || s[3] == a;
     if (!known) return NoRoute(request.target);
@@ -160,6 +186,7 @@ HttpResponse ApiHandler::HandleApi(const HttpRequest& request,
 
   if (route == Route::kCollection && method == "GET") return ListShards();
   if (route == Route::kShard) return GetShard(s[2]);
+  if (log) return ShardLog(s[2]);
   std::optional<json> body = ParseObject(request.body, &error);
   if (!body) return error;
   if (route == Route::kCollection) return CreateShard(*body);

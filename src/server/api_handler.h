@@ -4,6 +4,8 @@
 //   GET  /metrics                       Prometheus text (shard gauges are
 //                                       refreshed from the host first;
 //                                       counters: see host_metrics.h)
+//   GET  /_dashboard, /_dashboard/app.js the dashboard's page and script
+//                                       (dashboard_page.h), no token
 //   Admin API, "Authorization: Bearer <admin token>" (401 otherwise):
 //   GET  /api/shards                    [{id, kind, status, tick, subscribers}]
 //   POST /api/shards                    {kind, id, params?} -> 201 summary;
@@ -17,6 +19,9 @@
 //                                       one for HostOptions::
 //                                       failed_retention_us, 5 min in
 //                                       AppServer)
+//   GET  /api/shards/<id>/log           {lines: [{level, text}]}: the
+//                                       guest's recent log lines, oldest
+//                                       first ([] for a failed record)
 //   POST /api/shards/<id>/kick          {subscriber} -> {closed: n}
 //   POST /api/shards/<id>/stop          stops, closes every connection
 //                                       (4006), forgets the record
@@ -116,6 +121,10 @@ class ApiHandler final : public net::HttpHandler, public Service {
 
   net::HttpResponse HandleApi(const net::HttpRequest& request,
                               const Segments& segments);
+  // GET /_dashboard (the page) and /_dashboard/app.js (dashboard_page.h);
+  // no token.
+  net::HttpResponse HandleDashboard(const net::HttpRequest& request,
+                                    const Segments& segments);
   // The exposition text, or for a browser (Accept: text/html, without
   // ?format=text) the page of metrics_page.h.
   net::HttpResponse HandleMetrics(const net::HttpRequest& request);
@@ -124,6 +133,7 @@ class ApiHandler final : public net::HttpHandler, public Service {
   net::HttpResponse ListShards();
   net::HttpResponse CreateShard(const nlohmann::json& body);
   net::HttpResponse GetShard(const std::string& id);
+  net::HttpResponse ShardLog(const std::string& id);
   net::HttpResponse Kick(const std::string& id, const nlohmann::json& body);
   net::HttpResponse StopShard(const std::string& id);
   net::HttpResponse MintTicket(const std::string& id,

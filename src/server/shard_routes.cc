@@ -228,6 +228,19 @@ HttpResponse ApiHandler::GetShard(const std::string& id) {
                                  subscriber_ids));
 }
 
+HttpResponse ApiHandler::ShardLog(const std::string& id) {
+  std::optional<std::vector<guest::LogLine>> lines =
+      directory_->host()->RecentLog(id);
+  if (!lines && !directory_->FailedRecord(id)) return UnknownShard(id);
+  json out = json::array();
+  if (lines) {
+    for (const guest::LogLine& line : *lines) {
+      out.push_back(json{{"level", line.level}, {"text", line.text}});
+    }
+  }
+  return JsonResponse(200, json{{"lines", std::move(out)}});
+}
+
 HttpResponse ApiHandler::Kick(const std::string& id, const json& body) {
   HttpResponse error;
   std::optional<std::string> subscriber = SubscriberField(body, true, &error);

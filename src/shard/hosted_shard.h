@@ -123,6 +123,12 @@ class HostedShard final : public guest::WorkerPool::Task {
   std::deque<CallResult> call_results GUARDED_BY(mu);
   // Set before the shard runs (then read by any thread).
   std::shared_ptr<Inbox> inbox;
+
+  // The guest's recent log lines, oldest first, across hot reloads (its
+  // instances append from the worker, ShardHost::RecentLog reads). A leaf
+  // lock: taken while no other is held, and nothing is called under it.
+  mutable std::mutex log_mu;
+  std::deque<guest::LogLine> log GUARDED_BY(log_mu);
 };
 
 }  // namespace tessera::shard

@@ -136,7 +136,7 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
   }
 
   GuestEnv env;
-  MakeGuestEnv(shard->id, &env);
+  MakeGuestEnv(*shard, &env);
   Result<std::unique_ptr<GuestShard>> guest =
       restore ? GuestShard::Restore(kind->module, kind->config, id, params,
                                     *state, env)
@@ -231,15 +231,18 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
   return result;
 }
 
-void ShardHost::MakeGuestEnv(const std::string& id, GuestEnv* env) {
+void ShardHost::MakeGuestEnv(HostedShard& shard, GuestEnv* env) {
   env->watchdog = &watchdog_;
   env->log_lines = options_.log_lines;
-  if (options_.guest_log) {
-    env->forward_log = [log = options_.guest_log, sid = id](
-                           int level, std::string_view text) {
-      log(sid, level, text);
-    };
-  }
+  // The shard owns its guests, so it outlives every call of this.
+  env->forward_log = [log = options_.guest_log, keep = options_.log_lines,
+                      hosted = &shard](int level, std::string_view text) {
+    if (log) log(hosted->id, level, text);
+    if (keep == 0) return;
+    std::lock_guard<std::mutex> lock(hosted->log_mu);
+    if (hosted->log.size() >= keep) hosted->log.pop_front();
+    hosted->log.push_back(LogLine{level, std::string(text)});
+  };
 }
 
 std::shared_ptr<HostedShard> ShardHost::Find(std::string_view id) const {

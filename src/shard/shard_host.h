@@ -58,6 +58,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "common/thread_annotations.h"
+#include "guest/sandbox.h"
 #include "guest/watchdog.h"
 #include "guest/worker_pool.h"
 #include "shard/kind_registry.h"
@@ -212,6 +213,12 @@ class ShardHost {
   // Any thread.
   std::optional<ShardInfo> Get(std::string_view id) const;
   std::vector<ShardInfo> List() const;
+  // The shard's most recent guest log lines (at most
+  // HostOptions::log_lines), oldest first, kept across hot reloads and
+  // while a stopped shard is still listed; nullopt when it is not listed.
+  // Any thread.
+  std::optional<std::vector<guest::LogLine>> RecentLog(
+      std::string_view id) const;
 
   // Asks the shard to stop (reason kStopped). Takes effect on its worker
   // before its next tick; OnStopped follows. Errors: kNotFound, or
@@ -375,8 +382,8 @@ class ShardHost {
   bool Process(HostedShard& shard, int64_t now_us);
   void RunTick(HostedShard& shard, int64_t now_us);
   void MaybeSave(HostedShard& shard, int64_t now_us);
-  // The environment of shard `id`'s guest instances.
-  void MakeGuestEnv(const std::string& id, guest::SandboxEnv* env);
+  // The environment of `shard`'s guest instances (they log to its `log`).
+  void MakeGuestEnv(HostedShard& shard, guest::SandboxEnv* env);
   // A reload waiting for the shard, if any: its swap (shard_reload.cc).
   void TakeReload(HostedShard& shard, int64_t now_us);
   // Answers a reload still waiting for a shard that stopped or was shut

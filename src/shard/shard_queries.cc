@@ -1,5 +1,6 @@
 // ShardHost's lookups for compute modules' notifications (shard_host.h):
-// shards by kind and by message group, subscribers near a point.
+// shards by kind and by message group, subscribers near a point; and a
+// shard's recent guest log.
 #include <memory>
 
 #include "shard/hosted_shard.h"
@@ -23,6 +24,14 @@ std::vector<std::string> ShardHost::ShardsOfKind(std::string_view kind) const {
     if (shard->info.status == ShardStatus::kRunning) out.push_back(shard->id);
   }
   return out;  // shards_ is ordered by id
+}
+
+std::optional<std::vector<LogLine>> ShardHost::RecentLog(
+    std::string_view id) const {
+  std::shared_ptr<HostedShard> shard = Find(id);
+  if (shard == nullptr) return std::nullopt;
+  std::lock_guard<std::mutex> lock(shard->log_mu);
+  return std::vector<LogLine>(shard->log.begin(), shard->log.end());
 }
 
 std::vector<std::string> ShardHost::GroupMembers(std::string_view group) const {

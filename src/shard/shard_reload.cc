@@ -117,7 +117,7 @@ void ShardHost::TakeReload(HostedShard& shard, int64_t now_us) {
     return;
   }
   GuestEnv env;
-  MakeGuestEnv(shard.id, &env);
+  MakeGuestEnv(shard, &env);
   Result<std::unique_ptr<GuestShard>> fresh = GuestShard::Restore(
       entry.module, shard.kind->config, shard.id, shard.params, **saved, env);
   std::unique_ptr<SubscriberFrames> views;
