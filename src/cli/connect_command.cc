@@ -175,9 +175,9 @@ Result<Joined> Join(const ConnectArgs& args, const net::client::Url& base) {
 // One connection's session: prints every message until it ends.
 class Session {
  public:
-  Session(const ConnectArgs& args,
+  Session(const ConnectArgs& args, const std::vector<json>& inputs,
           std::chrono::steady_clock::time_point deadline)
-      : args_(args), deadline_(deadline) {}
+      : args_(args), inputs_(inputs), deadline_(deadline) {}
 
   enum class End { kStopped, kClosed, kTransfer };
 
@@ -270,8 +270,7 @@ class Session {
 
   void SendInputs() {
     uint64_t seq = 0;
-    for (const std::string& text : args_.sends) {
-      json value = json::parse(text, nullptr, false);  // checked up front
+    for (const json& value : inputs_) {
       ++seq;
       Print("INPUT", {{"seq", seq}, {"payload", value}});
       (void)client_->SendInput(seq, EncodePayload(value, codec_));
@@ -299,6 +298,7 @@ class Session {
   }
 
   const ConnectArgs& args_;
+  const std::vector<json>& inputs_;  // the --send inputs, parsed
   std::chrono::steady_clock::time_point deadline_;
   std::unique_ptr<BlockingClient> client_;
   std::string codec_ = "msgpack";
@@ -308,8 +308,9 @@ class Session {
   std::optional<Joined> transfer_;
 };
 
-// Checks what can be checked before anything is sent.
-Status CheckArgs(const ConnectArgs& args) {
+// Checks what can be checked before anything is sent; fills `inputs` with
+// the --send values.
+Status CheckArgs(const ConnectArgs& args, std::vector<json>* inputs) {
   if (args.shard.empty() && args.function.empty()) {
     return Status(StatusCode::kInvalidArgument,
                   "--shard is required (or --function for a join function)");
@@ -327,9 +328,9 @@ Status CheckArgs(const ConnectArgs& args) {
                   "--ticket and --function are two ways to join: give one");
   }
   for (const std::string& text : args.sends) {
-    if (Result<json> v = ParseJsonOption(text, "--send", false); !v.ok()) {
-      return v.status();
-    }
+    Result<json> value = ParseJsonOption(text, "--send", false);
+    if (!value.ok()) return value.status();
+    inputs->push_back(std::move(value).value());
   }
   if (args.frames < 0 || args.seconds < 0) {
     return Status(StatusCode::kInvalidArgument,
@@ -339,7 +340,8 @@ Status CheckArgs(const ConnectArgs& args) {
 }
 
 int Connect(const ConnectArgs& args) {
-  if (Status s = CheckArgs(args); !s.ok()) {
+  std::vector<json> inputs;
+  if (Status s = CheckArgs(args, &inputs); !s.ok()) {
     std::cerr << "error: " << s.message() << "\n";
     return 2;
   }
@@ -364,7 +366,7 @@ int Connect(const ConnectArgs& args) {
           std::chrono::duration<double>(args.seconds));
   Joined target = *joined;
   for (;;) {
-    Session session(args, deadline);
+    Session session(args, inputs, deadline);
     Result<Session::End> end = session.Run(*base, target);
     if (!end.ok()) {
       std::cerr << "error: " << end.status().message() << "\n";

@@ -3,10 +3,12 @@
 #include <cstdint>
 #include <fstream>
 #include <iterator>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
 #include "app/builder.h"
+#include "common/fnv.h"
 #include "shard/shard_abi.h"
 #include "wasm/loader.h"
 
@@ -25,18 +27,10 @@ Result<std::vector<uint8_t>> ReadBytes(const fs::path& file) {
 }
 
 std::string ModuleVersion(const std::vector<uint8_t>& bytes) {
-  uint64_t hash = 14695981039346656037ull;  // FNV-1a 64
-  for (uint8_t b : bytes) {
-    hash ^= b;
-    hash *= 1099511628211ull;
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(12, '0');
-  for (int i = 11; i >= 0; --i) {
-    out[i] = kHex[hash & 15];
-    hash >>= 4;
-  }
-  return out;
+  Fnv1a64 hash;
+  hash.Add(std::string_view(reinterpret_cast<const char*>(bytes.data()),
+                            bytes.size()));
+  return hash.Hex(12);
 }
 
 }  // namespace

@@ -4,33 +4,17 @@
 #include <system_error>
 #include <utility>
 
+#include "common/fnv.h"
+
 namespace tessera::server {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-void Mix(uint64_t* hash, uint64_t value) {
-  for (int i = 0; i < 8; ++i) {
-    *hash ^= (value >> (8 * i)) & 0xff;
-    *hash *= 1099511628211ull;  // FNV-1a 64
-  }
-}
-
-void MixText(uint64_t* hash, const std::string& text) {
-  for (unsigned char c : text) {
-    *hash ^= c;
-    *hash *= 1099511628211ull;
-  }
-}
-
-}  // namespace
 
 uint64_t DirectoryFingerprint(const fs::path& dir) {
   std::error_code ec;
   fs::recursive_directory_iterator it(dir, ec), end;
   if (ec) return 0;
-  uint64_t hash = 14695981039346656037ull;
+  Fnv1a64 hash;
   for (; it != end; it.increment(ec)) {
     if (ec) return 0;
     const std::string name = it->path().filename().string();
@@ -39,12 +23,12 @@ uint64_t DirectoryFingerprint(const fs::path& dir) {
       continue;
     }
     if (!it->is_regular_file(ec)) continue;
-    MixText(&hash, fs::relative(it->path(), dir, ec).string());
-    Mix(&hash, static_cast<uint64_t>(it->file_size(ec)));
-    Mix(&hash, static_cast<uint64_t>(
-                   it->last_write_time(ec).time_since_epoch().count()));
+    hash.Add(fs::relative(it->path(), dir, ec).string());
+    hash.AddU64(static_cast<uint64_t>(it->file_size(ec)));
+    hash.AddU64(static_cast<uint64_t>(
+        it->last_write_time(ec).time_since_epoch().count()));
   }
-  return hash;
+  return hash.value();
 }
 
 SourceWatcher::SourceWatcher(std::map<std::string, fs::path> dirs,

@@ -413,10 +413,11 @@ bool ShardHost::Process(HostedShard& shard, int64_t now_us) {
     return true;
   }
   const KindConfig& config = shard.kind->config;
-  bool stop = false, idle = false;
+  bool stop = false, idle = false, reload = false;
   {
     std::lock_guard<std::mutex> lock(shard.mu);
     stop = shard.stop_requested;
+    reload = shard.reload != nullptr;
     idle = config.idle_shutdown_secs > 0 && shard.subscribers.empty() &&
            now_us - shard.idle_since_us >=
                static_cast<int64_t>(config.idle_shutdown_secs) * 1'000'000;
@@ -429,7 +430,7 @@ bool ShardHost::Process(HostedShard& shard, int64_t now_us) {
                " s",
            now_us);
   } else {
-    TakeReload(shard, now_us);
+    if (reload) TakeReload(shard, now_us);
     if (!shard.done) ProcessTalk(shard, now_us);
     if (!shard.done) DeliverCallResults(shard, now_us);
     if (!shard.done && shard.schedule->Due(now_us)) {

@@ -150,32 +150,8 @@ constexpr const char* kCreateTables = R"sql(
 }  // namespace
 
 Status EnsureComputeSchema(PgConn& conn) {
-  const char* what = "postgres: create the compute tables";
-  return conn.InTransaction("BEGIN", what, [&]() -> Status {
-    TESSERA_RETURN_IF_ERROR(conn.Run("SELECT pg_advisory_xact_lock($1)",
-                                     {PgParam::Int(kRealmSchemaLock)}, what));
-    TESSERA_RETURN_IF_ERROR(conn.RunScript(kCreateTables, what));
-    Result<PgResult> row = conn.Exec(
-        "SELECT version FROM tessera_schema WHERE component = 'compute'", {},
-        what);
-    if (!row.ok()) return row.status();
-    if (row->rows() == 0) {
-      return conn.Run(
-          "INSERT INTO tessera_schema(component, version) "
-          "VALUES('compute', $1)",
-          {PgParam::Int(kComputeSchemaVersion)}, what);
-    }
-    Result<int64_t> version = row->Int64(0, 0);
-    if (!version.ok()) return version.status();
-    if (*version > kComputeSchemaVersion) {
-      return Status(StatusCode::kFailedPrecondition,
-                    std::string(what) + ": the database has version " +
-                        std::to_string(*version) +
-                        " of the compute tables, this build knows up to " +
-                        std::to_string(kComputeSchemaVersion));
-    }
-    return Status::Ok();
-  });
+  return EnsureComponentSchema(conn, "compute", "compute",
+                               kComputeSchemaVersion, kCreateTables);
 }
 
 }  // namespace tessera::store::pg

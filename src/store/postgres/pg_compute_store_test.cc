@@ -24,6 +24,7 @@
 #include "store/postgres/pg_store.h"
 #include "store/postgres/pg_store_schema.h"
 #include "store/postgres/pg_test_cluster.h"
+#include "store/postgres/pg_test_database.h"
 
 namespace tessera::store {
 namespace {
@@ -40,21 +41,8 @@ using pg::PgConn;
 using pg::PgResult;
 using pg::PgTestCluster;
 
-PgTestCluster* Cluster() {
-  Status error;
-  PgTestCluster* cluster = pg::SharedPgTestCluster(&error);
-  EXPECT_NE(cluster, nullptr) << error.ToString();
-  return cluster;
-}
-
-// The URL of a fresh database ("" after a test failure).
-std::string FreshDatabase() {
-  PgTestCluster* cluster = Cluster();
-  if (cluster == nullptr) return "";
-  Result<std::string> url = cluster->NewDatabase();
-  EXPECT_TRUE(url.ok()) << url.status().ToString();
-  return url.ok() ? *url : "";
-}
+using pg::Cluster;
+using pg::FreshDatabase;
 
 std::unique_ptr<ComputeStore> OpenOrNull(const std::string& url,
                                          const WallClock* clock) {

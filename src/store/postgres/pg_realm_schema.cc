@@ -41,32 +41,40 @@ constexpr const char* kCreateTables = R"sql(
 
 }  // namespace
 
-Status EnsureRealmSchema(PgConn& conn) {
-  const char* what = "postgres: create the realm tables";
+Status EnsureComponentSchema(PgConn& conn, std::string_view component,
+                             std::string_view tables, int64_t version,
+                             const std::string& create_script) {
+  const std::string what =
+      "postgres: create the " + std::string(tables) + " tables";
   return conn.InTransaction("BEGIN", what, [&]() -> Status {
     TESSERA_RETURN_IF_ERROR(conn.Run("SELECT pg_advisory_xact_lock($1)",
                                      {PgParam::Int(kRealmSchemaLock)}, what));
-    TESSERA_RETURN_IF_ERROR(conn.RunScript(kCreateTables, what));
-    Result<PgResult> row = conn.Exec(
-        "SELECT version FROM tessera_schema WHERE component = 'realms'", {},
-        what);
+    TESSERA_RETURN_IF_ERROR(conn.RunScript(create_script, what));
+    Result<PgResult> row =
+        conn.Exec("SELECT version FROM tessera_schema WHERE component = $1",
+                  {PgParam::Text(component)}, what);
     if (!row.ok()) return row.status();
     if (row->rows() == 0) {
       return conn.Run(
-          "INSERT INTO tessera_schema(component, version) VALUES('realms', $1)",
-          {PgParam::Int(kRealmSchemaVersion)}, what);
+          "INSERT INTO tessera_schema(component, version) VALUES($1, $2)",
+          {PgParam::Text(component), PgParam::Int(version)}, what);
     }
-    Result<int64_t> version = row->Int64(0, 0);
-    if (!version.ok()) return version.status();
-    if (*version > kRealmSchemaVersion) {
-      return Status(StatusCode::kFailedPrecondition,
-                    std::string(what) + ": the database has version " +
-                        std::to_string(*version) +
-                        " of the realm tables, this build knows up to " +
-                        std::to_string(kRealmSchemaVersion));
+    Result<int64_t> recorded = row->Int64(0, 0);
+    if (!recorded.ok()) return recorded.status();
+    if (*recorded > version) {
+      return Status(
+          StatusCode::kFailedPrecondition,
+          what + ": the database has version " + std::to_string(*recorded) +
+              " of the " + std::string(tables) +
+              " tables, this build knows up to " + std::to_string(version));
     }
     return Status::Ok();
   });
+}
+
+Status EnsureRealmSchema(PgConn& conn) {
+  return EnsureComponentSchema(conn, "realms", "realm", kRealmSchemaVersion,
+                               kCreateTables);
 }
 
 }  // namespace tessera::store::pg

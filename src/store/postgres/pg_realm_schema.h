@@ -14,6 +14,8 @@
 #define TESSERA_STORE_POSTGRES_PG_REALM_SCHEMA_H_
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "store/postgres/pg_conn.h"
@@ -27,6 +29,16 @@ inline constexpr int64_t kRealmSchemaLock = 0x7465737365726101;
 
 // The version of the realm tables this build writes.
 inline constexpr int64_t kRealmSchemaVersion = 1;
+
+// The step every component's tables share: in one transaction under
+// kRealmSchemaLock, runs `create_script` (CREATE ... IF NOT EXISTS only),
+// then records `component` at `version` in tessera_schema, or refuses a
+// newer version recorded there (kFailedPrecondition: "postgres: create the
+// <tables> tables: the database has version N of the <tables> tables, this
+// build knows up to V"). Errors: also kIo.
+Status EnsureComponentSchema(PgConn& conn, std::string_view component,
+                             std::string_view tables, int64_t version,
+                             const std::string& create_script);
 
 // Creates the realm tables if missing (idempotent, safe concurrently).
 // Errors: kFailedPrecondition when the database holds a newer version of

@@ -6,6 +6,7 @@
 #include <limits>
 #include <utility>
 
+#include "realm/realm_store_rules.h"
 #include "store/postgres/pg_realm_schema.h"
 
 namespace tessera::store {
@@ -182,30 +183,10 @@ Status PgRealmStore::AppendLocked(const RealmAppend& entry, int64_t now_ms) {
   Result<Head> head = LockHead(entry.key, "append");
   if (!head.ok()) return head.status();
   const std::string realm = RealmNameOf(entry.key);
-  const int64_t expected = head->version + 1;
-  if (entry.epoch != head->epoch) {
-    return FailedPrecondition(
-        "append to " + realm + ": epoch " + std::to_string(entry.epoch) +
-        " is not the current epoch " + std::to_string(head->epoch) +
-        " (expected version " + std::to_string(expected) + " of epoch " +
-        std::to_string(head->epoch) + ", offered " +
-        (entry.commits.empty() ? std::string("none")
-                               : std::to_string(entry.commits[0].version)) +
-        ")");
-  }
+  TESSERA_RETURN_IF_ERROR(
+      realm::CheckAppendFits(entry, realm, head->epoch, head->version));
   TESSERA_RETURN_IF_ERROR(WriteAlarms(entry));
   if (entry.commits.empty()) return Status::Ok();
-  for (size_t i = 0; i < entry.commits.size(); ++i) {
-    const int64_t want = expected + static_cast<int64_t>(i);
-    if (entry.commits[i].version != want) {
-      return FailedPrecondition(
-          "append to " + realm + " (epoch " + std::to_string(head->epoch) +
-          "): expected version " + std::to_string(want) + ", offered " +
-          std::to_string(entry.commits[i].version) +
-          (i == 0 ? " (the head is " + std::to_string(head->version) + ")"
-                  : " (commit " + std::to_string(i) + " of the entry)"));
-    }
-  }
   TESSERA_RETURN_IF_ERROR(InsertLog(entry));
   return SetHead(entry.key, head->epoch, entry.commits.back().version, now_ms);
 }

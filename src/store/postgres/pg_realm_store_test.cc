@@ -19,6 +19,7 @@
 #include "store/postgres/pg_conn.h"
 #include "store/postgres/pg_realm_schema.h"
 #include "store/postgres/pg_test_cluster.h"
+#include "store/postgres/pg_test_database.h"
 
 namespace tessera::store {
 namespace {
@@ -33,21 +34,8 @@ using realm::RealmAppend;
 using realm::RealmStore;
 using realm::RealmStoreConformanceTest;
 
-PgTestCluster* Cluster() {
-  Status error;
-  PgTestCluster* cluster = pg::SharedPgTestCluster(&error);
-  EXPECT_NE(cluster, nullptr) << error.ToString();
-  return cluster;
-}
-
-// The URL of a fresh database ("" after a test failure).
-std::string FreshDatabase() {
-  PgTestCluster* cluster = Cluster();
-  if (cluster == nullptr) return "";
-  Result<std::string> url = cluster->NewDatabase();
-  EXPECT_TRUE(url.ok()) << url.status().ToString();
-  return url.ok() ? *url : "";
-}
+using pg::Cluster;
+using pg::FreshDatabase;
 
 std::unique_ptr<PgRealmStore> OpenOrDie(const std::string& url) {
   Result<std::unique_ptr<PgRealmStore>> store = PgRealmStore::Open(url);

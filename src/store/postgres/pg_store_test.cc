@@ -20,6 +20,7 @@
 #include "store/postgres/pg_realm_schema.h"
 #include "store/postgres/pg_store_schema.h"
 #include "store/postgres/pg_test_cluster.h"
+#include "store/postgres/pg_test_database.h"
 #include "store/store_conformance.h"
 
 namespace tessera::store {
@@ -32,21 +33,8 @@ using shard::TransferAdvance;
 using shard::TransferRecord;
 using shard::TransferStep;
 
-PgTestCluster* Cluster() {
-  Status error;
-  PgTestCluster* cluster = pg::SharedPgTestCluster(&error);
-  EXPECT_NE(cluster, nullptr) << error.ToString();
-  return cluster;
-}
-
-// The URL of a fresh database ("" after a test failure).
-std::string FreshDatabase() {
-  PgTestCluster* cluster = Cluster();
-  if (cluster == nullptr) return "";
-  Result<std::string> url = cluster->NewDatabase();
-  EXPECT_TRUE(url.ok()) << url.status().ToString();
-  return url.ok() ? *url : "";
-}
+using pg::Cluster;
+using pg::FreshDatabase;
 
 const StoreBackend& PostgresBackend() {
   static const StoreBackend backend{
