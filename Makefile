@@ -45,7 +45,8 @@ FUZZ_TARGETS += realm_patch
 FUZZ_TARGETS += realm_wire
 
 .PHONY: all deps build build-quick integration-test test unit-test asan-test fuzz-test dev run-arena bench spec clean format \
-        ts-deps ts-build ts-test compare compare-realm bench-realm-serving bench-realm-serving-run
+        ts-deps ts-build ts-test compare compare-realm bench-realm-serving bench-realm-serving-run \
+        bench-reload bench-reload-run
 
 all: build
 
@@ -164,6 +165,16 @@ bench: build ts-build
 	$(BUILD)/bench/calls/calls_bench --json $(BUILD)/bench/calls/calls_bench.json
 	$(BUILD)/bench/realm/realm_bench --json $(BUILD)/bench/realm/realm_bench.json
 	$(MAKE) --no-print-directory bench-realm-serving-run
+	$(MAKE) --no-print-directory bench-reload-run
+
+# Hot reload (bench/reload/run.mjs): source saved -> the running arena shard
+# on the quick build, beside the optimised build that follows (the
+# baseline); writes bench/reload/RESULTS.md. Part of `make bench`.
+bench-reload: build
+	$(MAKE) --no-print-directory bench-reload-run
+
+bench-reload-run:
+	TESSERA_BIN=$(abspath $(TESSERA)) node bench/reload/run.mjs $(RELOAD_ARGS)
 
 # Realm serving (docs/realms.md "Benchmarks (serving)"): commit-to-client
 # latency with 100 clients on one realm beside a plain `ws` relay, and a

@@ -19,6 +19,8 @@
 #include <thread>
 
 #include "app/crate_builder.h"
+#include "app/depfile.h"
+#include "app/guest_pch.h"
 #include "common/subprocess.h"
 
 namespace tessera::app {
@@ -35,47 +37,6 @@ constexpr char kCommandsFile[] = "commands.txt";
 std::string DescribeExit(const std::string& tool, int exit_code) {
   if (exit_code < 0) return tool + " was killed by a signal";
   return tool + " exited with status " + std::to_string(exit_code);
-}
-
-// The prerequisites listed in a make-style depfile written by -MMD.
-// Returns false if the file cannot be read.
-bool ReadDepfile(const fs::path& file, std::vector<fs::path>* deps) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return false;
-  std::string text((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
-  std::vector<std::string> tokens;
-  std::string token;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '\\' && i + 1 < text.size()) {
-      char next = text[i + 1];
-      if (next == '\n') {  // line continuation
-        ++i;
-        c = ' ';
-      } else if (next == ' ' || next == '\\' || next == '#') {
-        token += next;
-        ++i;
-        continue;
-      }
-    }
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-      if (!token.empty()) tokens.push_back(std::move(token));
-      token.clear();
-    } else {
-      token += c;
-    }
-  }
-  if (!token.empty()) tokens.push_back(std::move(token));
-  bool after_target = false;
-  for (std::string& t : tokens) {
-    if (!after_target) {
-      after_target = t.back() == ':';
-      continue;
-    }
-    deps->emplace_back(std::move(t));
-  }
-  return after_target;
 }
 
 bool IsCSource(const fs::path& p) { return p.extension() == ".c"; }
@@ -119,6 +80,7 @@ struct Step {
   std::string action;  // "compiling shards/arena/arena.cc", for errors
   std::string tool;    // argv[0], for errors
   std::vector<std::string> argv;
+  bool reuse = false;  // the object is current: not run (quick builds)
 };
 
 // One stale source kind and how to build it.
@@ -126,7 +88,8 @@ struct KindPlan {
   const ShardKindSpec* spec = nullptr;
   std::string name;
   fs::path obj_dir;
-  fs::path temp_output;  // linked here, then renamed to spec->output
+  fs::path output;       // spec->output, or QuickOutput(spec) when quick
+  fs::path temp_output;  // linked here, then renamed to output
   std::vector<fs::path> objects;
   std::vector<Step> compiles;
   Step link;
@@ -146,21 +109,19 @@ std::string ReadFileOrEmpty(const fs::path& file) {
 // True when the output exists, was built by the same commands and is newer
 // than every source and every header the sources included last time.
 bool UpToDate(const KindPlan& plan, const std::vector<fs::path>& sources) {
-  std::error_code ec;
-  const fs::file_time_type built = fs::last_write_time(plan.spec->output, ec);
-  if (ec) return false;
   if (ReadFileOrEmpty(plan.obj_dir / kCommandsFile) != plan.commands) {
     return false;
   }
-  std::vector<fs::path> inputs = sources;
+  std::vector<fs::path> depfiles;
   for (const fs::path& obj : plan.objects) {
-    if (!ReadDepfile(fs::path(obj.string() + ".d"), &inputs)) return false;
+    depfiles.emplace_back(obj.string() + ".d");
   }
-  for (const fs::path& input : inputs) {
-    fs::file_time_type t = fs::last_write_time(input, ec);
-    if (ec || t > built) return false;
-  }
-  return true;
+  return NewerThanInputs(plan.output, sources, depfiles);
+}
+
+// The object exists and is newer than every input its depfile lists.
+bool ObjectCurrent(const fs::path& obj) {
+  return NewerThanInputs(obj, {}, {fs::path(obj.string() + ".d")});
 }
 
 std::string Display(const fs::path& p, const fs::path& base) {
@@ -201,6 +162,14 @@ class Build {
   void Fail(KindPlan& plan, Status status);  // requires mu_
   Status ResolveBuiltins();
   Status BuildCrates();
+  // The compile flags besides the files (sdk/cpp/BUILD.md: MVP plus
+  // sign-extension and mutable globals only; the host refuses SIMD,
+  // threads, bulk memory, ...).
+  std::vector<std::string> CFlags() const;
+  std::vector<std::string> CxxFlags() const;
+  fs::path PchPath() const {
+    return manifest_.dir / kBuildDirName / "obj-quick" / "pch" / "sdk.pch";
+  }
 
   const Manifest& manifest_;
   const BuildOptions& options_;
@@ -237,9 +206,11 @@ Status Build::PlanKind(const ShardKindSpec& spec) {
   KindPlan plan;
   plan.spec = &spec;
   plan.name = name;
-  plan.obj_dir =
-      (manifest_.dir / kBuildDirName / "obj" / name).lexically_normal();
-  plan.temp_output = fs::path(spec.output.string() + ".tmp");
+  plan.obj_dir = (manifest_.dir / kBuildDirName /
+                  (options_.quick ? "obj-quick" : "obj") / name)
+                     .lexically_normal();
+  plan.output = options_.quick ? QuickOutput(manifest_, spec) : spec.output;
+  plan.temp_output = fs::path(plan.output.string() + ".tmp");
 
   std::vector<fs::path> sources = *own;
   sources.insert(sources.end(), sdk_sources_.begin(), sdk_sources_.end());
@@ -256,25 +227,17 @@ Status Build::PlanKind(const ShardKindSpec& spec) {
     // globals only (the host refuses SIMD, threads, bulk memory, ...).
     const bool is_c = IsCSource(src);
     step.tool = is_c ? options_.cc : options_.cxx;
-    step.argv = {step.tool,
-                 "--target=wasm32-wasi",
-                 "--sysroot=" + options_.sysroot,
-                 "-mcpu=mvp",
-                 "-msign-ext",
-                 "-mmutable-globals",
-                 options_.opt_level};
-    if (is_c) {
-      step.argv.insert(step.argv.end(), {"-std=c11", "-Wall", "-Wextra"});
-    } else {
-      step.argv.insert(step.argv.end(),
-                       {"-std=c++20", "-fno-exceptions", "-fno-rtti", "-Wall",
-                        "-Wextra", "-I" + (sdk_dir_ / "include").string()});
-      if (abi_include_dir_ != sdk_dir_ / "include") {
-        step.argv.push_back("-I" + abi_include_dir_.string());
-      }
+    step.argv = {step.tool};
+    const std::vector<std::string> flags = is_c ? CFlags() : CxxFlags();
+    step.argv.insert(step.argv.end(), flags.begin(), flags.end());
+    if (!is_c && options_.quick && !from_sdk) {
+      step.argv.insert(step.argv.end(), {"-include-pch", PchPath().string()});
     }
     step.argv.insert(step.argv.end(), {"-MMD", "-MF", obj.string() + ".d", "-c",
                                        src.string(), "-o", obj.string()});
+    // Quick builds keep the SDK's objects while they are newer than what
+    // they were compiled from: only the shard's own files are compiled.
+    step.reuse = options_.quick && from_sdk && ObjectCurrent(obj);
     plan.objects.push_back(obj);
     plan.compiles.push_back(std::move(step));
   }
@@ -308,7 +271,7 @@ Status Build::PlanKind(const ShardKindSpec& spec) {
   plan.commands += '\n';
 
   if (!options_.force && UpToDate(plan, sources)) {
-    progress_ << name << ": up to date (" << Display(spec.output, manifest_.dir)
+    progress_ << name << ": up to date (" << Display(plan.output, manifest_.dir)
               << ")\n";
     return Status::Ok();
   }
@@ -334,6 +297,37 @@ Status Build::ResolveBuiltins() {
   }
   builtins_ = path;
   return Status::Ok();
+}
+
+std::vector<std::string> Build::CFlags() const {
+  return {"--target=wasm32-wasi",
+          "--sysroot=" + options_.sysroot,
+          "-mcpu=mvp",
+          "-msign-ext",
+          "-mmutable-globals",
+          options_.quick ? "-O0" : options_.opt_level,
+          "-std=c11",
+          "-Wall",
+          "-Wextra"};
+}
+
+std::vector<std::string> Build::CxxFlags() const {
+  std::vector<std::string> flags = {"--target=wasm32-wasi",
+                                    "--sysroot=" + options_.sysroot,
+                                    "-mcpu=mvp",
+                                    "-msign-ext",
+                                    "-mmutable-globals",
+                                    options_.quick ? "-O0" : options_.opt_level,
+                                    "-std=c++20",
+                                    "-fno-exceptions",
+                                    "-fno-rtti",
+                                    "-Wall",
+                                    "-Wextra",
+                                    "-I" + (sdk_dir_ / "include").string()};
+  if (abi_include_dir_ != sdk_dir_ / "include") {
+    flags.push_back("-I" + abi_include_dir_.string());
+  }
+  return flags;
 }
 
 void Build::Fail(KindPlan& plan, Status status) {
@@ -384,25 +378,25 @@ void Build::RunStep(Step& step) {
 // After a successful link: publish the module and record the commands.
 void Build::FinishKind(KindPlan& plan) {
   std::error_code ec;
-  fs::rename(plan.temp_output, plan.spec->output, ec);
+  fs::rename(plan.temp_output, plan.output, ec);
   if (ec) {
     std::lock_guard<std::mutex> lock(mu_);
-    Fail(plan, IoError(plan.name + ": cannot write " +
-                       plan.spec->output.string() + ": " + ec.message()));
+    Fail(plan, IoError(plan.name + ": cannot write " + plan.output.string() +
+                       ": " + ec.message()));
     return;
   }
   {
     std::ofstream out(plan.obj_dir / kCommandsFile, std::ios::binary);
     out << plan.commands;
   }
-  const uintmax_t size = fs::file_size(plan.spec->output, ec);
+  const uintmax_t size = fs::file_size(plan.output, ec);
   std::lock_guard<std::mutex> lock(mu_);
   const double secs =
       std::chrono::duration<double>(Clock::now() - plan.start_time).count();
   std::ostringstream line;
-  line << plan.name << ": built " << Display(plan.spec->output, manifest_.dir)
-       << " (" << FormatSize(size) << ") in " << std::fixed
-       << std::setprecision(1) << secs << " s\n";
+  line << plan.name << ": built " << Display(plan.output, manifest_.dir) << " ("
+       << FormatSize(size) << ") in " << std::fixed << std::setprecision(1)
+       << secs << " s\n";
   progress_ << line.str();
   progress_.flush();
 }
@@ -466,11 +460,20 @@ Status Build::Run() {
   if (plans_.empty()) return BuildCrates();
 
   TESSERA_RETURN_IF_ERROR(ResolveBuiltins());
+  if (options_.quick) {
+    std::vector<std::string> sdk_headers;
+    if (fs::is_regular_file(sdk_dir_ / "include/tessera/shard_sdk.h", ec)) {
+      sdk_headers.push_back("tessera/shard_sdk.h");
+    }
+    Result<fs::path> pch = EnsureGuestPch(PchPath().parent_path(), options_.cxx,
+                                          CxxFlags(), sdk_headers);
+    if (!pch.ok()) return pch.status();
+  }
   std::vector<Step*> compiles;
   for (size_t p = 0; p < plans_.size(); ++p) {
     KindPlan& plan = plans_[p];
     for (const fs::path& dir :
-         {plan.obj_dir / "sdk", plan.spec->output.parent_path()}) {
+         {plan.obj_dir / "sdk", plan.output.parent_path()}) {
       fs::create_directories(dir, ec);
       if (ec) {
         return IoError(plan.name + ": cannot create " + dir.string() + ": " +
@@ -481,15 +484,16 @@ Status Build::Run() {
     fs::remove(plan.obj_dir / kCommandsFile, ec);
     for (Step& s : plan.compiles) {
       s.plan = p;
-      compiles.push_back(&s);
+      if (!s.reuse) compiles.push_back(&s);
     }
     plan.link.plan = p;
-    total_steps_ += plan.compiles.size() + 1;
+    total_steps_ += 1;
   }
 
   const unsigned jobs = options_.jobs != 0
                             ? options_.jobs
                             : std::max(1u, std::thread::hardware_concurrency());
+  total_steps_ += compiles.size();
   ParallelFor(compiles.size(), jobs, [&](size_t i) { RunStep(*compiles[i]); });
   ParallelFor(plans_.size(), jobs, [&](size_t i) {
     RunStep(plans_[i].link);
@@ -547,6 +551,11 @@ Result<std::filesystem::path> FindSdkDir() {
   }
   return NotFound("the tessera C++ guest SDK was not found (looked in " +
                   looked + "); set TESSERA_SDK_DIR");
+}
+
+fs::path QuickOutput(const Manifest& manifest, const ShardKindSpec& spec) {
+  return (manifest.dir / kBuildDirName / "quick" / spec.output.filename())
+      .lexically_normal();
 }
 
 Status BuildKinds(const Manifest& manifest, const BuildOptions& options,

@@ -43,6 +43,12 @@ struct BuildOptions {
   unsigned jobs = 0;     // parallel compiler processes; 0 = hardware threads
   bool force = false;    // rebuild even when up to date
   bool verbose = false;  // print each command line to `progress`
+  // A development build for hot reload: source kinds are compiled at -O0,
+  // the shard's own files against a precompiled header of the SDK
+  // (app/guest_pch.h), into QuickOutput() with objects under
+  // .tessera/build/obj-quick/; the kind's `output` is left alone. Crate
+  // kinds build as usual.
+  bool quick = false;
   // Rust crate kinds (app/crate_builder.h): Debian's toolchain, called by
   // absolute path so rustup's shims on PATH are never used.
   std::string cargo = "/usr/bin/cargo";
@@ -80,6 +86,11 @@ Result<std::filesystem::path> FindSdkDir();
 // started compiler process has exited.
 Status BuildKinds(const Manifest& manifest, const BuildOptions& options,
                   std::ostream& progress);
+
+// Where a quick build puts a source kind's module:
+// <app>/.tessera/build/quick/<kind>.wasm.
+std::filesystem::path QuickOutput(const Manifest& manifest,
+                                  const ShardKindSpec& spec);
 
 }  // namespace tessera::app
 

@@ -237,6 +237,46 @@ TEST_F(BuilderTest, MissingToolIsReported) {
 
 // The real SDK's runtime sources keep libc's WASI imports out of a guest
 // that uses libc++ and stdio.
+TEST_F(BuilderTest, QuickBuildCompilesOnlyTheShardAgainstAPrecompiledSdk) {
+  ASSERT_TRUE(HaveWasmToolchain()) << kNoToolchain;
+  Manifest m = OneKind();
+  options_.quick = true;
+  Status s = Build(m);
+  ASSERT_TRUE(s.ok()) << s.ToString() << "\n" << progress_.str();
+  const fs::path quick = QuickOutput(m, m.kinds[0]);
+  EXPECT_EQ(quick, app_ / ".tessera/build/quick/adder.wasm");
+  EXPECT_EQ(ReadFile(quick).substr(0, 4), std::string("\0asm", 4));
+  EXPECT_FALSE(fs::exists(m.kinds[0].output));  // the kind's own: untouched
+  EXPECT_TRUE(fs::exists(app_ / ".tessera/build/obj-quick/pch/sdk.pch"));
+  const std::string commands =
+      ReadFile(app_ / ".tessera/build/obj-quick/adder/commands.txt");
+  EXPECT_NE(commands.find(" -O0 "), std::string::npos) << commands;
+  EXPECT_NE(commands.find("-include-pch"), std::string::npos) << commands;
+
+  ASSERT_TRUE(Build(m).ok());
+  EXPECT_EQ(progress_.str(),
+            "adder: up to date (.tessera/build/quick/adder.wasm)\n");
+
+  // An edit: the shard's file alone is compiled, the SDK's objects kept.
+  fs::last_write_time(app_ / "guest/add.cc", fs::last_write_time(quick) +
+                                                 std::chrono::milliseconds(10));
+  ASSERT_TRUE(Build(m).ok());
+  const std::string out = progress_.str();
+  EXPECT_NE(out.find("[1/2] adder: compiling add.cc\n"), std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("compiling sdk/"), std::string::npos) << out;
+  EXPECT_NE(out.find("adder: built .tessera/build/quick/adder.wasm"),
+            std::string::npos)
+      << out;
+
+  // The optimised build is separate and still complete.
+  options_.quick = false;
+  ASSERT_TRUE(Build(m).ok());
+  EXPECT_NE(progress_.str().find("adder: compiling sdk/stubs.cc"),
+            std::string::npos);
+  EXPECT_TRUE(fs::exists(m.kinds[0].output));
+}
+
 TEST_F(BuilderTest, RealSdkLeavesOnlyTheTesseraImport) {
   ASSERT_TRUE(HaveWasmToolchain()) << kNoToolchain;
   Result<fs::path> sdk = FindSdkDir();

@@ -38,22 +38,26 @@ std::string ModuleVersion(const std::vector<uint8_t>& bytes) {
 Result<LoadedKind> LoadKindModule(const app::Manifest& manifest,
                                   const app::ShardKindSpec& spec,
                                   const fs::path& cache_dir,
-                                  std::ostream& progress) {
+                                  std::ostream& progress,
+                                  const KindModuleChoice& choice) {
   std::error_code ec;
+  const fs::path& file = choice.wasm.empty() ? spec.output : choice.wasm;
   const std::string where =
-      "shard kind \"" + spec.config.name + "\": " + spec.output.string();
-  if (!fs::exists(spec.output, ec)) {
+      "shard kind \"" + spec.config.name + "\": " + file.string();
+  if (!fs::exists(file, ec)) {
     return NotFound(where + " does not exist" +
                     (spec.is_built()
                          ? "; build it with `tessera shards build " +
                                manifest.dir.string() + "`"
                          : std::string()));
   }
-  Result<std::vector<uint8_t>> bytes = ReadBytes(spec.output);
+  Result<std::vector<uint8_t>> bytes = ReadBytes(file);
   if (!bytes.ok()) return bytes.status();
   wasm::LoadOptions load;
   load.check = shard::ShardCheckOptions(spec.config.memory_mb);
   load.cache_dir = cache_dir.string();
+  load.c_compiler = choice.c_compiler;
+  load.opt_level = choice.opt_level;
   wasm::LoadStats stats;
   auto module = wasm::LoadModule(*bytes, load, &stats);
   if (!module.ok()) {

@@ -34,10 +34,19 @@ struct LoadedKind {
   std::shared_ptr<const wasm::CompiledModule> module;
   std::string version;
 };
+// What to load instead of the kind's own output (hot reload's quick
+// builds): another .wasm, and the C compiler for its generated code
+// (wasm/loader.h, e.g. Tiny C).
+struct KindModuleChoice {
+  std::filesystem::path wasm;  // empty: spec.output
+  std::string c_compiler = "cc";
+  std::string opt_level = "-O2";
+};
 Result<LoadedKind> LoadKindModule(const app::Manifest& manifest,
                                   const app::ShardKindSpec& spec,
                                   const std::filesystem::path& cache_dir,
-                                  std::ostream& progress);
+                                  std::ostream& progress,
+                                  const KindModuleChoice& choice = {});
 
 }  // namespace tessera::server
 

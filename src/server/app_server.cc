@@ -173,6 +173,7 @@ Status AppServer::Init() {
                                            metrics_, std::move(shard_options));
   KindReloadsOptions reload_options;
   reload_options.build = options_.dev;
+  reload_options.quick = options_.dev;
   reload_options.admin_token = options_.admin_token;
   reload_options.log = worker_log;
   kind_reloads_ = std::make_unique<KindReloads>(std::move(kind_sources),

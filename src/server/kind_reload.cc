@@ -10,6 +10,7 @@
 #include "server/bearer_auth.h"
 #include "server/http_json.h"
 #include "server/request_target.h"
+#include "wasm/loader.h"
 
 namespace tessera::server {
 
@@ -103,6 +104,10 @@ json KindReloads::DescribeLocked(const std::string& kind) const {
       {"state", r.state},
       {"error", r.error.empty() ? json() : json(r.error)},
       {"version", r.version.empty() ? json() : json(r.version)},
+      {"quick", r.quick_version.empty()
+                    ? json()
+                    : json({{"version", r.quick_version},
+                            {"ms", r.quick_unix_ms - r.requested_unix_ms}})},
       {"shards", shards},
       {"requestedUnixMs", r.requested_unix_ms},
       {"finishedUnixMs",
@@ -150,22 +155,92 @@ void KindReloads::Loop() {
 void KindReloads::Run(const std::string& kind, uint64_t id) {
   const KindSource& source = kinds_.at(kind);
   std::ostringstream progress;
-  if (options_.build && source.spec.is_built()) {
+  const bool build = options_.build && source.spec.is_built();
+  Swapped quick;  // the quick build's swap, when one ran
+  if (build && options_.quick && source.spec.is_source()) {
+    if (RunQuick(kind, id, source, progress, &quick)) return;
+  } else if (build) {
     SetState(kind, id, "building");
-    app::BuildOptions build;
-    build.only_kinds = {kind};
-    if (Status built = app::BuildKinds(source.app, build, progress);
+  }
+  if (build) {
+    app::BuildOptions full;
+    full.only_kinds = {kind};
+    if (Status built = app::BuildKinds(source.app, full, progress);
         !built.ok()) {
-      Finish(kind, id, built.message(), "", {});
+      if (quick.version.empty()) {
+        Finish(kind, id, built.message(), "", {});
+      } else {
+        Finish(kind, id,
+               "the optimised build failed; the shards keep the quick build " +
+                   quick.version + ":\n" + built.message(),
+               quick.version, std::move(quick.shards));
+      }
       return;
     }
   }
+  if (quick.version.empty()) SetState(kind, id, "loading");
+  Swapped last = LoadAndSwap(kind, id, source, {}, progress);
+  Finish(kind, id, std::move(last.error), std::move(last.version),
+         std::move(last.shards));
+}
+
+bool KindReloads::RunQuick(const std::string& kind, uint64_t id,
+                           const KindSource& source, std::ostream& progress,
+                           Swapped* quick) {
+  // A quick build (-O0 guest, Tiny C native) so the players see the change
+  // at once; the optimised one follows (Run).
+  SetState(kind, id, "building");
+  app::BuildOptions options;
+  options.only_kinds = {kind};
+  options.quick = true;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (Status built = app::BuildKinds(source.app, options, progress);
+      !built.ok()) {
+    Finish(kind, id, built.message(), "", {});
+    return true;
+  }
+  if (OptimisedIsCurrent(source)) return false;  // nothing changed since
+  KindModuleChoice choice;
+  choice.wasm = app::QuickOutput(source.app, source.spec);
+  choice.c_compiler = wasm::QuickCompiler();
+  if (choice.c_compiler.empty()) {  // no Tiny C: the system compiler, -O0
+    choice.c_compiler = "cc";
+    choice.opt_level = "-O0";
+  }
   SetState(kind, id, "loading");
-  Result<LoadedKind> loaded =
-      LoadKindModule(source.app, source.spec, source.cache_dir, progress);
+  const auto t1 = std::chrono::steady_clock::now();
+  Swapped swapped = LoadAndSwap(kind, id, source, choice, progress);
+  const auto t2 = std::chrono::steady_clock::now();
+  if (!swapped.error.empty()) {
+    Finish(kind, id, swapped.error, swapped.version, std::move(swapped.shards));
+    return true;
+  }
+  auto ms = [](auto a, auto b) {
+    return std::to_string(
+        std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count());
+  };
+  MarkQuick(kind, id, swapped.version,
+            "build " + ms(t0, t1) + " ms, load and swap " + ms(t1, t2) + " ms");
+  if (Queued(kind)) {  // edited again: the next reload builds anew
+    Log("reload " + kind + ": optimised build skipped, a newer change waits");
+    Finish(kind, id, "", swapped.version, std::move(swapped.shards));
+    return true;
+  }
+  *quick = std::move(swapped);
+  return false;
+}
+
+KindReloads::Swapped KindReloads::LoadAndSwap(const std::string& kind,
+                                              uint64_t id,
+                                              const KindSource& source,
+                                              const KindModuleChoice& choice,
+                                              std::ostream& progress) {
+  Swapped out;
+  Result<LoadedKind> loaded = LoadKindModule(
+      source.app, source.spec, source.cache_dir, progress, choice);
   if (!loaded.ok()) {
-    Finish(kind, id, loaded.status().message(), "", {});
-    return;
+    out.error = loaded.status().message();
+    return out;
   }
   std::shared_ptr<const shard::KindEntry> current = registry_->Find(kind);
   std::shared_ptr<const shard::KindEntry> entry = current;
@@ -173,12 +248,20 @@ void KindReloads::Run(const std::string& kind, uint64_t id) {
     Result<std::shared_ptr<const shard::KindEntry>> replaced =
         registry_->Replace(kind, loaded->module, loaded->version);
     if (!replaced.ok()) {
-      Finish(kind, id, replaced.status().message(), "", {});
-      return;
+      out.error = replaced.status().message();
+      return out;
     }
     entry = *replaced;
   }
-  SetState(kind, id, "swapping");
+  out.version = loaded->version;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const Report& r = latest_[kind];
+    if (r.id == id && r.quick_version.empty()) {
+      latest_[kind].state = "swapping";
+    }
+  }
+  changed_.notify_all();
   // Shards already on this build answer at once (their version matches).
   auto answered =
       std::make_shared<std::pair<std::mutex, std::condition_variable>>();
@@ -192,23 +275,55 @@ void KindReloads::Run(const std::string& kind, uint64_t id) {
                   }
                   answered->second.notify_all();
                 });
-  std::vector<shard::ReloadOutcome> shards;
-  {
-    std::unique_lock<std::mutex> lock(answered->first);
-    answered->second.wait_for(lock,
-                              std::chrono::milliseconds(options_.shard_wait_ms),
-                              [&] { return outcomes->has_value(); });
-    if (outcomes->has_value()) {
-      shards = std::move(**outcomes);
-    } else {
-      Finish(kind, id,
-             "the shards did not all answer within " +
-                 std::to_string(options_.shard_wait_ms) + " ms",
-             loaded->version, {});
-      return;
-    }
+  std::unique_lock<std::mutex> lock(answered->first);
+  answered->second.wait_for(lock,
+                            std::chrono::milliseconds(options_.shard_wait_ms),
+                            [&] { return outcomes->has_value(); });
+  if (outcomes->has_value()) {
+    out.shards = std::move(**outcomes);
+  } else {
+    out.error = "the shards did not all answer within " +
+                std::to_string(options_.shard_wait_ms) + " ms";
   }
-  Finish(kind, id, "", loaded->version, std::move(shards));
+  return out;
+}
+
+// The optimised module is newer than the quick one: the last reload built
+// both from the sources as they are, so a quick build would add nothing.
+bool KindReloads::OptimisedIsCurrent(const KindSource& source) {
+  std::error_code ec;
+  const auto quick = std::filesystem::last_write_time(
+      app::QuickOutput(source.app, source.spec), ec);
+  if (ec) return false;
+  const auto full = std::filesystem::last_write_time(source.spec.output, ec);
+  return !ec && full >= quick;
+}
+
+bool KindReloads::Queued(const std::string& kind) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [queued, id] : queue_) {
+    if (queued == kind) return true;
+  }
+  return false;
+}
+
+void KindReloads::MarkQuick(const std::string& kind, uint64_t id,
+                            const std::string& version,
+                            const std::string& split) {
+  const int64_t now_ms = wall_clock_.UnixNowMs();
+  int64_t took = -1;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Report& r = latest_[kind];
+    if (r.id != id) return;
+    r.state = "optimizing";
+    r.quick_version = version;
+    r.quick_unix_ms = now_ms;
+    took = now_ms - r.requested_unix_ms;
+  }
+  changed_.notify_all();
+  Log("reload " + kind + ": quick build " + version + " running in " +
+      std::to_string(took) + " ms (" + split + "); building the optimised one");
 }
 
 void KindReloads::SetState(const std::string& kind, uint64_t id,

@@ -12,9 +12,11 @@
 //   GET  /api/kinds                 (admin) [{kind, version, reload}]
 //   GET  /api/kinds/<kind>          (admin) {kind, version, reload}
 // where `reload` is the kind's latest reload: {id, state: "queued" |
-// "building" | "loading" | "swapping" | "done" | "failed", error,
-// version, shards: [{id, reloaded, message}], requestedUnixMs,
-// finishedUnixMs}.
+// "building" | "loading" | "swapping" | "optimizing" | "done" | "failed",
+// error, version, quick: null | {version, ms}, shards: [{id, reloaded,
+// message}], requestedUnixMs, finishedUnixMs}. In dev a C++ kind is swapped
+// twice: to a quick build first (`quick`; state "optimizing" while the
+// optimised build follows), then to the optimised one (`version`).
 //
 // Thread-safety: every method may be called from any thread.
 #ifndef TESSERA_SERVER_KIND_RELOAD_H_
@@ -38,6 +40,7 @@
 #include "common/status.h"
 #include "common/thread_annotations.h"
 #include "net/http_types.h"
+#include "server/app_kinds.h"
 #include "server/service.h"
 #include "shard/kind_registry.h"
 #include "shard/shard_host.h"
@@ -52,6 +55,11 @@ struct KindSource {
 
 struct KindReloadsOptions {
   bool build = false;  // build source and crate kinds first (dev)
+  // With `build`: a C++ kind is built quick first (app/builder.h: -O0
+  // against a precompiled SDK, the generated C by Tiny C when installed)
+  // and swapped in, then built optimised and swapped again. The report
+  // says "optimizing" in between and carries `quick: {version, ms}`.
+  bool quick = false;
   std::string admin_token;
   // One line per reload's steps and outcome; any thread.
   std::function<void(const std::string&)> log;
@@ -97,9 +105,32 @@ class KindReloads final : public Service, public net::HttpHandler {
     std::vector<shard::ReloadOutcome> shards;
     int64_t requested_unix_ms = 0;
     int64_t finished_unix_ms = 0;
+    std::string quick_version;  // set once a quick build runs
+    int64_t quick_unix_ms = 0;
   };
   void Loop();
   void Run(const std::string& kind, uint64_t id);
+  struct Swapped {
+    std::string error;    // empty when loaded and swapped
+    std::string version;  // of the module loaded
+    std::vector<shard::ReloadOutcome> shards;
+  };
+  // Loads the kind's module (as `choice` says), puts it in the registry
+  // and moves the running shards to it.
+  Swapped LoadAndSwap(const std::string& kind, uint64_t id,
+                      const KindSource& source, const KindModuleChoice& choice,
+                      std::ostream& progress);
+  static bool OptimisedIsCurrent(const KindSource& source);
+  // Whether a reload of `kind` waits in the queue.
+  bool Queued(const std::string& kind) const;
+  // The quick step of a dev reload: builds quick and, if that changed
+  // anything, swaps the shards to it (`quick`). True when it finished the
+  // reload (a failure, or a newer change waiting).
+  bool RunQuick(const std::string& kind, uint64_t id, const KindSource& source,
+                std::ostream& progress, Swapped* quick);
+  // The quick build runs; the optimised one follows.
+  void MarkQuick(const std::string& kind, uint64_t id,
+                 const std::string& version, const std::string& split);
   void SetState(const std::string& kind, uint64_t id, std::string state);
   void Finish(const std::string& kind, uint64_t id, std::string error,
               std::string version, std::vector<shard::ReloadOutcome> shards);

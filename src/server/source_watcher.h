@@ -30,7 +30,7 @@ class SourceWatcher {
  public:
   SourceWatcher(std::map<std::string, std::filesystem::path> dirs,
                 std::function<void(const std::string& kind)> changed,
-                int64_t poll_ms = 250);
+                int64_t poll_ms = 50);
   // Stops the thread (after a `changed` call in progress).
   ~SourceWatcher();
   SourceWatcher(const SourceWatcher&) = delete;

@@ -59,17 +59,11 @@ const char* GuestPath(std::string_view name) {
   return it == kPaths.end() ? nullptr : it->second;
 }
 
-Result<std::shared_ptr<const wasm::CompiledModule>> LoadGuest(
-    std::string_view name, uint32_t memory_mb) {
-  static std::mutex mu;
-  static std::map<std::pair<std::string, uint32_t>,
-                  std::shared_ptr<const wasm::CompiledModule>>
-      cache;
-  std::lock_guard<std::mutex> lock(mu);
-  auto key = std::make_pair(std::string(name), memory_mb);
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
+namespace {
 
+Result<std::shared_ptr<const wasm::CompiledModule>> Load(
+    std::string_view name, uint32_t memory_mb, const std::string& c_compiler,
+    const std::string& opt_level) {
   const char* path = GuestPath(name);
   if (path == nullptr) {
     return NotFound("test guest " + std::string(name) +
@@ -90,10 +84,34 @@ Result<std::shared_ptr<const wasm::CompiledModule>> LoadGuest(
   options.check = ShardCheckOptions(memory_mb);
   options.fuel = true;
   options.cache_dir = TESSERA_SHARD_TEST_CACHE;
-  auto module = wasm::LoadModule(bytes, options);
+  options.c_compiler = c_compiler;
+  options.opt_level = opt_level;
+  return wasm::LoadModule(bytes, options);
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const wasm::CompiledModule>> LoadGuest(
+    std::string_view name, uint32_t memory_mb) {
+  static std::mutex mu;
+  static std::map<std::pair<std::string, uint32_t>,
+                  std::shared_ptr<const wasm::CompiledModule>>
+      cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto key = std::make_pair(std::string(name), memory_mb);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  const wasm::LoadOptions defaults;
+  auto module = Load(name, memory_mb, defaults.c_compiler, defaults.opt_level);
   if (!module.ok()) return module.status();
   cache.emplace(key, *module);
   return *module;
+}
+
+Result<std::shared_ptr<const wasm::CompiledModule>> LoadGuestWith(
+    std::string_view name, uint32_t memory_mb, const std::string& c_compiler,
+    const std::string& opt_level) {
+  return Load(name, memory_mb, c_compiler, opt_level);
 }
 
 std::string Msgpack(const nlohmann::json& value) {

@@ -17,8 +17,9 @@ namespace tessera::shard::testing {
 
 // Path of the built guest `name` (counter, spin, membomb, recurse,
 // panicker, badrestore, initfail, logger, zone_mini, lagcomp, lagcomp_raw,
-// talk, calls; see tests/guests/README.md), or nullptr when this test binary does
-// not depend on that guest (its CMakeLists.txt defines TESSERA_GUEST_<NAME>).
+// talk, calls; see tests/guests/README.md), or nullptr when this test binary
+// does not depend on that guest (its CMakeLists.txt defines
+// TESSERA_GUEST_<NAME>).
 const char* GuestPath(std::string_view name);
 
 // Loads guest `name` with the shard policy, fuel instrumentation and a
@@ -26,6 +27,11 @@ const char* GuestPath(std::string_view name);
 // that is not there is an error saying what to build or install.
 Result<std::shared_ptr<const wasm::CompiledModule>> LoadGuest(
     std::string_view name, uint32_t memory_mb);
+// As LoadGuest, with the generated C compiled by `c_compiler` at
+// `opt_level` (e.g. Tiny C, wasm::QuickCompiler()); not cached.
+Result<std::shared_ptr<const wasm::CompiledModule>> LoadGuestWith(
+    std::string_view name, uint32_t memory_mb, const std::string& c_compiler,
+    const std::string& opt_level);
 
 std::string Msgpack(const nlohmann::json& value);
 nlohmann::json FromMsgpack(std::string_view bytes);

@@ -82,8 +82,8 @@ void tessera_guest_free(void* i) { Z_guest_free((Z_guest_instance_t*)i); }
       continue;
     }
     table += "  " + name + ",\n";
-    std::string call = "Z_guestZ_f" + std::to_string(f) +
-                       "((Z_guest_instance_t*)inst";
+    std::string call =
+        "Z_guestZ_f" + std::to_string(f) + "((Z_guest_instance_t*)inst";
     for (size_t p = 0; p < sig.params.size(); ++p) {
       call += ", " + ArgFromBits(sig.params[p], p);
     }
@@ -100,8 +100,8 @@ void tessera_guest_free(void* i) { Z_guest_free((Z_guest_instance_t*)i); }
       for (ValType t : sig.results) letters += MultiLetter(t);
       g += "  struct wasm_multi_" + letters + " v = " + call + ";\n";
       for (size_t k = 0; k < sig.results.size(); ++k) {
-        std::string field = "v." + std::string(1, letters[k]) +
-                            std::to_string(k);
+        std::string field =
+            "v." + std::string(1, letters[k]) + std::to_string(k);
         g += "  r[" + std::to_string(k) +
              "] = " + BitsFromValue(sig.results[k], field) + ";\n";
       }
@@ -115,7 +115,7 @@ void tessera_guest_free(void* i) { Z_guest_free((Z_guest_instance_t*)i); }
   return g;
 }
 
-const char kFloatLoads[] = R"(#if defined(__x86_64__)
+const char kFloatLoads[] = R"(#if defined(__x86_64__) && !defined(__TINYC__)
 #define DEFINE_LOAD_FP(name, t)                              \
   static inline t name(wasm_rt_memory_t* mem, u64 addr) {    \
     t result;                                                \
@@ -234,7 +234,8 @@ Result<GeneratedC> GenerateC(wabt::Module* m, const ModuleInfo& info, bool fuel,
   wabt::MemoryStream c_stream, h_stream;
   wabt::WriteCOptions opts;
   opts.module_name = "guest";
-  if (!wabt::Succeeded(wabt::WriteC(&c_stream, &h_stream, "guest.h", m, opts))) {
+  if (!wabt::Succeeded(
+          wabt::WriteC(&c_stream, &h_stream, "guest.h", m, opts))) {
     return Internal("wasm2c could not generate C for the module");
   }
   GeneratedC out;
@@ -252,6 +253,9 @@ Result<GeneratedC> GenerateC(wabt::Module* m, const ModuleInfo& info, bool fuel,
   // unused still happens (and traps when out of bounds). For floats the "r"
   // constraint forces a detour through a general-purpose register; "x"
   // keeps the same guarantee in an SSE register.
+  // f32.neg and f64.neg, the only unary minus wasm2c writes: a macro, so
+  // that compilers that negate by subtraction still flip just the sign.
+  ReplaceAll(&out.source, " = -(", " = TESSERA_FNEG(");
   ReplaceAll(&out.source, "DEFINE_LOAD(f32_load, f32, f32, f32)",
              "DEFINE_LOAD_FP(f32_load, f32)");
   ReplaceAll(&out.source, "DEFINE_LOAD(f64_load, f64, f64, f64)",

@@ -29,7 +29,7 @@ namespace {
 
 // Bump when the glue, instrumentation or runtime ABI changes, so stale
 // cached objects are never loaded.
-constexpr int kCodegenVersion = 4;  // 4: every import through the link glue
+constexpr int kCodegenVersion = 5;  // 5: Tiny C builds
 
 double MsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(
@@ -65,6 +65,11 @@ std::string CompilerVersion(const std::string& cc) {
 
 // The C compiler's flags besides the files (part of the cache key).
 std::vector<std::string> CompileFlags(const LoadOptions& options) {
+  if (IsTinyCompiler(options.c_compiler)) {
+    // Tiny C neither optimises nor contracts, folds or reorders floating
+    // point, and its signed arithmetic wraps: nothing to turn off.
+    return {"-shared", "-fPIC", "-DNDEBUG", "-w"};
+  }
   return {options.opt_level, "-fPIC", "-shared", "-fno-strict-aliasing",
           "-fwrapv",
           // Deterministic floating point on every host: no FMA contraction
@@ -174,6 +179,21 @@ Result<std::shared_ptr<const CompiledModule>> OpenSo(const fs::path& so_path,
 }
 
 }  // namespace
+
+bool IsTinyCompiler(const std::string& c_compiler) {
+  return fs::path(c_compiler).filename() == "tcc";
+}
+
+std::string QuickCompiler() {
+  static const std::string path = [] {
+    std::error_code ec;
+    for (const char* p : {"/usr/bin/tcc", "/usr/local/bin/tcc"}) {
+      if (fs::exists(p, ec)) return std::string(p);
+    }
+    return std::string();
+  }();
+  return path;
+}
 
 CompiledModule::~CompiledModule() {
   if (dl_handle) dlclose(dl_handle);

@@ -48,11 +48,20 @@ struct LoadOptions {
   bool fuel = true;       // instrument fuel + interrupt checks
   std::string cache_dir;  // required: where compiled .so files live
   // Run as `<c_compiler> -O2 -fPIC -shared -fsignaling-nans ...` (see
-  // loader.cc; GCC: clang accepts -fsignaling-nans but ignores it).
+  // loader.cc; GCC: clang accepts -fsignaling-nans but ignores it). A
+  // compiler named `tcc` (Tiny C, QuickCompiler()) builds in a few tens of
+  // milliseconds code that runs several times slower: for development
+  // reloads, followed by an optimised build. Results are the same either way
+  // (no folding, no contraction; fuel is counted in the module itself).
   std::string c_compiler = "cc";
   std::string opt_level = "-O2";
   bool keep_c_source = false;  // leave the generated .c beside the .so
 };
+
+// Whether `c_compiler` is Tiny C (by file name).
+bool IsTinyCompiler(const std::string& c_compiler);
+// Tiny C's path when it is installed (Debian package tcc), else "".
+std::string QuickCompiler();
 
 class CompiledModule;
 

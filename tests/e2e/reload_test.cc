@@ -91,6 +91,18 @@ TEST_F(ReloadTest, AnEditedSourceSwapsTheShardUnderConnectedPlayers) {
   EXPECT_EQ(kind["reload"]["shards"][0]["reloaded"], true) << kind.dump();
   const std::string new_version = kind["version"];
   EXPECT_NE(new_version, old_version);
+  // In dev the shard ran a quick build first (-O0, Tiny C), then the
+  // optimised one that followed.
+  ASSERT_TRUE(kind["reload"]["quick"].is_object()) << kind.dump();
+  const std::string quick_version = kind["reload"]["quick"]["version"];
+  EXPECT_EQ(quick_version.size(), 12u);
+  EXPECT_NE(quick_version, new_version);
+  EXPECT_NE(quick_version, old_version);
+  EXPECT_GT(kind["reload"]["quick"]["ms"].get<int64_t>(), 0);
+  EXPECT_NE(server()->Log().find("reload arena: quick build " + quick_version +
+                                 " running in "),
+            std::string::npos)
+      << server()->Log();
   const json shard =
       json::parse(Http("GET", "/api/shards/arena-1", nullptr, true).body);
   EXPECT_EQ(shard["module"], new_version);
@@ -148,6 +160,7 @@ TEST_F(ReloadTest, ASourceThatDoesNotCompileKeepsTheOldCodeRunning) {
   const json same = WaitForReload(&game, fixed["reload"]["id"].get<uint64_t>());
   EXPECT_EQ(same["reload"]["state"], "done") << same.dump();
   EXPECT_EQ(same["version"], fixed["version"]);  // nothing new to build
+  EXPECT_TRUE(same["reload"]["quick"].is_null()) << same.dump();
 }
 
 TEST_F(ReloadTest, TheRouteNeedsTheTokenAndAKnownKind) {

@@ -4,7 +4,7 @@
 // the C compiler, tessera's runtime) and executes every command.
 //
 //   spec_runner [--quick] [--dir DIR] [--cache DIR] [--jobs N] [--verbose]
-//               [--no-fuel] [SCRIPT...]
+//               [--no-fuel] [--cc COMPILER] [SCRIPT...]
 //
 // --no-fuel loads modules without the fuel pass (shards always have it),
 // to check that instrumentation changes no result.
@@ -57,14 +57,16 @@ struct Options {
   bool quick = false;
   bool verbose = false;
   bool fuel = true;
+  std::string c_compiler;  // --cc: the C compiler for generated code
   bool help = false;
   std::vector<std::string> scripts;
 };
 
 int Usage(bool help) {
-  std::fprintf(help ? stdout : stderr,
-               "usage: spec_runner [--quick] [--dir DIR] [--cache DIR] "
-               "[--jobs N] [--verbose] [--no-fuel] [SCRIPT...]\n");
+  std::fprintf(
+      help ? stdout : stderr,
+      "usage: spec_runner [--quick] [--dir DIR] [--cache DIR] "
+      "[--jobs N] [--verbose] [--no-fuel] [--cc COMPILER] [SCRIPT...]\n");
   return help ? 0 : 2;
 }
 
@@ -89,6 +91,8 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       if (!next(&o->dir)) return false;
     } else if (a == "--cache") {
       if (!next(&o->cache_dir)) return false;
+    } else if (a == "--cc") {
+      if (!next(&o->c_compiler)) return false;
     } else if (a == "--jobs") {
       if (!next(&v)) return false;
       o->jobs = std::max(1, std::atoi(v.c_str()));
@@ -240,6 +244,7 @@ int Main(int argc, char** argv) {
   load.check.link_any_imports = true;
   load.cache_dir = o.cache_dir;
   load.fuel = o.fuel;
+  if (!o.c_compiler.empty()) load.c_compiler = o.c_compiler;
 
   std::vector<Result<Script>> scripts = ConvertAll(*paths, tmp, o.jobs);
   Totals totals;
@@ -285,8 +290,8 @@ int Main(int argc, char** argv) {
     std::printf("  skipped %d: %s\n", n, why.c_str());
   }
   for (const auto& [what, n] : totals.unsupported_reasons) {
-    std::printf("  unsupported %d: %s (refused by design, not a failure)\n",
-                n, what.c_str());
+    std::printf("  unsupported %d: %s (refused by design, not a failure)\n", n,
+                what.c_str());
   }
   if (!totals.excepted.empty()) {
     std::printf("  documented exceptions (docs/guest-abi.md):\n");

@@ -28,10 +28,74 @@
 extern "C" {
 #endif
 
+#if defined(__TINYC__)
+/*
+ * Tiny C (quick development builds, wasm/loader.cc): it compiles a module
+ * some thirty times faster than GCC at -O0 and does no optimisation at all,
+ * so nothing is folded or reordered. It lacks a few GCC builtins and
+ * thread-local storage; the shims below stand in, with the same results.
+ */
+#define UNLIKELY(x) (x)
+#define LIKELY(x) (x)
+#define wasm_rt_memcpy memcpy
+#define wasm_rt_unreachable abort
+static inline int tessera_clz32(uint32_t x) {
+  int n = 0;
+  while (!(x & 0x80000000u)) { x <<= 1; ++n; }
+  return n;
+}
+static inline int tessera_clz64(uint64_t x) {
+  int n = 0;
+  while (!(x & 0x8000000000000000ull)) { x <<= 1; ++n; }
+  return n;
+}
+static inline int tessera_ctz32(uint32_t x) {
+  int n = 0;
+  while (!(x & 1u)) { x >>= 1; ++n; }
+  return n;
+}
+static inline int tessera_ctz64(uint64_t x) {
+  int n = 0;
+  while (!(x & 1ull)) { x >>= 1; ++n; }
+  return n;
+}
+static inline int tessera_popcount64(uint64_t x) {
+  int n = 0;
+  for (; x; x &= x - 1) ++n;
+  return n;
+}
+/* Tiny C negates as -0.0 - x, which quiets a NaN and keeps its sign;
+ * WebAssembly's neg flips the sign bit only. */
+static inline float tessera_fneg32(float x) {
+  uint32_t b;
+  memcpy(&b, &x, 4);
+  b ^= 0x80000000u;
+  memcpy(&x, &b, 4);
+  return x;
+}
+static inline double tessera_fneg64(double x) {
+  uint64_t b;
+  memcpy(&b, &x, 8);
+  b ^= 0x8000000000000000ull;
+  memcpy(&x, &b, 8);
+  return x;
+}
+#define TESSERA_FNEG(x) \
+  _Generic((x), float: tessera_fneg32, default: tessera_fneg64)(x)
+/* wasm2c calls these only for nonzero arguments. */
+#define __builtin_clz(x) tessera_clz32(x)
+#define __builtin_clzll(x) tessera_clz64(x)
+#define __builtin_ctz(x) tessera_ctz32(x)
+#define __builtin_ctzll(x) tessera_ctz64(x)
+#define __builtin_popcount(x) tessera_popcount64((uint32_t)(x))
+#define __builtin_popcountll(x) tessera_popcount64(x)
+#else
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define wasm_rt_memcpy __builtin_memcpy
 #define wasm_rt_unreachable __builtin_unreachable
+#define TESSERA_FNEG(x) (-(x))
+#endif
 
 #define WASM_RT_SKIP_SIGNAL_RECOVERY 0
 #define WASM_RT_SIGNAL_RECOVERY_SUPPORTED 1
@@ -42,9 +106,19 @@ extern "C" {
 
 /* Per-thread call depth and its limit (set by the host per thread). */
 #define WASM_RT_TLS __thread __attribute__((tls_model("initial-exec")))
+#if defined(__TINYC__)
+/* No __thread in Tiny C: reach this thread's counters through the host. */
+uint32_t* wasm_rt_call_stack_depth_ptr(void);
+uint32_t* wasm_rt_call_stack_limit_ptr(void);
+#define wasm_rt_call_stack_depth (*wasm_rt_call_stack_depth_ptr())
+#define WASM_RT_MAX_CALL_STACK_DEPTH (*wasm_rt_call_stack_limit_ptr())
+#else
 extern WASM_RT_TLS uint32_t wasm_rt_call_stack_depth;
 extern WASM_RT_TLS uint32_t wasm_rt_call_stack_limit;
 #define WASM_RT_MAX_CALL_STACK_DEPTH wasm_rt_call_stack_limit
+#endif
+uint32_t* wasm_rt_call_stack_depth_ptr(void);
+uint32_t* wasm_rt_call_stack_limit_ptr(void);
 
 typedef enum {
   WASM_RT_TRAP_NONE,
@@ -172,7 +246,7 @@ struct Z_tessera_link_instance_t {
 }
 #endif
 
-#if !defined(__cplusplus) && defined(__SUPPORT_SNAN__)
+#if !defined(__cplusplus) && (defined(__SUPPORT_SNAN__) || defined(__TINYC__))
 /*
  * Generated modules are compiled with -fsignaling-nans (wasm/loader.cc), so
  * that the C compiler does not fold x*1.0 and the like to x and hand back a

@@ -22,6 +22,13 @@
 extern "C" {
 WASM_RT_TLS uint32_t wasm_rt_call_stack_depth = 0;
 WASM_RT_TLS uint32_t wasm_rt_call_stack_limit = 0;
+// For modules built by a compiler without thread-local storage (Tiny C).
+uint32_t* wasm_rt_call_stack_depth_ptr(void) {
+  return &wasm_rt_call_stack_depth;
+}
+uint32_t* wasm_rt_call_stack_limit_ptr(void) {
+  return &wasm_rt_call_stack_limit;
+}
 }
 
 namespace tessera::wasm::rt {
@@ -91,8 +98,7 @@ bool InStackGuard(uintptr_t addr) {
   return addr < ts.stack_lo + 4096 && addr + (1 << 20) >= ts.stack_lo;
 }
 
-void Chain(const struct sigaction& prev, int sig, siginfo_t* info,
-           void* uctx) {
+void Chain(const struct sigaction& prev, int sig, siginfo_t* info, void* uctx) {
   if (prev.sa_flags & SA_SIGINFO) {
     if (prev.sa_sigaction) {
       prev.sa_sigaction(sig, info, uctx);
@@ -244,16 +250,26 @@ void wasm_rt_trap(wasm_rt_trap_t code) {
 
 const char* wasm_rt_strerror(wasm_rt_trap_t trap) {
   switch (trap) {
-    case WASM_RT_TRAP_NONE: return "no error";
-    case WASM_RT_TRAP_OOB: return "out of bounds memory access";
-    case WASM_RT_TRAP_INT_OVERFLOW: return "integer overflow";
-    case WASM_RT_TRAP_DIV_BY_ZERO: return "integer divide by zero";
-    case WASM_RT_TRAP_INVALID_CONVERSION: return "invalid conversion to integer";
-    case WASM_RT_TRAP_UNREACHABLE: return "unreachable executed";
-    case WASM_RT_TRAP_CALL_INDIRECT: return "indirect call to a null or mistyped function";
-    case WASM_RT_TRAP_UNCAUGHT_EXCEPTION: return "uncaught exception";
-    case WASM_RT_TRAP_EXHAUSTION: return "call stack exhausted";
-    case WASM_RT_TRAP_OOM: return "out of memory: could not reserve guest memory";
+    case WASM_RT_TRAP_NONE:
+      return "no error";
+    case WASM_RT_TRAP_OOB:
+      return "out of bounds memory access";
+    case WASM_RT_TRAP_INT_OVERFLOW:
+      return "integer overflow";
+    case WASM_RT_TRAP_DIV_BY_ZERO:
+      return "integer divide by zero";
+    case WASM_RT_TRAP_INVALID_CONVERSION:
+      return "invalid conversion to integer";
+    case WASM_RT_TRAP_UNREACHABLE:
+      return "unreachable executed";
+    case WASM_RT_TRAP_CALL_INDIRECT:
+      return "indirect call to a null or mistyped function";
+    case WASM_RT_TRAP_UNCAUGHT_EXCEPTION:
+      return "uncaught exception";
+    case WASM_RT_TRAP_EXHAUSTION:
+      return "call stack exhausted";
+    case WASM_RT_TRAP_OOM:
+      return "out of memory: could not reserve guest memory";
     case WASM_RT_TRAP_UNDEFINED_ELEMENT:
       return "undefined element";
     case WASM_RT_TRAP_UNINITIALIZED_ELEMENT:
@@ -364,7 +380,6 @@ void wasm_rt_free_memory(wasm_rt_memory_t* mem) {
   mem->size = 0;
 }
 
-
 void wasm_rt_allocate_funcref_table(wasm_rt_funcref_table_t* t,
                                     uint32_t elements, uint32_t max) {
   t->size = elements;
@@ -392,8 +407,8 @@ void wasm_rt_free_externref_table(wasm_rt_externref_table_t* t) {
   t->size = 0;
 }
 
-uint32_t wasm_rt_grow_funcref_table(wasm_rt_funcref_table_t* t,
-                                    uint32_t delta, wasm_rt_funcref_t init) {
+uint32_t wasm_rt_grow_funcref_table(wasm_rt_funcref_table_t* t, uint32_t delta,
+                                    wasm_rt_funcref_t init) {
   return rtns::GrowTable(t, delta, init);
 }
 uint32_t wasm_rt_grow_externref_table(wasm_rt_externref_table_t* t,
