@@ -50,7 +50,8 @@ def patch(ops):
 
 
 HELLO, WRITE, PING, PONG = 1, 2, 3, 4
-HYDRATE, RESUME, COMMIT, ACK, REJECT = 16, 17, 18, 19, 20
+HYDRATE, RESUME, COMMIT, ACK, REJECT, COMMITS = 16, 17, 18, 19, 20, 21
+NIL = b"\xc0"
 MAX = 2**53
 LIMITS = {"maxPatchesPerFrame": 64, "maxFrameBytes": 65536,
           "maxRecordKeyLength": 128, "maxExpandedLeaves": 256,
@@ -84,6 +85,18 @@ SEEDS = {
     "commit_seq": array(u(COMMIT), u(11), bin_(patch([(DELETE, ["a"])])),
                         u(3)),
     "ack": array(u(ACK), u(3), u(12)),
+    "hello_flags": array(u(HELLO), u(1), s("t"), u(2), u(5), u(1)),
+    "commits": array(u(COMMITS), array(
+        array(u(13), bin_(PLAYERS)),
+        array(u(14), NIL, u(5)),
+        array(u(15), bin_(patch([(DELETE, ["a"])])), u(6)),
+        array(u(MAX), bin_(STATE)))),
+    "commits_trailing": array(u(COMMITS), array(
+        array(u(1), bin_(b"\x90"), u(2), s("x")), array(u(3), NIL, u(4),
+                                                       NIL)), s("later")),
+    "commits_ack_no_seq": array(u(COMMITS), array(array(u(1), NIL))),
+    "commits_not_increasing": array(u(COMMITS), array(
+        array(u(2), bin_(b"\x90")), array(u(2), bin_(b"\x90")))),
     "reject": array(u(REJECT), u(4), s("permission_denied"), s("no")),
     # Broken.
     "empty_array": b"\x90",

@@ -8,6 +8,8 @@
 //  - an accepted message re-encodes to bytes no longer than the input
 //    (the encoders write the shortest forms) that decode to the same
 //    message, and encoding that again gives the same bytes;
+//  - a COMMITS decodes back to the same entries (at least one, versions
+//    increasing, an entry without a patch has a seq);
 //  - a WRITE's patch, decoded with default limits on a fresh KeyTable, is
 //    a patch or a refusal (kInvalidArgument / kResourceExhausted) that
 //    leaves the table empty; an accepted one re-encodes and decodes back.
@@ -57,7 +59,8 @@ std::string Encode(const ClientMessage& msg) {
   return std::visit(
       Visitor{
           [](const Hello& m) {
-            return EncodeHello(m.ticket, m.epoch, m.version, m.protocol);
+            return EncodeHello(m.ticket, m.epoch, m.version, m.protocol,
+                               m.flags);
           },
           [](const Write& m) { return EncodeWrite(m.seq, AsText(m.patch)); },
           [](const Ping& m) { return EncodePing(m.nonce); },
@@ -84,7 +87,18 @@ std::string Encode(const ServerMessage& msg) {
                 return EncodeReject(m.seq, m.code, m.message);
               },
               [](const Ping& m) { return EncodePing(m.nonce); },
-              [](const Pong& m) { return EncodePong(m.nonce); }},
+              [](const Pong& m) { return EncodePong(m.nonce); },
+              [](const Commits& m) {
+                CommitsWriter w;
+                for (const CommitsEntry& e : m.entries) {
+                  if (e.patch.has_value()) {
+                    w.Add(e.version, *e.patch, e.seq);
+                  } else {
+                    w.AddAck(e.version, e.seq.value());
+                  }
+                }
+                return w.Take();
+              }},
       msg);
 }
 
@@ -93,7 +107,8 @@ bool Same(const ClientMessage& a, const ClientMessage& b) {
   if (const auto* x = std::get_if<Hello>(&a)) {
     const auto& y = std::get<Hello>(b);
     return x->protocol == y.protocol && x->ticket == y.ticket &&
-           x->epoch == y.epoch && x->version == y.version;
+           x->epoch == y.epoch && x->version == y.version &&
+           x->flags == y.flags;
   }
   if (const auto* x = std::get_if<Write>(&a)) {
     const auto& y = std::get<Write>(b);
@@ -148,6 +163,10 @@ void CheckServer(std::span<const uint8_t> bytes) {
   Check(back.ok());
   Check(back->index() == msg->index());
   Check(Encode(*back) == again);
+  if (const auto* commits = std::get_if<Commits>(&*msg)) {
+    Check(!commits->entries.empty());
+    Check(commits->entries == std::get<Commits>(*back).entries);
+  }
 }
 
 }  // namespace

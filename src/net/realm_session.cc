@@ -1,7 +1,7 @@
 // A realm session: HELLO (ticket, security floor) -> attach to the realm
 // host; WRITEs decoded on this connection's key table, held to the kind's
 // ingress limits and queued on the host; the host's answers and the
-// realm's commits out as HYDRATE/RESUME/COMMIT/ACK/REJECT, each commit
+// realm's commits out as HYDRATE/RESUME/COMMIT(S)/ACK/REJECT, each commit
 // sliced for this connection's avatar and encoded on its outgoing key
 // table.
 //
@@ -244,6 +244,7 @@ class RealmSession final : public realm::RealmPeer,
                   false);
       return;
     }
+    batched_ = (hello.flags & wire::kHelloCommits) != 0;
     Status attached = host_.Attach(
         kind_name_, key_, shared_from_this(), check.ticket.subscriber_id,
         static_cast<int64_t>(hello.epoch), static_cast<int64_t>(hello.version));
@@ -368,6 +369,9 @@ class RealmSession final : public realm::RealmPeer,
     version_ = answer.head;
   }
 
+  // The commits of `batch` this connection was not told of yet, each as
+  // this avatar may read it: one COMMITS for a client that asked for it in
+  // its HELLO, else a COMMIT or ACK each.
   void DeliverCommits(const realm::CommitBatch& batch) {
     if (!live()) return;
     WsConnection::Batch together(conn_);  // one group commit, one write
@@ -376,12 +380,12 @@ class RealmSession final : public realm::RealmPeer,
       version_ = commit.version;
       const auto version = static_cast<uint64_t>(commit.version);
       if (!restricts_reads_) {  // everyone reads all: nothing to slice
-        conn_.Send(
-            commit.writer == this
-                ? wire::EncodeAck(commit.seq, version)
-                : wire::EncodeCommit(
-                      version, realm::EncodePatch(commit.patch, &out_keys_,
-                                                  &commit.keys)));
+        if (commit.writer == this) {
+          SendAck(version, commit.seq);
+        } else {
+          SendCommit(version, realm::EncodePatch(commit.patch, &out_keys_,
+                                                 &commit.keys));
+        }
         continue;
       }
       realm::Patch sliced;
@@ -393,16 +397,31 @@ class RealmSession final : public realm::RealmPeer,
       }
       if (commit.writer == this) {
         if (sliced == commit.patch) {
-          conn_.Send(wire::EncodeAck(commit.seq, version));
+          SendAck(version, commit.seq);
         } else {
-          conn_.Send(wire::EncodeCommit(
-              version, realm::EncodePatch(sliced, &out_keys_), commit.seq));
+          SendCommit(version, realm::EncodePatch(sliced, &out_keys_),
+                     commit.seq);
         }
       } else if (!sliced.empty()) {
-        conn_.Send(wire::EncodeCommit(version,
-                                      realm::EncodePatch(sliced, &out_keys_)));
+        SendCommit(version, realm::EncodePatch(sliced, &out_keys_));
       }
     }
+    if (commits_.size() > 0) conn_.Send(commits_.Take());
+  }
+
+  // A replay can be long: a COMMITS goes out once it holds this many bytes.
+  static constexpr size_t kMaxCommitsBytes = 1 << 20;
+
+  void SendAck(uint64_t version, uint64_t seq) {
+    if (!batched_) return conn_.Send(wire::EncodeAck(seq, version));
+    commits_.AddAck(version, seq);
+    if (commits_.bytes() >= kMaxCommitsBytes) conn_.Send(commits_.Take());
+  }
+  void SendCommit(uint64_t version, std::string_view patch,
+                  std::optional<uint64_t> seq = std::nullopt) {
+    if (!batched_) return conn_.Send(wire::EncodeCommit(version, patch, seq));
+    commits_.Add(version, patch, seq);
+    if (commits_.bytes() >= kMaxCommitsBytes) conn_.Send(commits_.Take());
   }
 
   ServerContext& ctx_;
@@ -419,6 +438,8 @@ class RealmSession final : public realm::RealmPeer,
   bool stopped_ = false;
   std::string avatar_;
   int64_t version_ = 0;
+  bool batched_ = false;  // the HELLO asked for COMMITS
+  wire::CommitsWriter commits_;
   realm::KeyTable in_keys_;   // what the client announced
   realm::KeyTable out_keys_;  // what this session announced
   // False when the kind's rules keep nothing from anyone.

@@ -29,7 +29,7 @@ RealmHost::RealmHost(std::vector<RealmKindConfig> kinds,
         {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
          0.1});
     instance_gauge_ = m->GetGauge("tessera_realm_instances",
-                             "Realm instances loaded in memory.");
+                                  "Realm instances loaded in memory.");
   }
   reaper_ = std::make_shared<Reaper>(this);
   (void)options_.pool->Add(reaper_);
@@ -101,8 +101,9 @@ Status RealmHost::Push(std::string_view kind_name, std::string_view key,
         return Status(StatusCode::kUnavailable, added.message());
       }
     }
-    if (instance->Push(item)) {
-      options_.pool->Poke(instance);
+    bool poke = true;
+    if (instance->Push(item, &poke)) {
+      if (poke) options_.pool->Poke(instance);
       return Status();
     }
     // Unloading: the item is still ours.
@@ -169,9 +170,9 @@ Result<int64_t> RealmHost::Update(std::string_view kind, std::string_view key,
 void RealmHost::ArmExpiry(std::string_view kind_name, std::string_view key) {
   std::shared_ptr<const RealmKindConfig> kind = FindKind(kind_name);
   if (kind == nullptr || !kind->expire_after_idle_ms || !ValidKey(key)) return;
-  ArmExpiryAt(kind->name + "/" + std::string(key),
-              options_.pool->clock()->NowUs() +
-                  *kind->expire_after_idle_ms * 1000);
+  ArmExpiryAt(
+      kind->name + "/" + std::string(key),
+      options_.pool->clock()->NowUs() + *kind->expire_after_idle_ms * 1000);
 }
 
 void RealmHost::ArmExpiryAt(const std::string& id, int64_t due_us) {

@@ -16,10 +16,11 @@ RealmHost::Instance::Instance(RealmHost* host,
       key_(std::move(key)),
       id_(std::move(id)) {}
 
-bool RealmHost::Instance::Push(Item& item) {
+bool RealmHost::Instance::Push(Item& item, bool* poke) {
   std::lock_guard<std::mutex> lock(mu_);
   if (unloading_) return false;
   inbox_.push_back(std::move(item));
+  *poke = held_until_us_ == 0;
   return true;
 }
 
@@ -102,12 +103,16 @@ std::optional<int64_t> RealmHost::Instance::Run(int64_t now_us) {
   // the window to end, and goes out as one group commit then.
   if (kind_->batch_ms > 0 && sent_us_ &&
       now_us < *sent_us_ + kind_->batch_ms * 1000) {
-    return *sent_us_ + kind_->batch_ms * 1000;
+    const int64_t due_us = *sent_us_ + kind_->batch_ms * 1000;
+    std::lock_guard<std::mutex> lock(mu_);
+    held_until_us_ = due_us;
+    return due_us;
   }
   std::vector<Item> items;
   {
     std::lock_guard<std::mutex> lock(mu_);
     items.swap(inbox_);
+    held_until_us_ = 0;
   }
   now_us_ = now_us;
   for (size_t i = 0; i < items.size(); ++i) {

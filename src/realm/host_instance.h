@@ -108,7 +108,11 @@ class RealmHost::Instance final : public guest::WorkerPool::Task {
            std::string key, std::string id);
 
   // Queues `item` (moved from only on success); false once unloading.
-  bool Push(Item& item);
+  // `*poke` says whether the worker must be poked for it: not while a
+  // batchMs window holds the next pass back (it runs at the window's end
+  // and takes the item then), so that writes arriving in a window do not
+  // wake the worker each.
+  bool Push(Item& item, bool* poke);
 
   std::optional<int64_t> Run(int64_t now_us) override;
   // After the task was removed from the pool: drains what is queued,
@@ -176,6 +180,8 @@ class RealmHost::Instance final : public guest::WorkerPool::Task {
   std::mutex mu_;
   std::vector<Item> inbox_ GUARDED_BY(mu_);
   bool unloading_ GUARDED_BY(mu_) = false;
+  // A pass is due then (the end of a batchMs window); 0: none is sure to be.
+  int64_t held_until_us_ GUARDED_BY(mu_) = 0;
 
   // Worker only.
   std::unique_ptr<RealmInstance> realm_;

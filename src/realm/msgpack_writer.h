@@ -17,6 +17,7 @@ namespace tessera::realm {
 class MsgWriter {
  public:
   std::string Take() { return std::move(out_); }
+  size_t size() const { return out_.size(); }
 
   void Uint(uint64_t v) {
     if (v < 0x80) {
@@ -75,6 +76,8 @@ class MsgWriter {
     Header(s.size(), 0, 0, 0xc4, 0xc5, 0xc6);
     out_.append(s);
   }
+  // Bytes already encoded (a whole element, or room kept for one).
+  void Raw(std::string_view bytes) { out_.append(bytes); }
   void Array(size_t n) { Header(n, 0x90, 16, 0, 0xdc, 0xdd); }
   void Map(size_t n) { Header(n, 0x80, 16, 0, 0xde, 0xdf); }
 

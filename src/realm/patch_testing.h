@@ -8,6 +8,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "realm/patch.h"
@@ -26,6 +27,23 @@ inline Op AppendOp(Path path, Json value) {
 
 inline std::span<const uint8_t> Bytes(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+// "93 02 07" -> the bytes 0x93 0x02 0x07 (lower-case hex; spaces ignored).
+inline std::string FromHex(std::string_view hex) {
+  std::string out;
+  int half = -1;
+  for (char c : hex) {
+    if (c == ' ') continue;
+    const int v = c <= '9' ? c - '0' : c - 'a' + 10;
+    if (half < 0) {
+      half = v;
+    } else {
+      out.push_back(static_cast<char>(half * 16 + v));
+      half = -1;
+    }
+  }
+  return out;
 }
 
 // Random patches within the default DecodeLimits. Keys come mostly from a

@@ -14,6 +14,7 @@
 #include <limits>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "realm/msgpack_reader.h"
 #include "realm/msgpack_writer.h"
@@ -71,6 +72,8 @@ const char* TypeName(uint64_t type) {
       return "ACK";
     case kReject:
       return "REJECT";
+    case kCommits:
+      return "COMMITS";
     default:
       return "?";
   }
@@ -175,6 +178,59 @@ class In {
 
   // Skips the trailing elements and checks that nothing follows the array.
   Status Close() {
+    TESSERA_RETURN_IF_ERROR(SkipRest());
+    if (!in_.done()) return InvalidArgument("trailing bytes after the message");
+    return Status::Ok();
+  }
+
+  // COMMITS' entries: an array of [version, patch | nil, seq?], versions
+  // increasing, at least one; trailing elements of an entry are skipped.
+  Status Entries(std::vector<CommitsEntry>* out) {
+    MsgItem item;
+    TESSERA_RETURN_IF_ERROR(Element("entries", &item));
+    if (item.kind != MsgKind::kArray)
+      return Wrong("entries", "must be an array");
+    if (item.count == 0) return Wrong("entries", "must not be empty");
+    const size_t outer = remaining_;
+    for (size_t k = 0; k < item.count; ++k) {
+      MsgItem entry;
+      std::string why;
+      if (!in_.Next(&entry, &why)) return Wrong("entry", why);
+      if (entry.kind != MsgKind::kArray) {
+        return Wrong("entry", "must be an array");
+      }
+      remaining_ = entry.count;
+      CommitsEntry e;
+      TESSERA_RETURN_IF_ERROR(Integer("entry version", &e.version));
+      if (!out->empty() && e.version <= out->back().version) {
+        return Wrong("entry version", "must be above the one before");
+      }
+      MsgItem patch;
+      TESSERA_RETURN_IF_ERROR(Element("entry patch", &patch));
+      if (patch.kind == MsgKind::kBin) {
+        std::string_view bytes;
+        TESSERA_RETURN_IF_ERROR(Payload("entry patch", patch, &bytes));
+        e.patch.emplace(bytes);
+      } else if (patch.kind != MsgKind::kNil) {
+        return Wrong("entry patch", "must be bin or nil");
+      }
+      if (more()) {
+        uint64_t seq = 0;
+        TESSERA_RETURN_IF_ERROR(Integer("entry seq", &seq));
+        e.seq = seq;
+      } else if (!e.patch.has_value()) {
+        return Wrong("entry seq", "is missing (an ACK entry needs one)");
+      }
+      TESSERA_RETURN_IF_ERROR(SkipRest());
+      out->push_back(std::move(e));
+    }
+    remaining_ = outer;
+    return Status::Ok();
+  }
+
+ private:
+  // Skips the elements of the current array not yet read.
+  Status SkipRest() {
     std::string why;
     if (remaining_ > in_.left()) {
       return InvalidArgument(std::string(name_) +
@@ -188,11 +244,9 @@ class In {
         return Wrong("trailing element", why);
       }
     }
-    if (!in_.done()) return InvalidArgument("trailing bytes after the message");
     return Status::Ok();
   }
 
- private:
   Status Wrong(const char* field, const std::string& what) const {
     return InvalidArgument(std::string(name_) + ": " + field + " " + what);
   }
@@ -258,6 +312,7 @@ Result<ClientMessage> DecodeClientMessage(std::span<const uint8_t> bytes) {
       TESSERA_RETURN_IF_ERROR(in.Text("ticket", &msg.ticket));
       TESSERA_RETURN_IF_ERROR(in.Integer("epoch", &msg.epoch));
       TESSERA_RETURN_IF_ERROR(in.Integer("version", &msg.version));
+      if (in.more()) TESSERA_RETURN_IF_ERROR(in.Integer("flags", &msg.flags));
       TESSERA_RETURN_IF_ERROR(in.Close());
       return ClientMessage(msg);
     }
@@ -308,14 +363,15 @@ std::string EncodeIntent(uint64_t seq, std::string_view name,
 }
 
 std::string EncodeHello(std::string_view ticket, uint64_t epoch,
-                        uint64_t version, uint64_t protocol) {
+                        uint64_t version, uint64_t protocol, uint64_t flags) {
   Out out;
-  out.Array(5);
+  out.Array(flags != 0 ? 6 : 5);
   out.Uint(kHello);
   out.Uint(protocol);
   out.Str(ticket);
   out.Uint(epoch);
   out.Uint(version);
+  if (flags != 0) out.Uint(flags);
   return out.Take();
 }
 
@@ -369,6 +425,48 @@ std::string EncodeCommit(uint64_t version, std::string_view patch,
   out.Bin(patch);
   if (seq.has_value()) out.Uint(*seq);
   return out.Take();
+}
+
+// The entries follow a gap of kCommitsHead bytes, which Take fills with
+// the shortest header from its end (fixarray 2, the type, the entries'
+// array header of 1, 3 or 5 bytes) and cuts in front of.
+namespace {
+constexpr size_t kCommitsHead = 2 + 5;
+}  // namespace
+
+CommitsWriter::CommitsWriter() { out_.Raw(std::string(kCommitsHead, '\0')); }
+
+void CommitsWriter::Add(uint64_t version, std::string_view patch,
+                        std::optional<uint64_t> seq) {
+  out_.Array(seq.has_value() ? 3 : 2);
+  out_.Uint(version);
+  out_.Bin(patch);
+  if (seq.has_value()) out_.Uint(*seq);
+  ++count_;
+}
+
+void CommitsWriter::AddAck(uint64_t version, uint64_t seq) {
+  out_.Array(3);
+  out_.Uint(version);
+  out_.Nil();
+  out_.Uint(seq);
+  ++count_;
+}
+
+std::string CommitsWriter::Take() {
+  MsgWriter head;
+  head.Array(2);
+  head.Uint(kCommits);
+  head.Array(count_);
+  const std::string bytes = head.Take();
+  std::string message = out_.Take();
+  const size_t start = kCommitsHead - bytes.size();
+  message.replace(start, bytes.size(), bytes);
+  message.erase(0, start);
+  out_ = MsgWriter();
+  out_.Raw(std::string(kCommitsHead, '\0'));
+  count_ = 0;
+  return message;
 }
 
 std::string EncodeAck(uint64_t seq, uint64_t version) {
@@ -431,6 +529,12 @@ Result<ServerMessage> DecodeServerMessage(std::span<const uint8_t> bytes) {
       }
       TESSERA_RETURN_IF_ERROR(in.Close());
       msg.patch = blob;
+      return ServerMessage(std::move(msg));
+    }
+    case kCommits: {
+      Commits msg;
+      TESSERA_RETURN_IF_ERROR(in.Entries(&msg.entries));
+      TESSERA_RETURN_IF_ERROR(in.Close());
       return ServerMessage(std::move(msg));
     }
     case kAck: {

@@ -14,8 +14,10 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "common/status.h"
+#include "realm/msgpack_writer.h"
 #include "realm/patch.h"
 
 namespace tessera::realm::wire {
@@ -36,14 +38,20 @@ enum MsgType : uint8_t {
   kCommit = 18,
   kAck = 19,
   kReject = 20,
+  kCommits = 21,
 };
+
+// HELLO's `flags` bits: what the client understands beyond protocol 1's
+// messages. Unknown bits are ignored.
+inline constexpr uint64_t kHelloCommits = 1;  // COMMITS instead of COMMIT/ACK
 
 // Client to server. Views point into the decoded buffer.
 struct Hello {
   uint64_t protocol = 0;
   std::string_view ticket;
-  uint64_t epoch = 0;    // what the client holds; 0, 0: nothing
+  uint64_t epoch = 0;  // what the client holds; 0, 0: nothing
   uint64_t version = 0;
+  uint64_t flags = 0;  // kHello* bits; absent: 0
 };
 struct Write {
   uint64_t seq = 0;
@@ -82,6 +90,28 @@ std::string EncodeResume(uint64_t epoch, uint64_t from, uint64_t head,
 std::string EncodeCommit(uint64_t version, std::string_view patch,
                          std::optional<uint64_t> seq = std::nullopt);
 std::string EncodeAck(uint64_t seq, uint64_t version);
+
+// COMMITS [21, entries]: the commits of one group commit a reader may
+// read, in version order, in one message (for a client whose HELLO set
+// kHelloCommits). Each entry stands for the COMMIT or ACK it replaces:
+// [version, patch] another writer's commit, [version, patch, seq] the
+// reader's own WRITE changed by slicing, [version, nil, seq] the reader's
+// own WRITE exactly as sent (an ACK). Add versions in increasing order.
+class CommitsWriter {
+ public:
+  CommitsWriter();
+  void Add(uint64_t version, std::string_view patch,
+           std::optional<uint64_t> seq = std::nullopt);
+  void AddAck(uint64_t version, uint64_t seq);
+  size_t size() const { return count_; }  // entries
+  size_t bytes() const { return out_.size(); }
+  // The message; the writer is empty again afterwards.
+  std::string Take();
+
+ private:
+  MsgWriter out_;  // room for the header, then the entries
+  size_t count_ = 0;
+};
 // `code`: "limits_exceeded", "permission_denied" or "invalid_patch".
 std::string EncodeReject(uint64_t seq, std::string_view code,
                          std::string_view message);
@@ -112,13 +142,25 @@ struct Reject {
   uint64_t seq = 0;
   std::string code, message;
 };
+// One entry of COMMITS: `patch` absent is an ACK of `seq`.
+struct CommitsEntry {
+  uint64_t version = 0;
+  std::optional<std::string> patch;
+  std::optional<uint64_t> seq;
+  bool operator==(const CommitsEntry&) const = default;
+};
+struct Commits {
+  std::vector<CommitsEntry> entries;  // at least one, versions increasing
+};
 using ServerMessage =
-    std::variant<Hydrate, Resume, Commit, Ack, Reject, Ping, Pong>;
+    std::variant<Hydrate, Resume, Commit, Ack, Reject, Ping, Pong, Commits>;
 Result<ServerMessage> DecodeServerMessage(std::span<const uint8_t> bytes);
 
 // Client-side encoders.
+// `flags` 0 is left out (a HELLO of 5 elements, as before flags existed).
 std::string EncodeHello(std::string_view ticket, uint64_t epoch,
-                        uint64_t version, uint64_t protocol = kProtocol);
+                        uint64_t version, uint64_t protocol = kProtocol,
+                        uint64_t flags = 0);
 std::string EncodeWrite(uint64_t seq, std::string_view patch);
 std::string EncodeIntent(uint64_t seq, std::string_view name,
                          std::string_view args_json);

@@ -19,22 +19,7 @@ namespace {
 using patch_testing::Bytes;
 using patch_testing::SetOp;
 
-// "93 02 07" -> the bytes 0x93 0x02 0x07 (spaces ignored).
-std::string H(std::string_view hex) {
-  std::string out;
-  int half = -1;
-  for (char c : hex) {
-    if (c == ' ') continue;
-    const int v = c <= '9' ? c - '0' : c - 'a' + 10;
-    if (half < 0) {
-      half = v;
-    } else {
-      out.push_back(static_cast<char>(half * 16 + v));
-      half = -1;
-    }
-  }
-  return out;
-}
+std::string H(std::string_view hex) { return patch_testing::FromHex(hex); }
 
 std::string_view View(std::span<const uint8_t> bytes) {
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
@@ -464,8 +449,8 @@ TEST(RealmWireIntent, RoundTripsAndRefusesBadNames) {
   const std::string bytes = EncodeIntent(7, "move", R"({"cell":4})");
   // [5, 7, "move", "{\"cell\":4}"]
   EXPECT_EQ(bytes.substr(0, 8), std::string("\x94\x05\x07\xa4move", 8));
-  Result<ClientMessage> decoded = DecodeClientMessage(std::span(
-      reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  Result<ClientMessage> decoded = DecodeClientMessage(
+      std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   const auto* intent = std::get_if<Intent>(&*decoded);
   ASSERT_NE(intent, nullptr);
@@ -474,8 +459,8 @@ TEST(RealmWireIntent, RoundTripsAndRefusesBadNames) {
   EXPECT_EQ(intent->args, R"({"cell":4})");
   for (const std::string& name : {std::string(), std::string(65, 'n')}) {
     const std::string bad = EncodeIntent(1, name, "{}");
-    Result<ClientMessage> refused = DecodeClientMessage(std::span(
-        reinterpret_cast<const uint8_t*>(bad.data()), bad.size()));
+    Result<ClientMessage> refused = DecodeClientMessage(
+        std::span(reinterpret_cast<const uint8_t*>(bad.data()), bad.size()));
     EXPECT_EQ(refused.status().message(), "INTENT: name must be 1 to 64 bytes");
   }
   // args must be a string (JSON text).

@@ -31,7 +31,8 @@
 //
 // decode: false makes a bot that receives and counts every message but
 // drops the other bots' writes before its client library sees them
-// (tessera: COMMITs without a seq; Hocuspocus: relayed Yjs updates);
+// (tessera: COMMITs without a seq, and the entries without a seq of a
+// COMMITS; Hocuspocus: relayed Yjs updates);
 // everything else (HELLO, HYDRATE, ACKs, sync steps, SyncStatus, pings, its
 // own writes) goes through the library. The servers do the same work either
 // way (they send every write to every client); see worker.mjs ("observers").
@@ -47,12 +48,19 @@ export const clock = () => performance.timeOrigin + performance.now();
 
 /**
  * A `ws` class (from `dir`'s node_modules) whose sockets count their bytes
- * into `hooks`. With `drop(data)`, the messages it is true for are counted
- * but never reach the client library (its onmessage or "message" event
- * listeners added with addEventListener).
+ * into `hooks`. With `drop(data)`, the messages it returns true for are
+ * counted but never reach the client library (its onmessage or "message"
+ * event listeners added with addEventListener); when it returns bytes, the
+ * library gets those instead (what is left of the message once the other
+ * bots' writes are dropped); false passes the message as it is.
  */
 function countingWebSocket(dir, hooks, drop = null) {
   const WS = createRequire(path.join(dir, "package.json"))("ws");
+  const filtered = (fn) => (ev) => {
+    const kept = drop(ev.data);
+    if (kept === true) return;
+    fn(kept === false ? ev : { type: ev.type, data: kept, target: ev.target });
+  };
   return class CountingWebSocket extends WS {
     constructor(url, protocols) {
       super(url, protocols);
@@ -62,11 +70,11 @@ function countingWebSocket(dir, hooks, drop = null) {
       return super.onmessage;
     }
     set onmessage(fn) {
-      super.onmessage = drop && typeof fn === "function" ? (ev) => drop(ev.data) || fn(ev) : fn;
+      super.onmessage = drop && typeof fn === "function" ? filtered(fn) : fn;
     }
     addEventListener(type, fn, options) {
       if (drop && type === "message" && typeof fn === "function") {
-        return super.addEventListener(type, (ev) => drop(ev.data) || fn(ev), options);
+        return super.addEventListener(type, filtered(fn), options);
       }
       return super.addEventListener(type, fn, options);
     }
@@ -76,10 +84,50 @@ function countingWebSocket(dir, hooks, drop = null) {
 const bytesOf = (data) => (data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
 
 // tessera: a COMMIT of another writer, [18, version, patch] (a fixarray of
-// 3; a COMMIT of one's own sliced write has a 4th element, the seq).
-const isOthersCommit = (data) => {
+// 3; a COMMIT of one's own sliced write has a 4th element, the seq): true.
+// A COMMITS, [21, [[version, patch | nil, seq?], ...]]: the entries with a
+// seq (the bot's own writes) as a COMMITS of their own, or true if none.
+const othersCommits = (data) => {
   const b = bytesOf(data);
-  return b.length >= 2 && b[0] === 0x93 && b[1] === 18;
+  if (b.length >= 2 && b[0] === 0x93 && b[1] === 18) return true;
+  if (b.length < 3 || b[0] !== 0x92 || b[1] !== 21) return false;
+  let i = 2;
+  const count = (fix, b16) => {
+    const h = b[i++];
+    if ((h & 0xf0) === fix) return h & 0x0f;
+    const n = h === b16 ? (b[i] << 8) | b[i + 1] : ((b[i] << 24) | (b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3]) >>> 0;
+    i += h === b16 ? 2 : 4;
+    return n;
+  };
+  const skipUint = () => (i += b[i] < 0x80 ? 1 : { 0xcc: 2, 0xcd: 3, 0xce: 5, 0xcf: 9 }[b[i]]);
+  const skipPatch = () => {
+    const h = b[i++];
+    if (h === 0xc4) i += 1 + b[i];
+    else if (h === 0xc5) i += 2 + ((b[i] << 8) | b[i + 1]);
+    else if (h === 0xc6) i += 4 + (((b[i] << 24) | (b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3]) >>> 0);
+  };
+  const entries = count(0x90, 0xdc);
+  const kept = [];
+  for (let k = 0; k < entries; k++) {
+    const start = i;
+    const n = count(0x90, 0xdc); // the server writes 2 or 3 elements
+    skipUint();
+    skipPatch();
+    if (n >= 3) {
+      skipUint();
+      kept.push(b.subarray(start, i));
+    }
+  }
+  if (kept.length === 0) return true;
+  const head = kept.length < 16 ? [0x92, 21, 0x90 | kept.length] : [0x92, 21, 0xdc, kept.length >> 8, kept.length & 0xff];
+  const out = new Uint8Array(head.length + kept.reduce((n, e) => n + e.length, 0));
+  out.set(head);
+  let at = head.length;
+  for (const e of kept) {
+    out.set(e, at);
+    at += e.length;
+  }
+  return out;
 };
 
 // A lib0 varUint at b[i]: [value, next index].
@@ -141,7 +189,7 @@ export async function tesseraRealmAdapter({ url, kind, key }) {
       let gate = null; // while paused: {promise, resolve} of the held ticket
       const conn = client.connectRealm(url, kind, key, {
         ticket: async () => (gate ? gate.promise : ticketFor(id)),
-        WebSocket: countingWebSocket(TS_CLIENT_DIR, hooks, decode ? null : isOthersCommit),
+        WebSocket: countingWebSocket(TS_CLIENT_DIR, hooks, decode ? null : othersCommits),
         reconnect: false, // a drop is a result to report, not to hide
       });
       conn.on("commit", (c) => {

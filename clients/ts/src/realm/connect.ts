@@ -21,6 +21,7 @@ import {
   DEFAULT_REALM_LIMITS,
   decodeRealmServerMessage,
   encodeRealmClientMessage,
+  REALM_HELLO_COMMITS,
   REALM_PROTOCOL_VERSION,
   REALM_SUBPROTOCOL,
   RealmMessageType,
@@ -528,6 +529,7 @@ class Connection implements RealmConnection {
           ticket,
           epoch: this.hello.epoch,
           version: this.hello.version,
+          flags: REALM_HELLO_COMMITS,
         }),
       );
       this.startPings(ws);
@@ -599,37 +601,19 @@ class Connection implements RealmConnection {
     }
     if (!this.attached) throw new ProtocolError(`message type ${msg.type} before HYDRATE or RESUME`);
     switch (msg.type) {
-      case RealmMessageType.Commit: {
-        const ops = decodePatch(msg.patch, this.inKeys);
-        const update = this.doc.commit(msg.version, ops, msg.seq);
-        const r = update.replaced;
-        if (r) this.answered(r.writeId, msg.version);
-        const own = msg.seq !== undefined;
-        this.emit("commit", {
-          version: msg.version,
-          ops,
-          own,
-          ...(r ? { writeId: r.writeId } : {}),
-          ...(own ? { seq: msg.seq } : {}),
-          sliced: own,
-        });
-        this.report(update);
+      case RealmMessageType.Commit:
+        this.onCommit(msg.version, msg.patch, msg.seq);
         return;
-      }
-      case RealmMessageType.Ack: {
-        const intent = this.intents.get(msg.seq);
-        if (intent) {
-          this.intents.delete(msg.seq);
-          intent({ status: "done", version: msg.version });
-          return;
+      case RealmMessageType.Commits:
+        // Each entry exactly as the COMMIT or ACK it stands for, in order.
+        for (const e of msg.entries) {
+          if (e.patch === undefined) this.onAck(e.seq!, e.version);
+          else this.onCommit(e.version, e.patch, e.seq);
         }
-        const update = this.doc.ack(msg.seq, msg.version);
-        const w = update.write;
-        this.answered(w.writeId, msg.version);
-        this.emit("commit", { version: msg.version, ops: w.ops, own: true, writeId: w.writeId, seq: msg.seq, sliced: false });
-        this.report(update);
         return;
-      }
+      case RealmMessageType.Ack:
+        this.onAck(msg.seq, msg.version);
+        return;
       case RealmMessageType.Reject: {
         const intent = this.intents.get(msg.seq);
         if (intent) {
@@ -641,6 +625,37 @@ class Connection implements RealmConnection {
         return;
       }
     }
+  }
+
+  private onCommit(version: number, patch: Uint8Array, seq: number | undefined): void {
+    const ops = decodePatch(patch, this.inKeys);
+    const update = this.doc.commit(version, ops, seq);
+    const r = update.replaced;
+    if (r) this.answered(r.writeId, version);
+    const own = seq !== undefined;
+    this.emit("commit", {
+      version,
+      ops,
+      own,
+      ...(r ? { writeId: r.writeId } : {}),
+      ...(own ? { seq } : {}),
+      sliced: own,
+    });
+    this.report(update);
+  }
+
+  private onAck(seq: number, version: number): void {
+    const intent = this.intents.get(seq);
+    if (intent) {
+      this.intents.delete(seq);
+      intent({ status: "done", version });
+      return;
+    }
+    const update = this.doc.ack(seq, version);
+    const w = update.write;
+    this.answered(w.writeId, version);
+    this.emit("commit", { version, ops: w.ops, own: true, writeId: w.writeId, seq, sliced: false });
+    this.report(update);
   }
 
   private answered(writeId: number, version: number): void {

@@ -8,11 +8,12 @@
  *
  * ```
  * client -> server                          server -> client
- * HELLO [1, 1, ticket, epoch, version]      HYDRATE [16, epoch, version, avatar, limits, state]
+ * HELLO [1, 1, ticket, epoch, version, flags?]  HYDRATE [16, epoch, version, avatar, limits, state]
  * WRITE [2, seq, patch]                     RESUME  [17, epoch, from, head, avatar, limits]
  * PING  [3, nonce]                          COMMIT  [18, version, patch, seq?]
  * PONG  [4, nonce]                          ACK     [19, seq, version]
  *                                           REJECT  [20, seq, code, message]
+ *                                           COMMITS [21, [[version, patch | nil, seq?], ...]]
  *                                           PING [3, nonce], PONG [4, nonce]
  * ```
  *
@@ -42,7 +43,14 @@ export const RealmMessageType = {
   Commit: 18,
   Ack: 19,
   Reject: 20,
+  Commits: 21,
 } as const;
+
+/**
+ * HELLO `flags` bit: the client reads COMMITS, so the server sends each
+ * group commit's COMMITs and ACKs to it as one COMMITS message.
+ */
+export const REALM_HELLO_COMMITS = 1;
 
 /**
  * A realm kind's client limits, as HYDRATE and RESUME advertise them
@@ -85,6 +93,8 @@ export interface RealmHelloMessage {
   ticket: string;
   epoch: number;
   version: number;
+  /** `REALM_HELLO_*` bits (absent or 0: none; left out of the bytes when 0). */
+  flags?: number;
 }
 
 /** WRITE `[2, seq, patch]`: a write, named by `seq` in its answer. */
@@ -152,6 +162,28 @@ export interface CommitMessage {
   seq?: number;
 }
 
+/**
+ * One entry of COMMITS: with `patch`, what a COMMIT `[18, version, patch,
+ * seq?]` says; without, what an ACK `[19, seq, version]` says.
+ */
+export interface CommitsEntry {
+  version: number;
+  patch?: Uint8Array;
+  seq?: number;
+}
+
+/**
+ * COMMITS `[21, entries]`: the COMMITs and ACKs of one group commit for a
+ * client whose HELLO set {@link REALM_HELLO_COMMITS}, in version order;
+ * each entry `[version, patch, seq?]` (a COMMIT) or `[version, nil, seq]`
+ * (an ACK).
+ */
+export interface CommitsMessage {
+  type: typeof RealmMessageType.Commits;
+  /** At least one; versions increasing. */
+  entries: CommitsEntry[];
+}
+
 /** ACK `[19, seq, version]`: WRITE `seq` is durable as commit `version`, exactly as sent. */
 export interface RealmAckMessage {
   type: typeof RealmMessageType.Ack;
@@ -183,6 +215,7 @@ export type RealmServerMessage =
   | HydrateMessage
   | ResumeMessage
   | CommitMessage
+  | CommitsMessage
   | RealmAckMessage
   | RealmRejectMessage
   | RealmPingMessage
@@ -241,13 +274,15 @@ export function encodeRealmClientMessage(msg: RealmClientMessage): Uint8Array {
       const ticket = checkString(msg.ticket, "ticket");
       const epoch = checkInteger(msg.epoch, "epoch");
       const version = checkInteger(msg.version, "version");
+      const flags = checkInteger(msg.flags ?? 0, "flags");
       return encode((w) => {
-        w.array(5);
+        w.array(flags === 0 ? 5 : 6);
         w.uint(msg.type);
         w.uint(protocol);
         w.str(ticket);
         w.uint(epoch);
         w.uint(version);
+        if (flags !== 0) w.uint(flags);
       });
     }
     case RealmMessageType.Write: {
@@ -339,6 +374,27 @@ export function encodeRealmServerMessage(msg: RealmServerMessage): Uint8Array {
         if (seq !== undefined) w.uint(seq);
       });
     }
+    case RealmMessageType.Commits: {
+      const entries = checkEntries(
+        msg.entries.map((e) => ({
+          version: checkInteger(e.version, "version"),
+          ...(e.patch === undefined ? {} : { patch: checkBytes(e.patch, "patch") }),
+          ...(e.seq === undefined ? {} : { seq: checkInteger(e.seq, "seq") }),
+        })),
+      );
+      return encode((w) => {
+        w.array(2);
+        w.uint(msg.type);
+        w.array(entries.length);
+        for (const e of entries) {
+          w.array(e.seq === undefined ? 2 : 3);
+          w.uint(e.version);
+          if (e.patch === undefined) w.nil();
+          else w.bin(e.patch);
+          if (e.seq !== undefined) w.uint(e.seq);
+        }
+      });
+    }
     case RealmMessageType.Ack: {
       const [seq, version] = [checkInteger(msg.seq, "seq"), checkInteger(msg.version, "version")];
       return encode((w) => {
@@ -375,8 +431,44 @@ class Nested {
   constructor(readonly kind: string) {}
 }
 
-/** A scalar, bin, a map of string keys (for `limits`), or a {@link Nested} marker. */
-type Element = null | boolean | number | string | Uint8Array | Record<string, unknown> | Nested;
+/** A scalar, bin, a map of string keys (for `limits`), COMMITS' entries, or a {@link Nested} marker. */
+type Element = null | boolean | number | string | Uint8Array | Record<string, unknown> | Nested | CommitsEntry[];
+
+/** COMMITS' entries are at least one, versions increasing, an ACK entry (no patch) with a seq. */
+function checkEntries(entries: CommitsEntry[]): CommitsEntry[] {
+  if (entries.length === 0) fail("COMMITS entries must not be empty");
+  let last = -1;
+  for (const e of entries) {
+    if (e.version <= last) fail("COMMITS entry versions must increase");
+    if (e.patch === undefined && e.seq === undefined) fail("COMMITS entry without a patch needs a seq");
+    last = e.version;
+  }
+  return entries;
+}
+
+/**
+ * Reads COMMITS' entries: an array of `[version, patch | nil, seq?]`
+ * (trailing elements of an entry skipped), checked whole.
+ */
+function readEntries(r: MsgReader): CommitsEntry[] {
+  const head = r.next();
+  if (head.kind !== "array") fail(`COMMITS entries must be an array, got ${ITEM_NAMES[head.kind]}`);
+  r.fits(head.count, 1);
+  const out: CommitsEntry[] = [];
+  for (let i = 0; i < head.count; i++) {
+    const entry = r.next();
+    if (entry.kind !== "array") fail(`COMMITS entry must be an array, got ${ITEM_NAMES[entry.kind]}`);
+    if (entry.count < 2) fail(`COMMITS entry needs 2 elements, got ${entry.count}`);
+    const version = checkInteger(readElement(r, false), "COMMITS entry version");
+    const patch = readElement(r, false);
+    if (patch !== null && !(patch instanceof Uint8Array)) fail("COMMITS entry patch must be binary or nil");
+    const e: CommitsEntry = patch === null ? { version } : { version, patch };
+    if (entry.count > 2) e.seq = checkInteger(readElement(r, false), "COMMITS entry seq");
+    if (entry.count > 3) r.skip(entry.count - 3);
+    out.push(e);
+  }
+  return checkEntries(out);
+}
 
 /**
  * Reads one element: scalars and bin as values; at the top level a map of
@@ -442,7 +534,9 @@ function readMessage(data: Uint8Array | ArrayBuffer | ArrayBufferView, max: numb
     if (head.count === 0) fail("message is an empty array");
     r.fits(head.count, 1);
     const a: Element[] = [];
-    for (let i = 0; i < head.count && i <= max; i++) a.push(readElement(r, true));
+    for (let i = 0; i < head.count && i <= max; i++) {
+      a.push(i === 1 && a[0] === RealmMessageType.Commits ? readEntries(r) : readElement(r, true));
+    }
     if (head.count > max + 1) r.skip(head.count - max - 1);
     if (!r.done) fail(`${r.left} bytes after the message`);
     const type = a[0];
@@ -499,6 +593,9 @@ export function decodeRealmServerMessage(data: Uint8Array | ArrayBuffer | ArrayB
       if (a.length > 3 && a[3] !== null) msg.seq = checkInteger(a[3], "COMMIT seq");
       return msg;
     }
+    case RealmMessageType.Commits:
+      need(a, 2, "COMMITS");
+      return { type, entries: a[1] as CommitsEntry[] };
     case RealmMessageType.Ack:
       need(a, 3, "ACK");
       return { type, seq: checkInteger(a[1], "ACK seq"), version: checkInteger(a[2], "ACK version") };
@@ -524,7 +621,7 @@ export function decodeRealmServerMessage(data: Uint8Array | ArrayBuffer | ArrayB
  * @throws {@link ProtocolError} when the bytes are not a valid client message
  */
 export function decodeRealmClientMessage(data: Uint8Array | ArrayBuffer | ArrayBufferView): RealmClientMessage {
-  const { type, a } = readMessage(data, 4);
+  const { type, a } = readMessage(data, 5);
   switch (type) {
     case RealmMessageType.Intent:
       need(a, 4, "INTENT");
@@ -534,15 +631,18 @@ export function decodeRealmClientMessage(data: Uint8Array | ArrayBuffer | ArrayB
         name: checkString(a[2], "INTENT name"),
         args: checkString(a[3], "INTENT args"),
       };
-    case RealmMessageType.Hello:
+    case RealmMessageType.Hello: {
       need(a, 5, "HELLO");
-      return {
+      const msg: RealmHelloMessage = {
         type,
         protocol: checkInteger(a[1], "HELLO protocol"),
         ticket: checkString(a[2], "HELLO ticket"),
         epoch: checkInteger(a[3], "HELLO epoch"),
         version: checkInteger(a[4], "HELLO version"),
       };
+      if (a.length > 5) msg.flags = checkInteger(a[5], "HELLO flags");
+      return msg;
+    }
     case RealmMessageType.Write:
       need(a, 3, "WRITE");
       return { type, seq: checkInteger(a[1], "WRITE seq"), patch: checkBytes(a[2], "WRITE patch") };

@@ -2,14 +2,18 @@
 // speaks tessera.realm.v1 as docs/protocol.md "Realms" says: HELLO ->
 // HYDRATE or RESUME + the missed COMMITs, WRITE -> ingress limits (ops,
 // bytes, token bucket), apply -> ACK to the writer and COMMIT to the others.
-// Tests steer it with `onWrite` (refuse, slice, hold) and by editing realms.
+// Tests steer it with `onWrite` (refuse, slice, hold) and by editing realms;
+// inside group(), what it would send as COMMITs and ACKs to a connection
+// whose HELLO set the COMMITS flag goes out as one COMMITS at the end.
 import { type AddressInfo } from "node:net";
 import { WebSocket, WebSocketServer } from "ws";
 import { decodePatch, encodePatch, KeyTable } from "../../src/realm/codec.js";
 import { applyPatch, type JsonObject, type Op } from "../../src/realm/patch.js";
 import {
+  type CommitsEntry,
   DEFAULT_REALM_LIMITS,
   decodeRealmClientMessage,
+  REALM_HELLO_COMMITS,
   encodeRealmServerMessage,
   type RealmClientMessage,
   type RealmLimits,
@@ -36,6 +40,10 @@ export interface FakeConn {
   received: { at: number; msg: RealmClientMessage; ops?: Op[] }[];
   tokens: number;
   last: number;
+  /** The HELLO's flags. */
+  flags: number;
+  /** The type of every message sent to the client, in order. */
+  sentTypes: number[];
 }
 
 /** What onWrite decides for a write: the default is to apply it. */
@@ -94,8 +102,29 @@ export class FakeRealmServer {
   }
 
   send(c: FakeConn, msg: RealmServerMessage): void {
+    const grouped = this.grouped?.get(c) ?? (this.grouped && c.flags & REALM_HELLO_COMMITS ? [] : undefined);
+    if (grouped && (msg.type === RealmMessageType.Commit || msg.type === RealmMessageType.Ack)) {
+      grouped.push(msg.type === RealmMessageType.Ack ? { version: msg.version, seq: msg.seq } : { version: msg.version, patch: msg.patch, ...(msg.seq === undefined ? {} : { seq: msg.seq }) });
+      this.grouped!.set(c, grouped);
+      return;
+    }
+    c.sentTypes.push(msg.type);
     c.ws.send(encodeRealmServerMessage(msg));
   }
+
+  /** Runs `fn`; the COMMITs and ACKs it sends to connections that asked for COMMITS go out as one COMMITS each. */
+  group(fn: () => void): void {
+    this.grouped = new Map();
+    try {
+      fn();
+    } finally {
+      const grouped = this.grouped;
+      this.grouped = undefined;
+      for (const [c, entries] of grouped) this.send(c, { type: RealmMessageType.Commits, entries });
+    }
+  }
+
+  private grouped: Map<FakeConn, CommitsEntry[]> | undefined;
 
   /** A commit by the server itself (or another writer), broadcast to every live connection except `except`. */
   commit(id: string, ops: Op[], except?: FakeConn): number {
@@ -110,10 +139,10 @@ export class FakeRealmServer {
     return r.version;
   }
 
-  /** Answers a held write now, as the default decision would. */
-  release(h: { conn: FakeConn; seq: number; ops: Op[] }): void {
+  /** Answers a held write now, as `decision` says (default: apply it). */
+  release(h: { conn: FakeConn; seq: number; ops: Op[] }, decision?: WriteDecision): void {
     this.held = this.held.filter((x) => x !== h);
-    this.applyWrite(h.conn, h.seq, h.ops, undefined);
+    this.applyWrite(h.conn, h.seq, h.ops, decision);
   }
 
   private accept(ws: WebSocket, path: string, protocol: string): void {
@@ -129,6 +158,8 @@ export class FakeRealmServer {
       received: [],
       tokens: this.limits.writeRateBurst,
       last: Date.now(),
+      flags: 0,
+      sentTypes: [],
     };
     this.conns.push(conn);
     if (!m) {
@@ -160,6 +191,7 @@ export class FakeRealmServer {
     }
     switch (msg.type) {
       case RealmMessageType.Hello:
+        c.flags = msg.flags ?? 0;
         return this.hello(c, msg.ticket, msg.epoch, msg.version);
       case RealmMessageType.Ping:
         return this.send(c, { type: RealmMessageType.Pong, nonce: msg.nonce });

@@ -6,11 +6,12 @@
 import { encode } from "@msgpack/msgpack";
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { encodePatch, KeyTable } from "../../src/realm/codec.js";
+import { decodePatch, encodePatch, KeyTable } from "../../src/realm/codec.js";
 import {
   decodeRealmServerMessage,
   encodeRealmClientMessage,
   RealmMessageType,
+  REALM_HELLO_COMMITS,
   REALM_SUBPROTOCOL,
 } from "../../src/realm/protocol.js";
 import { scratchApps } from "../helpers/scratch-apps.js";
@@ -54,9 +55,9 @@ class Raw {
       this.ws.once("error", reject);
     });
   }
-  async hello(ticket: string, epoch = 0, version = 0): Promise<void> {
+  async hello(ticket: string, epoch = 0, version = 0, flags = 0): Promise<void> {
     await this.opened;
-    this.ws.send(encodeRealmClientMessage({ type: RealmMessageType.Hello, protocol: 1, ticket, epoch, version }));
+    this.ws.send(encodeRealmClientMessage({ type: RealmMessageType.Hello, protocol: 1, ticket, epoch, version, flags }));
   }
   write(seq: number, ops: any[]): void {
     this.ws.send(encodeRealmClientMessage({ type: RealmMessageType.Write, seq, patch: encodePatch(ops, this.keys) }));
@@ -115,6 +116,63 @@ describe("the realm protocol on the real server", () => {
     expect(reject).toMatchObject({ seq: 1, code: "permission_denied" });
     expect(r.messages.find((m) => m.type === RealmMessageType.Ack)).toMatchObject({ seq: 2 });
     r.ws.close();
+  });
+
+  it("a HELLO without flags gets a COMMIT or ACK per version; with the COMMITS flag, one COMMITS per group commit", async () => {
+    const old = new Raw("/realm/presence/c1");
+    await old.hello(await ticket("presence", "c1", "old"));
+    const batched = new Raw("/realm/presence/c1");
+    await batched.hello(await ticket("presence", "c1", "new"), 0, 0, REALM_HELLO_COMMITS);
+    await old.until(() => old.messages.length >= 1, "old's hydrate");
+    await batched.until(() => batched.messages.length >= 1, "new's hydrate");
+    // Every commit each connection read, in order, its patch decoded (the
+    // presence rows of both attaches come too).
+    type Read = { version: number; ops?: any[]; seq?: number };
+    const reads = (r: Raw): Read[] => {
+      const keys = new KeyTable();
+      decodePatch(r.messages[0].state, keys); // the HYDRATE announces keys too
+      return r.messages.slice(1).flatMap((m): Read[] => {
+        const one = (version: number, patch?: Uint8Array, seq?: number): Read => ({
+          version,
+          ...(patch ? { ops: decodePatch(patch, keys) } : {}),
+          ...(seq !== undefined ? { seq } : {}),
+        });
+        if (m.type === RealmMessageType.Commit) return [one(m.version, m.patch, m.seq)];
+        if (m.type === RealmMessageType.Ack) return [one(m.version, undefined, m.seq)];
+        if (m.type === RealmMessageType.Commits) return m.entries.map((e: any) => one(e.version, e.patch, e.seq));
+        return [];
+      });
+    };
+    const cursor = (r: Raw, who: string) => reads(r).filter((c) => c.ops?.some((op) => op.path[0] === "cursors" && op.path[1] === who));
+    // Three writes sent together, most likely committed as one group.
+    for (let i = 1; i <= 3; i++) batched.write(i, [{ op: "set", path: ["cursors", "new"], value: { x: i } }]);
+    await old.until(() => cursor(old, "new").length === 3, "old's three COMMITs");
+    await batched.until(() => reads(batched).filter((c) => c.seq !== undefined).length === 3, "new's three acks");
+    // The old client: a COMMIT per version, never a COMMITS.
+    expect(old.messages.some((m) => m.type === RealmMessageType.Commits)).toBe(false);
+    const seen = cursor(old, "new");
+    expect(seen.map((c) => c.ops![0].value)).toEqual([{ x: 1 }, { x: 2 }, { x: 3 }]);
+    // The writer with the flag: only COMMITS after its HYDRATE, its three
+    // writes as ACK entries (no patch) at the versions the old one read.
+    expect(batched.messages.slice(1).every((m) => m.type === RealmMessageType.Commits)).toBe(true);
+    const acks = reads(batched).filter((c) => c.seq !== undefined);
+    expect(acks).toEqual(seen.map((c, i) => ({ version: c.version, seq: i + 1 })));
+    // Versions increase across the COMMITS messages.
+    const versions = reads(batched).map((c) => c.version);
+    expect([...versions].sort((x, y) => x - y)).toEqual(versions);
+    expect(new Set(versions).size).toBe(versions.length);
+    // The old client writes; the new one reads it as a COMMITS entry with its patch.
+    old.write(1, [{ op: "set", path: ["cursors", "old"], value: { x: 9 } }]);
+    await old.until(() => old.messages.some((m) => m.type === RealmMessageType.Ack), "old's ACK");
+    const ack = old.messages.find((m) => m.type === RealmMessageType.Ack);
+    expect(ack).toMatchObject({ seq: 1 });
+    await batched.until(() => reads(batched).some((c) => c.version === ack.version), "old's write");
+    expect(reads(batched).find((c) => c.version === ack.version)).toEqual({
+      version: ack.version,
+      ops: [{ op: "set", path: ["cursors", "old"], value: { x: 9 } }],
+    });
+    old.ws.close();
+    batched.ws.close();
   });
 
   it("answers each breach of the ingress limits with a REJECT, then detaches after ten", async () => {

@@ -21,6 +21,7 @@ import {
   DEFAULT_REALM_LIMITS,
   decodeRealmClientMessage,
   encodeRealmServerMessage,
+  REALM_HELLO_COMMITS,
   RealmMessageType,
 } from "../../src/realm/protocol.js";
 
@@ -89,7 +90,7 @@ describe("connecting", () => {
     const conn = lastConn("ann");
     expect(conn.path).toBe("/realm/match/m-1");
     expect(conn.protocol).toBe("tessera.realm.v1");
-    expect(server.sent(conn, RealmMessageType.Hello)).toEqual([{ type: 1, protocol: 1, ticket: "T-ann", epoch: 0, version: 0 }]);
+    expect(server.sent(conn, RealmMessageType.Hello)).toEqual([{ type: 1, protocol: 1, ticket: "T-ann", epoch: 0, version: 0, flags: REALM_HELLO_COMMITS }]);
     expect(attach).toMatchObject({ mode: "hydrate", epoch: 7, version: 5, avatar: "ann" });
     expect(ann.state).toBe("open");
     expect(ann.document).toEqual({ players: {}, log: [] });
@@ -392,7 +393,7 @@ describe("the resume option (a document kept across a page reload)", () => {
     expect(again.document).not.toBe(kept.document); // copied
     expect([again.epoch, again.version]).toEqual([7, 6]);
     const attach = await again.ready;
-    expect(server.sent(lastConn("ann"), RealmMessageType.Hello)).toEqual([{ type: 1, protocol: 1, ticket: "T-ann", epoch: 7, version: 6 }]);
+    expect(server.sent(lastConn("ann"), RealmMessageType.Hello)).toEqual([{ type: 1, protocol: 1, ticket: "T-ann", epoch: 7, version: 6, flags: REALM_HELLO_COMMITS }]);
     expect(attach).toMatchObject({ mode: "resume", epoch: 7, version: 6, head: 7 });
     await waitFor(() => again.version === 7);
     expect(again.document).toEqual({ players: { ann: { x: 1 } }, log: ["while away"] });

@@ -7,6 +7,7 @@ import {
   decodeRealmServerMessage,
   encodeRealmClientMessage,
   encodeRealmServerMessage,
+  REALM_HELLO_COMMITS,
   type RealmClientMessage,
   RealmMessageType as T,
   type RealmServerMessage,
@@ -40,6 +41,40 @@ describe("realm client messages", () => {
   });
 });
 
+describe("COMMITS and HELLO flags", () => {
+  it("writes the same bytes as the server", () => {
+    const bytes = encodeRealmServerMessage({
+      type: T.Commits,
+      entries: [{ version: 5, patch: new Uint8Array([0x90]) }, { version: 6, seq: 9 }, { version: 7, patch: new Uint8Array([0x91]), seq: 10 }],
+    });
+    expect(hex(bytes)).toBe("9215939205c401909306c00993" + "07c401910a");
+    const hello = encodeRealmClientMessage({ type: T.Hello, protocol: 1, ticket: "t", epoch: 0, version: 0, flags: REALM_HELLO_COMMITS });
+    expect(hex(hello)).toBe("960101a174000001");
+    expect(decodeRealmClientMessage(hello)).toMatchObject({ flags: 1 });
+    expect(decodeRealmClientMessage(encode([1, 1, "t", 0, 0]))).not.toHaveProperty("flags");
+  });
+
+  it("skips an entry's trailing elements and refuses malformed entries", () => {
+    expect(decodeRealmServerMessage(encode([21, [[1, new Uint8Array([0x90]), 2, "x"]], "later"]))).toEqual({
+      type: T.Commits,
+      entries: [{ version: 1, patch: new Uint8Array([0x90]), seq: 2 }],
+    });
+    const bad: [unknown[], RegExp][] = [
+      [[21], /COMMITS needs 1 elements/],
+      [[21, null], /entries must be an array/],
+      [[21, []], /must not be empty/],
+      [[21, [5]], /entry must be an array/],
+      [[21, [[1]]], /entry needs 2 elements/],
+      [[21, [[1, "p"]]], /patch must be binary or nil/],
+      [[21, [[1, null]]], /without a patch needs a seq/],
+      [[21, [[2, null, 1], [2, null, 2]]], /versions must increase/],
+      [[21, [[-1, null, 1]]], /entry version must be an integer/],
+      [[21, [[1, null, "s"]]], /entry seq must be an integer/],
+    ];
+    for (const [msg, why] of bad) expect(() => decodeRealmServerMessage(encode(msg)), JSON.stringify(msg)).toThrow(why);
+  });
+});
+
 describe("realm server messages", () => {
   const msgs: RealmServerMessage[] = [
     { type: T.Hydrate, epoch: 1, version: 2, avatar: "ann", limits, state: new Uint8Array([0x90]) },
@@ -47,6 +82,7 @@ describe("realm server messages", () => {
     { type: T.Commit, version: 3, patch: new Uint8Array([0x90]) },
     { type: T.Commit, version: 3, patch: new Uint8Array([0x90]), seq: 4 },
     { type: T.Ack, seq: 4, version: 3 },
+    { type: T.Commits, entries: [{ version: 3, patch: new Uint8Array([0x90]) }, { version: 4, seq: 1 }, { version: 2 ** 53, patch: new Uint8Array(), seq: 2 }] },
     { type: T.Reject, seq: 4, code: "permission_denied", message: "players/b is owned by avatar b" },
     { type: T.Ping, nonce: 1 },
     { type: T.Pong, nonce: 1 },
