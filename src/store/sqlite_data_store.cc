@@ -51,12 +51,6 @@ Result<std::string> TemporaryPath() {
   return tmpl;
 }
 
-data::ChangeOp OpFromName(const std::string& name) {
-  if (name == "updated") return data::ChangeOp::kUpdated;
-  if (name == "deleted") return data::ChangeOp::kDeleted;
-  return data::ChangeOp::kCreated;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<SqliteDataStore>> SqliteDataStore::Open(
@@ -360,21 +354,11 @@ Result<std::vector<data::ChangeEvent>> SqliteDataStore::Changes(
       data::ChangeEvent e;
       e.seq = s.ColumnInt64(0);
       e.ts_ms = s.ColumnInt64(1);
-      e.op = OpFromName(s.ColumnBytes(2));
+      e.op = ChangeOpFromName(s.ColumnBytes(2));
       e.type = s.ColumnBytes(3);
       e.id = s.ColumnBytes(4);
       e.row_json = s.ColumnBytes(5);
-      json fields = json::parse(s.ColumnBytes(6), nullptr, false);
-      if (fields.is_array()) {
-        for (const json& f : fields) {
-          if (!f.is_object()) continue;
-          data::FieldChange c;
-          c.field = f.value("field", "");
-          c.old_json = f.contains("old") ? f["old"].dump() : "null";
-          c.new_json = f.contains("new") ? f["new"].dump() : "null";
-          e.fields.push_back(std::move(c));
-        }
-      }
+      e.fields = ParseChangedFields(s.ColumnBytes(6));
       e.origin = s.ColumnBytes(7);
       out.push_back(std::move(e));
     }

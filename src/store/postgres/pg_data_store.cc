@@ -1,0 +1,358 @@
+#include "store/postgres/pg_data_store.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <utility>
+
+#include "data/schema.h"
+#include "store/data_sql.h"
+#include "store/postgres/pg_data_sql.h"
+#include "store/postgres/pg_data_txn.h"
+
+namespace tessera::store {
+
+using data::DataSchema;
+using data::EntityType;
+using nlohmann::json;
+using pg::PgParam;
+using pg::PgResult;
+
+namespace {
+
+Status Busy(int64_t wait_ms) {
+  return Status(StatusCode::kUnavailable,
+                "UNAVAILABLE: the data store is busy (the writer was not free "
+                "within " +
+                    std::to_string(wait_ms) + " ms)");
+}
+
+// The applied schema recorded in the database (empty when none). Errors:
+// kFailedPrecondition for one this build cannot read, kIo.
+Result<DataSchema> ReadAppliedSchema(pg::PgConn& conn) {
+  Result<PgResult> row =
+      conn.Exec("SELECT schema_json FROM data_schema WHERE id = 1", {},
+                "postgres data store: read the applied data schema");
+  if (!row.ok()) return row.status();
+  if (row->rows() == 0) return DataSchema();
+  Result<DataSchema> parsed = data::ParseDataSchema(
+      std::string(row->Text(0, 0)), "postgres data store: data_schema");
+  if (!parsed.ok()) {
+    return Status(StatusCode::kFailedPrecondition, parsed.status().message());
+  }
+  return parsed;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PgDataStore>> PgDataStore::Open(const std::string& url,
+                                                       Options options) {
+  if (options.wall_clock == nullptr) options.wall_clock = RealWallClock::Get();
+  options.busy_timeout_ms = std::max(options.busy_timeout_ms, 1);
+  Result<std::unique_ptr<pg::PgConn>> writer = pg::PgConn::Connect(url);
+  if (!writer.ok()) return writer.status();
+  TESSERA_RETURN_IF_ERROR(pg::EnsureDataSchema(**writer));
+  Result<DataSchema> schema = ReadAppliedSchema(**writer);
+  if (!schema.ok()) return schema.status();
+  return std::unique_ptr<PgDataStore>(new PgDataStore(
+      url, options, std::move(writer).value(),
+      std::make_shared<const DataSchema>(std::move(schema).value())));
+}
+
+Result<std::unique_ptr<data::DataStore>> OpenPgDataStore(
+    const std::string& url, PgDataStore::Options options) {
+  Result<std::unique_ptr<PgDataStore>> store = PgDataStore::Open(url, options);
+  if (!store.ok()) return store.status();
+  return std::unique_ptr<data::DataStore>(std::move(store).value());
+}
+
+PgDataStore::PgDataStore(std::string url, Options options,
+                         std::unique_ptr<pg::PgConn> writer,
+                         std::shared_ptr<const DataSchema> schema)
+    : options_(options),
+      url_(std::move(url)),
+      writer_(std::move(writer)),
+      schema_(std::move(schema)) {}
+
+PgDataStore::~PgDataStore() {
+  std::lock_guard<std::mutex> lock(mu_);
+  idle_readers_.clear();
+}
+
+Status PgDataStore::AcquireWriter(int64_t wait_ms) {
+  std::unique_lock<std::mutex> lock(gate_mu_);
+  if (!gate_cv_.wait_for(
+          lock, std::chrono::milliseconds(std::max<int64_t>(wait_ms, 0)),
+          [&] { return !writer_busy_; })) {
+    return Busy(wait_ms);
+  }
+  writer_busy_ = true;
+  return Status::Ok();
+}
+
+void PgDataStore::ReleaseWriter() {
+  {
+    std::lock_guard<std::mutex> lock(gate_mu_);
+    writer_busy_ = false;
+  }
+  gate_cv_.notify_one();
+}
+
+Status PgDataStore::BeginWriterTxn(std::string_view what) {
+  Status st = writer_->BeginTransaction(
+      "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '" +
+          std::to_string(options_.busy_timeout_ms) +
+          "ms'; SELECT pg_advisory_xact_lock(" +
+          std::to_string(pg::kDataWriterLock) + ")",
+      what);
+  if (st.code() == StatusCode::kUnavailable) {
+    return Status(StatusCode::kUnavailable,
+                  "UNAVAILABLE: the data store is busy (another connection "
+                  "held the writer lock for " +
+                      std::to_string(options_.busy_timeout_ms) + " ms)");
+  }
+  return st;
+}
+
+std::shared_ptr<const DataSchema> PgDataStore::CurrentSchema() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return schema_;
+}
+
+DataSchema PgDataStore::schema() const { return *CurrentSchema(); }
+
+Result<std::unique_ptr<pg::PgConn>> PgDataStore::TakeReader() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!idle_readers_.empty()) {
+      std::unique_ptr<pg::PgConn> conn = std::move(idle_readers_.back());
+      idle_readers_.pop_back();
+      return conn;
+    }
+  }
+  return pg::PgConn::Connect(url_);
+}
+
+void PgDataStore::ReturnReader(std::unique_ptr<pg::PgConn> conn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (idle_readers_.size() < static_cast<size_t>(options_.idle_readers)) {
+    idle_readers_.push_back(std::move(conn));
+  }
+}
+
+Result<std::unique_ptr<data::DataTxn>> PgDataStore::Begin(data::TxnMode mode,
+                                                          int64_t wait_ms) {
+  PgDataTxn::Parts parts;
+  parts.mode = mode;
+  parts.clock = options_.wall_clock;
+  if (mode == data::TxnMode::kWrite) {
+    TESSERA_RETURN_IF_ERROR(AcquireWriter(wait_ms));
+    // Read after taking the writer: ApplySchema holds it while it changes.
+    parts.schema = CurrentSchema();
+    Status st = BeginWriterTxn("postgres data store: begin a transaction");
+    if (!st.ok()) {
+      ReleaseWriter();
+      return st;
+    }
+    parts.conn = writer_.get();
+    parts.release_writer = [this] { ReleaseWriter(); };
+    return std::unique_ptr<data::DataTxn>(
+        std::make_unique<PgDataTxn>(std::move(parts)));
+  }
+  // The schema before the snapshot: a snapshot newer than the schema only
+  // has more columns and tables, never fewer.
+  parts.schema = CurrentSchema();
+  Result<std::unique_ptr<pg::PgConn>> reader = TakeReader();
+  if (!reader.ok()) return reader.status();
+  // The first statement takes the snapshot, now rather than at first use.
+  TESSERA_RETURN_IF_ERROR((*reader)->BeginTransaction(
+      "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1",
+      "postgres data store: begin a read"));
+  parts.conn = reader->get();
+  parts.reader = std::move(reader).value();
+  parts.return_reader = [this](std::unique_ptr<pg::PgConn> c) {
+    ReturnReader(std::move(c));
+  };
+  return std::unique_ptr<data::DataTxn>(
+      std::make_unique<PgDataTxn>(std::move(parts)));
+}
+
+Status PgDataStore::ApplySchema(const DataSchema& schema) {
+  const std::string what = "postgres data store: change the data schema";
+  TESSERA_RETURN_IF_ERROR(AcquireWriter(options_.busy_timeout_ms));
+  Status st = BeginWriterTxn(what);
+  if (st.ok()) {
+    st = ApplyLocked(schema);
+    if (st.ok()) {
+      st = writer_->CommitTransaction(what);
+    } else {
+      writer_->RollbackTransaction(what);
+    }
+  }
+  if (st.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    schema_ = std::make_shared<const DataSchema>(schema);
+  }
+  ReleaseWriter();
+  return st;
+}
+
+Status PgDataStore::ApplyLocked(const DataSchema& next) {
+  // What the database holds (another process may have applied a schema
+  // since this one read it).
+  Result<DataSchema> applied = ReadAppliedSchema(*writer_);
+  if (!applied.ok()) return applied.status();
+  Result<std::vector<data::SchemaChange>> changes =
+      data::DiffSchemas(*applied, next);
+  if (!changes.ok()) return changes.status();
+  pg::PgConn& conn = *writer_;
+  std::set<std::string> created;
+  auto run_all = [&](const Result<std::vector<std::string>>& sql,
+                     const std::string& what) -> Status {
+    if (!sql.ok()) return sql.status();
+    for (const std::string& s : sql.value()) {
+      TESSERA_RETURN_IF_ERROR(conn.RunScript(s, what));
+    }
+    return Status::Ok();
+  };
+  for (const data::SchemaChange& change : *changes) {
+    const EntityType* type = next.Find(change.type);
+    if (type == nullptr) {
+      return Internal("data schema: a change names no type " + change.type);
+    }
+    const std::string where = type->name + "." + change.field;
+    switch (change.kind) {
+      case data::SchemaChange::Kind::kAddType:
+        TESSERA_RETURN_IF_ERROR(run_all(pg::CreateTypeSql(*type),
+                                        "create the table of " + type->name));
+        created.insert(type->name);
+        break;
+      case data::SchemaChange::Kind::kAddField: {
+        if (created.count(type->name) > 0) break;
+        const data::FieldSpec* field = type->FindField(change.field);
+        if (field == nullptr) return Internal("data schema: no field " + where);
+        Result<std::string> sql = pg::AddColumnSql(*type, *field);
+        if (!sql.ok()) return sql.status();
+        TESSERA_RETURN_IF_ERROR(
+            conn.RunScript(*sql, "add the column of " + where));
+        if (field->default_json.empty()) break;
+        // Rows that existed before the field read its default.
+        json value = json::parse(field->default_json, nullptr, false);
+        Result<SqlValue> v = ToSql(field->type, value);
+        if (!v.ok()) {
+          return Internal("data schema: " + where +
+                          " default: " + v.status().message());
+        }
+        Result<std::string> table = pg::TableName(*type);
+        if (!table.ok()) return table.status();
+        TESSERA_RETURN_IF_ERROR(
+            conn.Run("UPDATE " + *table + " SET " +
+                         pg::ColumnName(field->name) + " = $1",
+                     {pg::ParamOf(*v)}, "fill the default of " + where));
+        break;
+      }
+      case data::SchemaChange::Kind::kAddIndex: {
+        if (created.count(type->name) > 0) break;
+        const data::IndexSpec* index = nullptr;
+        for (const data::IndexSpec& i : type->indexes) {
+          if (i.field == change.field) index = &i;
+        }
+        if (index == nullptr) return Internal("data schema: no index " + where);
+        Status st =
+            run_all(pg::CreateIndexSql(*type, index->field, index->unique),
+                    "create the index of " + where);
+        if (st.code() == StatusCode::kAlreadyExists) {  // a unique violation
+          return Status(StatusCode::kFailedPrecondition,
+                        std::string(data::codes::kUniqueViolation) + ": " +
+                            where +
+                            ": the new unique index meets rows with equal "
+                            "values; make them unique before declaring it");
+        }
+        TESSERA_RETURN_IF_ERROR(st);
+        break;
+      }
+      case data::SchemaChange::Kind::kSetOwner: {
+        if (created.count(type->name) > 0) break;
+        bool indexed = false;
+        for (const data::IndexSpec& i : type->indexes) {
+          indexed = indexed || i.field == type->owner;
+        }
+        if (indexed) break;
+        TESSERA_RETURN_IF_ERROR(
+            run_all(pg::CreateIndexSql(*type, type->owner, false),
+                    "create the owner index of " + type->name));
+        break;
+      }
+    }
+  }
+  return conn.Run(
+      "INSERT INTO data_schema(id, schema_json, applied_ms) VALUES(1, $1, $2) "
+      "ON CONFLICT (id) DO UPDATE SET schema_json = EXCLUDED.schema_json, "
+      "applied_ms = EXCLUDED.applied_ms",
+      {PgParam::Text(data::DataSchemaJson(next)), PgParam::Int(NowMs())},
+      "record the applied data schema");
+}
+
+Result<std::vector<data::ChangeEvent>> PgDataStore::Changes(int64_t after_seq,
+                                                            int64_t limit) {
+  if (limit < 1) {
+    return InvalidArgument("data store: changes: limit must be at least 1");
+  }
+  if (limit > 1000) limit = 1000;
+  Result<std::unique_ptr<pg::PgConn>> reader = TakeReader();
+  if (!reader.ok()) return reader.status();
+  Result<PgResult> rows = (*reader)->Exec(
+      "SELECT seq, ts_ms, op, type, row_id, row_json, fields_json, origin "
+      "FROM data_changes WHERE seq > $1 ORDER BY seq LIMIT $2",
+      {PgParam::Int(after_seq), PgParam::Int(limit)},
+      "postgres data store: read data changes");
+  if (!rows.ok()) return rows.status();
+  std::vector<data::ChangeEvent> out;
+  for (int i = 0; i < rows->rows(); ++i) {
+    data::ChangeEvent e;
+    Result<int64_t> seq = rows->Int64(i, 0);
+    Result<int64_t> ts = rows->Int64(i, 1);
+    Result<std::string> row_json = rows->Bytes(i, 5);
+    Result<std::string> fields = rows->Bytes(i, 6);
+    Result<std::string> origin = rows->Bytes(i, 7);
+    for (const Status& st : {seq.status(), ts.status(), row_json.status(),
+                             fields.status(), origin.status()}) {
+      TESSERA_RETURN_IF_ERROR(st);
+    }
+    e.seq = *seq;
+    e.ts_ms = *ts;
+    e.op = ChangeOpFromName(rows->Text(i, 2));
+    e.type = std::string(rows->Text(i, 3));
+    e.id = std::string(rows->Text(i, 4));
+    e.row_json = std::move(row_json).value();
+    e.fields = ParseChangedFields(*fields);
+    e.origin = std::move(origin).value();
+    out.push_back(std::move(e));
+  }
+  ReturnReader(std::move(reader).value());
+  return out;
+}
+
+Status PgDataStore::Prune(int64_t now_ms) {
+  const std::string what = "postgres data store: prune data";
+  TESSERA_RETURN_IF_ERROR(AcquireWriter(options_.busy_timeout_ms));
+  Status st = BeginWriterTxn(what);
+  if (st.ok()) {
+    st = writer_->Run("DELETE FROM data_calls WHERE created_ms < $1",
+                      {PgParam::Int(now_ms - data::kCallRetentionMs)}, what);
+    if (st.ok()) {
+      st =
+          writer_->Run("DELETE FROM data_changes WHERE ts_ms < $1",
+                       {PgParam::Int(now_ms - data::kChangeRetentionMs)}, what);
+    }
+    if (st.ok()) {
+      st = writer_->CommitTransaction(what);
+    } else {
+      writer_->RollbackTransaction(what);
+    }
+  }
+  ReleaseWriter();
+  return st;
+}
+
+}  // namespace tessera::store
