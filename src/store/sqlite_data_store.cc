@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <set>
 #include <utility>
@@ -20,13 +19,6 @@ using data::EntityType;
 using nlohmann::json;
 
 namespace {
-
-Status Busy(int64_t wait_ms) {
-  return Status(StatusCode::kUnavailable,
-                "UNAVAILABLE: the data store is busy (the writer was not free "
-                "within " +
-                    std::to_string(wait_ms) + " ms)");
-}
 
 // A failed BEGIN: another process holding the file's write lock is "busy"
 // too.
@@ -104,13 +96,13 @@ SqliteDataStore::SqliteDataStore(std::string path, bool temporary,
       path_(std::move(path)),
       temporary_(temporary),
       writer_(std::move(writer)),
-      schema_(std::move(schema)) {}
+      schema_(std::move(schema)),
+      readers_(
+          [this] { return OpenReaderConn(path_, options_.busy_timeout_ms); },
+          options.idle_readers) {}
 
 SqliteDataStore::~SqliteDataStore() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    idle_readers_.clear();
-  }
+  readers_.Clear();
   writer_.reset();
   if (temporary_) {
     std::error_code ec;
@@ -120,25 +112,6 @@ SqliteDataStore::~SqliteDataStore() {
   }
 }
 
-Status SqliteDataStore::AcquireWriter(int64_t wait_ms) {
-  std::unique_lock<std::mutex> lock(gate_mu_);
-  if (!gate_cv_.wait_for(
-          lock, std::chrono::milliseconds(std::max<int64_t>(wait_ms, 0)),
-          [&] { return !writer_busy_; })) {
-    return Busy(wait_ms);
-  }
-  writer_busy_ = true;
-  return Status::Ok();
-}
-
-void SqliteDataStore::ReleaseWriter() {
-  {
-    std::lock_guard<std::mutex> lock(gate_mu_);
-    writer_busy_ = false;
-  }
-  gate_cv_.notify_one();
-}
-
 std::shared_ptr<const DataSchema> SqliteDataStore::CurrentSchema() const {
   std::lock_guard<std::mutex> lock(mu_);
   return schema_;
@@ -146,49 +119,30 @@ std::shared_ptr<const DataSchema> SqliteDataStore::CurrentSchema() const {
 
 DataSchema SqliteDataStore::schema() const { return *CurrentSchema(); }
 
-Result<std::unique_ptr<DataConn>> SqliteDataStore::TakeReader() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!idle_readers_.empty()) {
-      std::unique_ptr<DataConn> conn = std::move(idle_readers_.back());
-      idle_readers_.pop_back();
-      return conn;
-    }
-  }
-  return OpenReaderConn(path_, options_.busy_timeout_ms);
-}
-
-void SqliteDataStore::ReturnReader(std::unique_ptr<DataConn> conn) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (idle_readers_.size() < static_cast<size_t>(options_.idle_readers)) {
-    idle_readers_.push_back(std::move(conn));
-  }
-}
-
 Result<std::unique_ptr<data::DataTxn>> SqliteDataStore::Begin(
     data::TxnMode mode, int64_t wait_ms) {
   SqliteDataTxn::Parts parts;
   parts.mode = mode;
   parts.clock = options_.wall_clock;
   if (mode == data::TxnMode::kWrite) {
-    TESSERA_RETURN_IF_ERROR(AcquireWriter(wait_ms));
+    TESSERA_RETURN_IF_ERROR(gate_.Acquire(wait_ms));
     // Read after taking the writer: ApplySchema holds it while it changes.
     parts.schema = CurrentSchema();
     Status st = writer_->Run("BEGIN IMMEDIATE", "begin a data transaction");
     if (!st.ok()) {
       st = BeginFailed(*writer_, st);
-      ReleaseWriter();
+      gate_.Release();
       return st;
     }
     parts.conn = writer_.get();
-    parts.release_writer = [this] { ReleaseWriter(); };
+    parts.release_writer = [this] { gate_.Release(); };
     return std::unique_ptr<data::DataTxn>(
         std::make_unique<SqliteDataTxn>(std::move(parts)));
   }
   // The schema before the snapshot: a snapshot newer than the schema only
   // has more columns and tables, never fewer.
   parts.schema = CurrentSchema();
-  Result<std::unique_ptr<DataConn>> reader = TakeReader();
+  Result<std::unique_ptr<DataConn>> reader = readers_.Take();
   if (!reader.ok()) return reader.status();
   DataConn& conn = **reader;
   Status st = conn.Run("BEGIN", "begin a data read");
@@ -207,17 +161,17 @@ Result<std::unique_ptr<data::DataTxn>> SqliteDataStore::Begin(
   parts.conn = &conn;
   parts.reader = std::move(reader).value();
   parts.return_reader = [this](std::unique_ptr<DataConn> c) {
-    ReturnReader(std::move(c));
+    readers_.Return(std::move(c));
   };
   return std::unique_ptr<data::DataTxn>(
       std::make_unique<SqliteDataTxn>(std::move(parts)));
 }
 
 Status SqliteDataStore::ApplySchema(const DataSchema& schema) {
-  TESSERA_RETURN_IF_ERROR(AcquireWriter(options_.busy_timeout_ms));
+  TESSERA_RETURN_IF_ERROR(gate_.Acquire(options_.busy_timeout_ms));
   Status st = writer_->Run("BEGIN IMMEDIATE", "begin a data schema change");
   if (!st.ok()) {
-    ReleaseWriter();
+    gate_.Release();
     return BeginFailed(*writer_, st);
   }
   st = ApplyLocked(schema);
@@ -231,7 +185,7 @@ Status SqliteDataStore::ApplySchema(const DataSchema& schema) {
   }
   // Statements of the old shapes are not needed again.
   writer_->cache.clear();
-  ReleaseWriter();
+  gate_.Release();
   return st;
 }
 
@@ -336,7 +290,7 @@ Result<std::vector<data::ChangeEvent>> SqliteDataStore::Changes(
     return InvalidArgument("data store: changes: limit must be at least 1");
   }
   if (limit > 1000) limit = 1000;
-  Result<std::unique_ptr<DataConn>> reader = TakeReader();
+  Result<std::unique_ptr<DataConn>> reader = readers_.Take();
   if (!reader.ok()) return reader.status();
   std::vector<data::ChangeEvent> out;
   {
@@ -363,12 +317,12 @@ Result<std::vector<data::ChangeEvent>> SqliteDataStore::Changes(
       out.push_back(std::move(e));
     }
   }
-  ReturnReader(std::move(reader).value());
+  readers_.Return(std::move(reader).value());
   return out;
 }
 
 Status SqliteDataStore::Prune(int64_t now_ms) {
-  TESSERA_RETURN_IF_ERROR(AcquireWriter(options_.busy_timeout_ms));
+  TESSERA_RETURN_IF_ERROR(gate_.Acquire(options_.busy_timeout_ms));
   Status st = writer_->db->InTransaction("prune data", [&]() -> Status {
     for (auto [sql, before] :
          {std::pair<const char*, int64_t>{
@@ -383,7 +337,7 @@ Status SqliteDataStore::Prune(int64_t now_ms) {
     }
     return Status::Ok();
   });
-  ReleaseWriter();
+  gate_.Release();
   return st;
 }
 

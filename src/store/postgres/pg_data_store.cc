@@ -1,7 +1,6 @@
 #include "store/postgres/pg_data_store.h"
 
 #include <algorithm>
-#include <chrono>
 #include <set>
 #include <utility>
 
@@ -19,13 +18,6 @@ using pg::PgParam;
 using pg::PgResult;
 
 namespace {
-
-Status Busy(int64_t wait_ms) {
-  return Status(StatusCode::kUnavailable,
-                "UNAVAILABLE: the data store is busy (the writer was not free "
-                "within " +
-                    std::to_string(wait_ms) + " ms)");
-}
 
 // The applied schema recorded in the database (empty when none). Errors:
 // kFailedPrecondition for one this build cannot read, kIo.
@@ -72,31 +64,11 @@ PgDataStore::PgDataStore(std::string url, Options options,
     : options_(options),
       url_(std::move(url)),
       writer_(std::move(writer)),
-      schema_(std::move(schema)) {}
+      schema_(std::move(schema)),
+      readers_([this] { return pg::PgConn::Connect(url_); },
+               options.idle_readers) {}
 
-PgDataStore::~PgDataStore() {
-  std::lock_guard<std::mutex> lock(mu_);
-  idle_readers_.clear();
-}
-
-Status PgDataStore::AcquireWriter(int64_t wait_ms) {
-  std::unique_lock<std::mutex> lock(gate_mu_);
-  if (!gate_cv_.wait_for(
-          lock, std::chrono::milliseconds(std::max<int64_t>(wait_ms, 0)),
-          [&] { return !writer_busy_; })) {
-    return Busy(wait_ms);
-  }
-  writer_busy_ = true;
-  return Status::Ok();
-}
-
-void PgDataStore::ReleaseWriter() {
-  {
-    std::lock_guard<std::mutex> lock(gate_mu_);
-    writer_busy_ = false;
-  }
-  gate_cv_.notify_one();
-}
+PgDataStore::~PgDataStore() { readers_.Clear(); }
 
 Status PgDataStore::BeginWriterTxn(std::string_view what) {
   Status st = writer_->BeginTransaction(
@@ -121,48 +93,29 @@ std::shared_ptr<const DataSchema> PgDataStore::CurrentSchema() const {
 
 DataSchema PgDataStore::schema() const { return *CurrentSchema(); }
 
-Result<std::unique_ptr<pg::PgConn>> PgDataStore::TakeReader() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!idle_readers_.empty()) {
-      std::unique_ptr<pg::PgConn> conn = std::move(idle_readers_.back());
-      idle_readers_.pop_back();
-      return conn;
-    }
-  }
-  return pg::PgConn::Connect(url_);
-}
-
-void PgDataStore::ReturnReader(std::unique_ptr<pg::PgConn> conn) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (idle_readers_.size() < static_cast<size_t>(options_.idle_readers)) {
-    idle_readers_.push_back(std::move(conn));
-  }
-}
-
 Result<std::unique_ptr<data::DataTxn>> PgDataStore::Begin(data::TxnMode mode,
                                                           int64_t wait_ms) {
   PgDataTxn::Parts parts;
   parts.mode = mode;
   parts.clock = options_.wall_clock;
   if (mode == data::TxnMode::kWrite) {
-    TESSERA_RETURN_IF_ERROR(AcquireWriter(wait_ms));
+    TESSERA_RETURN_IF_ERROR(gate_.Acquire(wait_ms));
     // Read after taking the writer: ApplySchema holds it while it changes.
     parts.schema = CurrentSchema();
     Status st = BeginWriterTxn("postgres data store: begin a transaction");
     if (!st.ok()) {
-      ReleaseWriter();
+      gate_.Release();
       return st;
     }
     parts.conn = writer_.get();
-    parts.release_writer = [this] { ReleaseWriter(); };
+    parts.release_writer = [this] { gate_.Release(); };
     return std::unique_ptr<data::DataTxn>(
         std::make_unique<PgDataTxn>(std::move(parts)));
   }
   // The schema before the snapshot: a snapshot newer than the schema only
   // has more columns and tables, never fewer.
   parts.schema = CurrentSchema();
-  Result<std::unique_ptr<pg::PgConn>> reader = TakeReader();
+  Result<std::unique_ptr<pg::PgConn>> reader = readers_.Take();
   if (!reader.ok()) return reader.status();
   // The first statement takes the snapshot, now rather than at first use.
   TESSERA_RETURN_IF_ERROR((*reader)->BeginTransaction(
@@ -171,7 +124,7 @@ Result<std::unique_ptr<data::DataTxn>> PgDataStore::Begin(data::TxnMode mode,
   parts.conn = reader->get();
   parts.reader = std::move(reader).value();
   parts.return_reader = [this](std::unique_ptr<pg::PgConn> c) {
-    ReturnReader(std::move(c));
+    readers_.Return(std::move(c));
   };
   return std::unique_ptr<data::DataTxn>(
       std::make_unique<PgDataTxn>(std::move(parts)));
@@ -179,7 +132,7 @@ Result<std::unique_ptr<data::DataTxn>> PgDataStore::Begin(data::TxnMode mode,
 
 Status PgDataStore::ApplySchema(const DataSchema& schema) {
   const std::string what = "postgres data store: change the data schema";
-  TESSERA_RETURN_IF_ERROR(AcquireWriter(options_.busy_timeout_ms));
+  TESSERA_RETURN_IF_ERROR(gate_.Acquire(options_.busy_timeout_ms));
   Status st = BeginWriterTxn(what);
   if (st.ok()) {
     st = ApplyLocked(schema);
@@ -193,7 +146,7 @@ Status PgDataStore::ApplySchema(const DataSchema& schema) {
     std::lock_guard<std::mutex> lock(mu_);
     schema_ = std::make_shared<const DataSchema>(schema);
   }
-  ReleaseWriter();
+  gate_.Release();
   return st;
 }
 
@@ -299,7 +252,7 @@ Result<std::vector<data::ChangeEvent>> PgDataStore::Changes(int64_t after_seq,
     return InvalidArgument("data store: changes: limit must be at least 1");
   }
   if (limit > 1000) limit = 1000;
-  Result<std::unique_ptr<pg::PgConn>> reader = TakeReader();
+  Result<std::unique_ptr<pg::PgConn>> reader = readers_.Take();
   if (!reader.ok()) return reader.status();
   Result<PgResult> rows = (*reader)->Exec(
       "SELECT seq, ts_ms, op, type, row_id, row_json, fields_json, origin "
@@ -329,13 +282,13 @@ Result<std::vector<data::ChangeEvent>> PgDataStore::Changes(int64_t after_seq,
     e.origin = std::move(origin).value();
     out.push_back(std::move(e));
   }
-  ReturnReader(std::move(reader).value());
+  readers_.Return(std::move(reader).value());
   return out;
 }
 
 Status PgDataStore::Prune(int64_t now_ms) {
   const std::string what = "postgres data store: prune data";
-  TESSERA_RETURN_IF_ERROR(AcquireWriter(options_.busy_timeout_ms));
+  TESSERA_RETURN_IF_ERROR(gate_.Acquire(options_.busy_timeout_ms));
   Status st = BeginWriterTxn(what);
   if (st.ok()) {
     st = writer_->Run("DELETE FROM data_calls WHERE created_ms < $1",
@@ -351,7 +304,7 @@ Status PgDataStore::Prune(int64_t now_ms) {
       writer_->RollbackTransaction(what);
     }
   }
-  ReleaseWriter();
+  gate_.Release();
   return st;
 }
 

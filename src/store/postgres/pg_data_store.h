@@ -45,7 +45,6 @@
 #ifndef TESSERA_STORE_POSTGRES_PG_DATA_STORE_H_
 #define TESSERA_STORE_POSTGRES_PG_DATA_STORE_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -56,6 +55,7 @@
 #include "common/status.h"
 #include "common/thread_annotations.h"
 #include "data/data_store.h"
+#include "store/data_connections.h"
 #include "store/postgres/pg_conn.h"
 
 namespace tessera::store {
@@ -97,29 +97,23 @@ class PgDataStore final : public data::DataStore {
   PgDataStore(std::string url, Options options,
               std::unique_ptr<pg::PgConn> writer,
               std::shared_ptr<const data::DataSchema> schema);
-  Status AcquireWriter(int64_t wait_ms);
-  void ReleaseWriter();
   // BEGIN on the writer with the writer lock. Errors: kUnavailable when
   // another connection holds it past busy_timeout_ms; kIo.
   Status BeginWriterTxn(std::string_view what);
   int64_t NowMs() const { return options_.wall_clock->UnixNowMs(); }
   std::shared_ptr<const data::DataSchema> CurrentSchema() const;
-  Result<std::unique_ptr<pg::PgConn>> TakeReader();
-  void ReturnReader(std::unique_ptr<pg::PgConn> conn);
   // ApplySchema's body, in the writer's open transaction.
   Status ApplyLocked(const data::DataSchema& next);
 
   const Options options_;
   const std::string url_;
 
-  std::mutex gate_mu_;
-  std::condition_variable gate_cv_;
-  bool writer_busy_ GUARDED_BY(gate_mu_) = false;
+  WriterGate gate_;
   std::unique_ptr<pg::PgConn> writer_;  // used only by the gate's holder
 
   mutable std::mutex mu_;
   std::shared_ptr<const data::DataSchema> schema_ GUARDED_BY(mu_);
-  std::vector<std::unique_ptr<pg::PgConn>> idle_readers_ GUARDED_BY(mu_);
+  ReaderPool<pg::PgConn> readers_;
 };
 
 // PgDataStore::Open as a data::DataStore (what OpenDataStore answers for
