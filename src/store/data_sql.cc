@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <set>
 #include <utility>
 
 #include "data/schema.h"
@@ -373,6 +374,78 @@ data::ChangeEvent DeletedEvent(const EntityType& type, const data::Row& row,
   event.row_json = data::RowJson(type, row);
   event.origin = std::string(origin);
   return event;
+}
+
+Status ApplySchemaChanges(const data::DataSchema& applied,
+                          const data::DataSchema& next,
+                          const SchemaSteps& steps) {
+  Result<std::vector<data::SchemaChange>> changes =
+      data::DiffSchemas(applied, next);
+  if (!changes.ok()) return changes.status();
+  std::set<std::string> created;
+  for (const data::SchemaChange& change : *changes) {
+    const EntityType* type = next.Find(change.type);
+    if (type == nullptr) {
+      return Internal("data schema: a change names no type " + change.type);
+    }
+    const std::string where = type->name + "." + change.field;
+    // A new type's table comes with every column and index it declares.
+    if (change.kind != data::SchemaChange::Kind::kAddType &&
+        created.count(type->name) > 0) {
+      continue;
+    }
+    switch (change.kind) {
+      case data::SchemaChange::Kind::kAddType:
+        TESSERA_RETURN_IF_ERROR(steps.create_type(*type));
+        created.insert(type->name);
+        break;
+      case data::SchemaChange::Kind::kAddField: {
+        const FieldSpec* field = type->FindField(change.field);
+        if (field == nullptr) return Internal("data schema: no field " + where);
+        std::optional<SqlValue> fill;
+        if (!field->default_json.empty()) {
+          // Rows that existed before the field read its default.
+          Result<SqlValue> v = ToSql(
+              field->type, json::parse(field->default_json, nullptr, false));
+          if (!v.ok()) {
+            return Internal("data schema: " + where +
+                            " default: " + v.status().message());
+          }
+          fill = std::move(v).value();
+        }
+        TESSERA_RETURN_IF_ERROR(steps.add_field(*type, *field, fill));
+        break;
+      }
+      case data::SchemaChange::Kind::kAddIndex: {
+        const data::IndexSpec* index = nullptr;
+        for (const data::IndexSpec& i : type->indexes) {
+          if (i.field == change.field) index = &i;
+        }
+        if (index == nullptr) return Internal("data schema: no index " + where);
+        Status st = steps.add_index(*type, index->field, index->unique);
+        if (st.code() == StatusCode::kAlreadyExists) {
+          return Status(StatusCode::kFailedPrecondition,
+                        std::string(data::codes::kUniqueViolation) + ": " +
+                            where +
+                            ": the new unique index meets rows with equal "
+                            "values; make them unique before declaring it");
+        }
+        TESSERA_RETURN_IF_ERROR(st);
+        break;
+      }
+      case data::SchemaChange::Kind::kSetOwner: {
+        bool indexed = false;
+        for (const data::IndexSpec& i : type->indexes) {
+          indexed = indexed || i.field == type->owner;
+        }
+        if (!indexed) {
+          TESSERA_RETURN_IF_ERROR(steps.add_index(*type, type->owner, false));
+        }
+        break;
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace tessera::store

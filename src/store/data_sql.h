@@ -11,6 +11,7 @@
 #define TESSERA_STORE_DATA_SQL_H_
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -116,6 +117,28 @@ data::ChangeEvent UpdatedEvent(const data::Row& row,
 data::ChangeEvent DeletedEvent(const data::EntityType& type,
                                const data::Row& row, int64_t now_ms,
                                std::string_view origin);
+
+// --- schema changes. What ApplySchema asks of a backend, in its open
+// transaction: the table of a new type (with its indexes and the owner's),
+// a new column (and, when the field has a default, every existing row
+// set to it), a new index (a unique one over equal values: kAlreadyExists).
+struct SchemaSteps {
+  std::function<Status(const data::EntityType& type)> create_type;
+  std::function<Status(const data::EntityType& type,
+                       const data::FieldSpec& field,
+                       const std::optional<SqlValue>& fill)>
+      add_field;
+  std::function<Status(const data::EntityType& type, std::string_view field,
+                       bool unique)>
+      add_index;
+};
+// Brings the tables from `applied` to `next` (data::DiffSchemas) with
+// `steps`. Errors: DiffSchemas' kFailedPrecondition; kFailedPrecondition
+// "UNIQUE_VIOLATION: ..." for a new unique index over equal values; the
+// steps' errors.
+Status ApplySchemaChanges(const data::DataSchema& applied,
+                          const data::DataSchema& next,
+                          const SchemaSteps& steps);
 
 }  // namespace tessera::store
 

@@ -1,7 +1,6 @@
 #include "store/postgres/pg_data_store.h"
 
 #include <algorithm>
-#include <set>
 #include <utility>
 
 #include "data/schema.h"
@@ -13,7 +12,6 @@ namespace tessera::store {
 
 using data::DataSchema;
 using data::EntityType;
-using nlohmann::json;
 using pg::PgParam;
 using pg::PgResult;
 
@@ -155,89 +153,40 @@ Status PgDataStore::ApplyLocked(const DataSchema& next) {
   // since this one read it).
   Result<DataSchema> applied = ReadAppliedSchema(*writer_);
   if (!applied.ok()) return applied.status();
-  Result<std::vector<data::SchemaChange>> changes =
-      data::DiffSchemas(*applied, next);
-  if (!changes.ok()) return changes.status();
   pg::PgConn& conn = *writer_;
-  std::set<std::string> created;
   auto run_all = [&](const Result<std::vector<std::string>>& sql,
                      const std::string& what) -> Status {
     if (!sql.ok()) return sql.status();
     for (const std::string& s : sql.value()) {
+      // A unique violation is kAlreadyExists (pg_conn.h).
       TESSERA_RETURN_IF_ERROR(conn.RunScript(s, what));
     }
     return Status::Ok();
   };
-  for (const data::SchemaChange& change : *changes) {
-    const EntityType* type = next.Find(change.type);
-    if (type == nullptr) {
-      return Internal("data schema: a change names no type " + change.type);
-    }
-    const std::string where = type->name + "." + change.field;
-    switch (change.kind) {
-      case data::SchemaChange::Kind::kAddType:
-        TESSERA_RETURN_IF_ERROR(run_all(pg::CreateTypeSql(*type),
-                                        "create the table of " + type->name));
-        created.insert(type->name);
-        break;
-      case data::SchemaChange::Kind::kAddField: {
-        if (created.count(type->name) > 0) break;
-        const data::FieldSpec* field = type->FindField(change.field);
-        if (field == nullptr) return Internal("data schema: no field " + where);
-        Result<std::string> sql = pg::AddColumnSql(*type, *field);
-        if (!sql.ok()) return sql.status();
-        TESSERA_RETURN_IF_ERROR(
-            conn.RunScript(*sql, "add the column of " + where));
-        if (field->default_json.empty()) break;
-        // Rows that existed before the field read its default.
-        json value = json::parse(field->default_json, nullptr, false);
-        Result<SqlValue> v = ToSql(field->type, value);
-        if (!v.ok()) {
-          return Internal("data schema: " + where +
-                          " default: " + v.status().message());
-        }
-        Result<std::string> table = pg::TableName(*type);
-        if (!table.ok()) return table.status();
-        TESSERA_RETURN_IF_ERROR(
-            conn.Run("UPDATE " + *table + " SET " +
-                         pg::ColumnName(field->name) + " = $1",
-                     {pg::ParamOf(*v)}, "fill the default of " + where));
-        break;
-      }
-      case data::SchemaChange::Kind::kAddIndex: {
-        if (created.count(type->name) > 0) break;
-        const data::IndexSpec* index = nullptr;
-        for (const data::IndexSpec& i : type->indexes) {
-          if (i.field == change.field) index = &i;
-        }
-        if (index == nullptr) return Internal("data schema: no index " + where);
-        Status st =
-            run_all(pg::CreateIndexSql(*type, index->field, index->unique),
-                    "create the index of " + where);
-        if (st.code() == StatusCode::kAlreadyExists) {  // a unique violation
-          return Status(StatusCode::kFailedPrecondition,
-                        std::string(data::codes::kUniqueViolation) + ": " +
-                            where +
-                            ": the new unique index meets rows with equal "
-                            "values; make them unique before declaring it");
-        }
-        TESSERA_RETURN_IF_ERROR(st);
-        break;
-      }
-      case data::SchemaChange::Kind::kSetOwner: {
-        if (created.count(type->name) > 0) break;
-        bool indexed = false;
-        for (const data::IndexSpec& i : type->indexes) {
-          indexed = indexed || i.field == type->owner;
-        }
-        if (indexed) break;
-        TESSERA_RETURN_IF_ERROR(
-            run_all(pg::CreateIndexSql(*type, type->owner, false),
-                    "create the owner index of " + type->name));
-        break;
-      }
-    }
-  }
+  SchemaSteps steps;
+  steps.create_type = [&](const EntityType& type) {
+    return run_all(pg::CreateTypeSql(type), "create the table of " + type.name);
+  };
+  steps.add_field = [&](const EntityType& type, const data::FieldSpec& field,
+                        const std::optional<SqlValue>& fill) -> Status {
+    const std::string where = type.name + "." + field.name;
+    Result<std::string> sql = pg::AddColumnSql(type, field);
+    if (!sql.ok()) return sql.status();
+    TESSERA_RETURN_IF_ERROR(conn.RunScript(*sql, "add the column of " + where));
+    if (!fill.has_value()) return Status::Ok();
+    Result<std::string> table = pg::TableName(type);
+    if (!table.ok()) return table.status();
+    return conn.Run(
+        "UPDATE " + *table + " SET " + pg::ColumnName(field.name) + " = $1",
+        {pg::ParamOf(*fill)}, "fill the default of " + where);
+  };
+  steps.add_index = [&](const EntityType& type, std::string_view field,
+                        bool unique) {
+    return run_all(
+        pg::CreateIndexSql(type, field, unique),
+        "create the index of " + type.name + "." + std::string(field));
+  };
+  TESSERA_RETURN_IF_ERROR(ApplySchemaChanges(*applied, next, steps));
   return conn.Run(
       "INSERT INTO data_schema(id, schema_json, applied_ms) VALUES(1, $1, $2) "
       "ON CONFLICT (id) DO UPDATE SET schema_json = EXCLUDED.schema_json, "
