@@ -376,6 +376,18 @@ data::ChangeEvent DeletedEvent(const EntityType& type, const data::Row& row,
   return event;
 }
 
+std::vector<std::pair<std::string, bool>> TypeIndexes(const EntityType& type) {
+  std::vector<std::pair<std::string, bool>> out;
+  bool owner_indexed = false;
+  for (const data::IndexSpec& index : type.indexes) {
+    out.emplace_back(index.field, index.unique);
+    owner_indexed = owner_indexed || index.field == type.owner;
+  }
+  if (!type.owner.empty() && !owner_indexed)
+    out.emplace_back(type.owner, false);
+  return out;
+}
+
 Status ApplySchemaChanges(const data::DataSchema& applied,
                           const data::DataSchema& next,
                           const SchemaSteps& steps) {

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -117,6 +118,11 @@ data::ChangeEvent UpdatedEvent(const data::Row& row,
 data::ChangeEvent DeletedEvent(const data::EntityType& type,
                                const data::Row& row, int64_t now_ms,
                                std::string_view origin);
+
+// The indexes (field, unique) a new type's table gets: the declared ones,
+// then the owner field's (non-unique) unless it is declared.
+std::vector<std::pair<std::string, bool>> TypeIndexes(
+    const data::EntityType& type);
 
 // --- schema changes. What ApplySchema asks of a backend, in its open
 // transaction: the table of a new type (with its indexes and the owner's),

@@ -112,19 +112,8 @@ Result<std::vector<std::string>> CreateTypeSql(const EntityType& type) {
   }
   create += ")";
   std::vector<std::string> out = {create};
-  for (const data::IndexSpec& index : type.indexes) {
-    Result<std::vector<std::string>> sql =
-        CreateIndexSql(type, index.field, index.unique);
-    if (!sql.ok()) return sql.status();
-    out.insert(out.end(), sql->begin(), sql->end());
-  }
-  bool owner_indexed = false;
-  for (const data::IndexSpec& index : type.indexes) {
-    owner_indexed = owner_indexed || index.field == type.owner;
-  }
-  if (!type.owner.empty() && !owner_indexed) {
-    Result<std::vector<std::string>> sql =
-        CreateIndexSql(type, type.owner, false);
+  for (const auto& [field, unique] : TypeIndexes(type)) {
+    Result<std::vector<std::string>> sql = CreateIndexSql(type, field, unique);
     if (!sql.ok()) return sql.status();
     out.insert(out.end(), sql->begin(), sql->end());
   }
