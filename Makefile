@@ -31,6 +31,7 @@ ASAN_TARGETS += realm_store_test
 ASAN_TARGETS += pg_realm_store_test
 ASAN_TARGETS += pg_store_test
 ASAN_TARGETS += pg_compute_store_test
+ASAN_TARGETS += pg_data_store_test
 ASAN_TARGETS += realm_engine_test
 ASAN_TARGETS += realm_host_test
 # The fuzz run: FUZZ_SECS in total, shared equally by the targets.

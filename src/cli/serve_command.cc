@@ -3,7 +3,8 @@
 //   --ticket-secret  TESSERA_SHARD_TICKET_SECRET  required
 //   --admin-token    TESSERA_ADMIN_TOKEN          required
 //   --database-url   TESSERA_DATABASE_URL  default
-//   sqlite:APP-DIR/.tessera/tessera.db
+//   sqlite:APP-DIR/.tessera/tessera.db; or postgres://user:pass@host/db
+//   (every store in that PostgreSQL database)
 //   --save-secs      TESSERA_SHARD_SAVE_SECS  default 5 (0: only at shutdown)
 //   --capacity       TESSERA_SHARD_CAPACITY   default 100 shards
 //   --host / --port  TESSERA_HOST / TESSERA_PORT  default 0.0.0.0:4321
@@ -122,7 +123,8 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
   serve->add_option("--admin-token", a->admin_token,
                     "Bearer token of the admin API (env TESSERA_ADMIN_TOKEN)");
   serve->add_option("--database-url", a->database_url,
-                    "Store URL (env TESSERA_DATABASE_URL; default "
+                    "Store URL: sqlite:PATH or postgres://user:pass@host/db "
+                    "(env TESSERA_DATABASE_URL; default "
                     "sqlite:APP-DIR/.tessera/tessera.db)");
   serve->add_option("--save-secs", a->save_secs,
                     "Seconds between saves of each shard (env "

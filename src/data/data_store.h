@@ -1,7 +1,8 @@
 // DataStore: the app's data (docs/data.md), a port the data layer declares
 // and the store layer implements (store/sqlite_data_store.h: one real table
-// per entity type in the app's SQLite file; PostgreSQL with the cluster
-// issue). data_store_conformance.h is the test suite every adapter passes.
+// per entity type in the app's SQLite file; store/postgres/pg_data_store.h:
+// the same tables in a PostgreSQL database). data_store_conformance.h is
+// the test suite every adapter passes.
 //
 // Transactions: everything happens in a DataTxn. A write transaction holds
 // the store's one writer for its whole life (SQLite has one writer; the
@@ -18,8 +19,9 @@
 // their change events too.
 //
 // Durability: a Commit that returned OK survives kill -9 and power loss
-// (SQLite: WAL, synchronous=FULL). A DataTxn destroyed without Commit rolls
-// back. A DataTxn is used by one thread at a time.
+// (SQLite: WAL, synchronous=FULL; PostgreSQL: the server's commit). A DataTxn
+// destroyed without Commit rolls back. A DataTxn is used by one thread at a
+// time.
 #ifndef TESSERA_DATA_DATA_STORE_H_
 #define TESSERA_DATA_DATA_STORE_H_
 

@@ -395,5 +395,64 @@ TEST_P(DataStoreConformanceTest, ListPagesByIdWithACursor) {
   EXPECT_EQ(CodeOf(type.status()), codes::kUnknownType);
 }
 
+// Ids, cursors and string values come from callers: bytes no id has (a
+// NUL, a byte of no UTF-8 character) find no row and page as their bytes
+// order, a string with U+0000 is refused, and none of it breaks the
+// transaction.
+TEST_P(DataStoreConformanceTest, CallersBytesInIdsCursorsAndStrings) {
+  std::unique_ptr<DataTxn> txn = BeginWrite();
+  ASSERT_NE(txn, nullptr);
+  for (const char* id : {"a", "a-1", "a.b", "b"}) {
+    ASSERT_TRUE(txn->Insert("Item", id, R"({"kind":"k"})", "admin").ok());
+  }
+  const std::string nul("a\0", 2);
+  const std::string high = "a\xff";
+  for (const std::string& id : {nul, high}) {
+    Result<std::optional<Row>> row = txn->Get("Item", id);
+    ASSERT_TRUE(row.ok()) << row.status().ToString();
+    EXPECT_FALSE(row->has_value());
+    Result<bool> deleted = txn->Delete("Item", id, "admin");
+    ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+    EXPECT_FALSE(*deleted);
+    EXPECT_EQ(
+        CodeOf(txn->Update("Item", id, R"({"count":1})", "admin").status()),
+        codes::kRowNotFound);
+    EXPECT_EQ(
+        CodeOf(txn->Insert("Item", id, R"({"kind":"k"})", "admin").status()),
+        codes::kBadValue);
+  }
+  auto ids_after = [&](const std::string& cursor) {
+    std::vector<std::string> out;
+    Result<Page> page = txn->List("Item", Filter(), cursor, 10);
+    EXPECT_TRUE(page.ok()) << page.status().ToString();
+    if (page.ok()) {
+      for (const Row& r : page->rows) out.push_back(r.id);
+    }
+    return out;
+  };
+  EXPECT_EQ(ids_after(nul), (std::vector<std::string>{"a-1", "a.b", "b"}));
+  EXPECT_EQ(ids_after(high), (std::vector<std::string>{"b"}));
+  EXPECT_EQ(ids_after("a/"), (std::vector<std::string>{"b"}));
+  EXPECT_EQ(ids_after("a,z"), (std::vector<std::string>{"a-1", "a.b", "b"}));
+  Result<Row> with_nul =
+      txn->Insert("Item", "n", R"({"kind":"x\u0000y"})", "admin");
+  EXPECT_EQ(CodeOf(with_nul.status()), codes::kBadValue);
+  Filter by_kind;
+  by_kind.conditions.push_back({"kind", FilterOp::kEq, {R"("x\u0000y")"}});
+  EXPECT_EQ(CodeOf(txn->Count("Item", by_kind).status()), codes::kBadFilter);
+  EXPECT_EQ(CodeOf(txn->Lookup("Item", "id", R"("a\u0000")").status()),
+            codes::kBadValue);
+  Result<std::optional<Row>> by_id = txn->Lookup("Item", "id", R"("a\u00ff")");
+  ASSERT_TRUE(by_id.ok()) << by_id.status().ToString();
+  EXPECT_FALSE(by_id->has_value());
+  // The transaction goes on and commits everything it did.
+  ASSERT_TRUE(txn->Commit().ok());
+  std::unique_ptr<DataTxn> read = BeginRead();
+  ASSERT_NE(read, nullptr);
+  Result<int64_t> count = read->Count("Item", Filter());
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(*count, 4);
+}
+
 }  // namespace
 }  // namespace tessera::data

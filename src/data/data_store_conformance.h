@@ -17,8 +17,9 @@
 // transaction rolling back; the writer wait timeout (UNAVAILABLE);
 // additive schema changes, refusals and unique indexes over duplicates;
 // List/Count filters against data::Matches on random rows; keyed calls;
-// Prune. Not covered here: durability (each durable adapter has its own
-// reopen and kill -9 tests, e.g. store/sqlite_data_crash_test.cc).
+// Prune; callers' odd bytes in ids, cursors and strings. Not covered here:
+// durability (each durable adapter has its own reopen tests, and runs the
+// kill -9 tests of store/data_crash_harness.h).
 #ifndef TESSERA_DATA_DATA_STORE_CONFORMANCE_H_
 #define TESSERA_DATA_DATA_STORE_CONFORMANCE_H_
 

@@ -4,8 +4,9 @@
 // what it needs in its constructor:
 //
 //   Metrics, Store, KindRegistry, StopNotifier            (leaves)
-//   DataService(DataStore = store::OpenDataStore (the same SQLite file,
-//               connections of its own), the manifests' merged "data"
+//   DataService(DataStore = store::OpenDataStore (the same store URL:
+//               SQLite or PostgreSQL, connections of its own), the
+//               manifests' merged "data"
 //               schema, applied at its Start: a change that is not additive
 //               fails the boot with its message): routes /api/data
 //   CallRunner(DataStore)   the shards' keyed calls (call_runner.h)
@@ -118,7 +119,8 @@ struct AppServerOptions {
   std::filesystem::path app_dir;
   std::string host = "127.0.0.1";
   uint16_t port = 4321;  // 0: an ephemeral port (see port())
-  // Empty: "sqlite:<app_dir>/.tessera/tessera.db".
+  // Every store's URL (store::OpenStore): "sqlite:PATH" or
+  // "postgres://..."; empty: "sqlite:<app_dir>/.tessera/tessera.db".
   std::string database_url;
   std::string ticket_secret;  // required
   std::string admin_token;    // required

@@ -2,7 +2,6 @@
 
 #include <sqlite3.h>
 
-#include <cmath>
 #include <utility>
 
 #include "data/schema.h"
@@ -13,29 +12,12 @@ namespace tessera::store {
 using data::EntityType;
 using data::FieldSpec;
 using data::FieldType;
-using nlohmann::json;
 
 namespace {
 
 // Statements kept per connection; filters with other shapes beyond this
 // are prepared for one use.
 constexpr size_t kMaxCachedStatements = 256;
-
-bool SafeName(std::string_view name) {
-  if (name.empty() || name.size() > 64) return false;
-  for (char c : name) {
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-          (c >= '0' && c <= '9') || c == '_')) {
-      return false;
-    }
-  }
-  return true;
-}
-
-Status BadName(std::string_view what, std::string_view name) {
-  return Internal("data store: " + std::string(what) + " name \"" +
-                  std::string(name) + "\" cannot be an SQL identifier");
-}
 
 std::string ColumnType(FieldType type) {
   switch (type) {
@@ -49,25 +31,6 @@ std::string ColumnType(FieldType type) {
       return "REAL";
   }
   return "TEXT";
-}
-
-const char* OpSql(data::FilterOp op) {
-  switch (op) {
-    case data::FilterOp::kEq:
-      return " = ";
-    case data::FilterOp::kNe:
-      return " <> ";
-    case data::FilterOp::kLt:
-      return " < ";
-    case data::FilterOp::kLe:
-      return " <= ";
-    case data::FilterOp::kGt:
-      return " > ";
-    case data::FilterOp::kGe:
-      return " >= ";
-    default:
-      return " = ";
-  }
 }
 
 }  // namespace
@@ -129,10 +92,10 @@ std::string ColumnName(std::string_view field) {
   return "\"f_" + std::string(field) + "\"";
 }
 
+const SqlDialect kSqliteDialect = {&ColumnName, "?"};
+
 std::string SelectList(const EntityType& type) {
-  std::string out = "id, created_ms, updated_ms, version";
-  for (const FieldSpec& f : type.fields) out += ", " + ColumnName(f.name);
-  return out;
+  return store::SelectList(kSqliteDialect, type);
 }
 
 Result<std::vector<std::string>> CreateTypeSql(const EntityType& type) {
@@ -149,19 +112,8 @@ Result<std::vector<std::string>> CreateTypeSql(const EntityType& type) {
   }
   create += ")";
   std::vector<std::string> out = {create};
-  for (const data::IndexSpec& index : type.indexes) {
-    Result<std::vector<std::string>> sql =
-        CreateIndexSql(type, index.field, index.unique);
-    if (!sql.ok()) return sql.status();
-    out.insert(out.end(), sql->begin(), sql->end());
-  }
-  bool owner_indexed = false;
-  for (const data::IndexSpec& index : type.indexes) {
-    owner_indexed = owner_indexed || index.field == type.owner;
-  }
-  if (!type.owner.empty() && !owner_indexed) {
-    Result<std::vector<std::string>> sql =
-        CreateIndexSql(type, type.owner, false);
+  for (const auto& [field, unique] : TypeIndexes(type)) {
+    Result<std::vector<std::string>> sql = CreateIndexSql(type, field, unique);
     if (!sql.ok()) return sql.status();
     out.insert(out.end(), sql->begin(), sql->end());
   }
@@ -190,85 +142,6 @@ Result<std::vector<std::string>> CreateIndexSql(const EntityType& type,
       "DROP INDEX IF EXISTS " + name,
       std::string(unique ? "CREATE UNIQUE INDEX " : "CREATE INDEX ") + name +
           " ON " + *table + "(" + ColumnName(field) + ")"};
-}
-
-bool SqlValue::operator==(const SqlValue& o) const {
-  if (kind != o.kind) return false;
-  switch (kind) {
-    case Kind::kNull:
-      return true;
-    case Kind::kText:
-      return text == o.text;
-    case Kind::kInt:
-      return i == o.i;
-    case Kind::kReal:
-      return d == o.d;
-  }
-  return false;
-}
-
-Result<SqlValue> ToSql(FieldType type, const json& value) {
-  SqlValue out;
-  if (value.is_null()) return out;
-  auto wrong = [&](const char* expected) {
-    return InvalidArgument(
-        std::string("expected ") + expected + ", got " +
-        value.dump(-1, ' ', false, json::error_handler_t::replace));
-  };
-  switch (type) {
-    case FieldType::kString:
-      if (!value.is_string()) return wrong("a string");
-      out.kind = SqlValue::Kind::kText;
-      out.text = value.get<std::string>();
-      return out;
-    case FieldType::kInt:
-      if (value.is_number_unsigned()) {
-        if (value.get<uint64_t>() > uint64_t{INT64_MAX}) return wrong("an int");
-      } else if (!value.is_number_integer()) {
-        return wrong("an int");
-      }
-      out.kind = SqlValue::Kind::kInt;
-      out.i = value.get<int64_t>();
-      return out;
-    case FieldType::kFloat:
-      if (!value.is_number() || !std::isfinite(value.get<double>())) {
-        return wrong("a finite float");
-      }
-      out.kind = SqlValue::Kind::kReal;
-      out.d = value.get<double>();
-      return out;
-    case FieldType::kBool:
-      if (!value.is_boolean()) return wrong("a bool");
-      out.kind = SqlValue::Kind::kInt;
-      out.i = value.get<bool>() ? 1 : 0;
-      return out;
-    case FieldType::kJson:
-      // Keys sorted (nlohmann's object), as the filters' values are: equal
-      // JSON values are equal text.
-      out.kind = SqlValue::Kind::kText;
-      out.text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-      return out;
-  }
-  return wrong("a value");
-}
-
-json FromSql(FieldType type, const SqlValue& value) {
-  if (value.kind == SqlValue::Kind::kNull) return nullptr;
-  switch (type) {
-    case FieldType::kString:
-      return value.text;
-    case FieldType::kInt:
-      return value.i;
-    case FieldType::kFloat:
-      return value.d;
-    case FieldType::kBool:
-      return value.i != 0;
-    case FieldType::kJson: {
-      json parsed = json::parse(value.text, nullptr, false);
-      return parsed.is_discarded() ? json(nullptr) : parsed;
-    }
-  }
-  return nullptr;
 }
 
 Status Bind(SqliteStatement& stmt, int index, const SqlValue& value) {
@@ -320,76 +193,6 @@ RowValues ReadRow(const EntityType& type, SqliteStatement& stmt) {
         ReadColumn(stmt, static_cast<int>(4 + i), type.fields[i].type));
   }
   out.row.fields_json = FieldsJson(type, out.values);
-  return out;
-}
-
-std::string FieldsJson(const EntityType& type,
-                       const std::vector<SqlValue>& values) {
-  json out = json::object();
-  for (size_t i = 0; i < type.fields.size() && i < values.size(); ++i) {
-    if (values[i].kind == SqlValue::Kind::kNull) continue;
-    out[type.fields[i].name] = FromSql(type.fields[i].type, values[i]);
-  }
-  return out.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-Result<CompiledFilter> CompileFilter(const EntityType& type,
-                                     const data::Filter& filter,
-                                     int first_param) {
-  CompiledFilter out;
-  int next = first_param;
-  for (const data::Condition& c : filter.conditions) {
-    FieldType ftype = FieldType::kString;
-    if (c.field != "id") {
-      const FieldSpec* field = type.FindField(c.field);
-      if (field == nullptr) {
-        return data::DataError(data::codes::kUnknownField,
-                               type.name + " has no field \"" + c.field + "\"");
-      }
-      ftype = field->type;
-    }
-    const std::string column = ColumnName(c.field);
-    const std::string where = type.name + "." + c.field;
-    if (c.op == data::FilterOp::kIsNull) {
-      out.sql += " AND " + column + " IS NULL";
-      continue;
-    }
-    const bool ordered =
-        c.op == data::FilterOp::kLt || c.op == data::FilterOp::kLe ||
-        c.op == data::FilterOp::kGt || c.op == data::FilterOp::kGe;
-    if (ordered && (ftype == FieldType::kBool || ftype == FieldType::kJson)) {
-      return data::DataError(data::codes::kBadFilter,
-                             where +
-                                 ": an ordered comparison does not apply "
-                                 "to a " +
-                                 data::FieldTypeName(ftype) + " field");
-    }
-    const size_t want = c.values_json.size();
-    if (c.op == data::FilterOp::kIn ? (want < 1 || want > 100) : want != 1) {
-      return data::DataError(data::codes::kBadFilter,
-                             where + ": wrong number of values");
-    }
-    std::string params;
-    for (const std::string& text : c.values_json) {
-      json value = json::parse(text, nullptr, false);
-      Result<SqlValue> v = value.is_discarded() || value.is_null()
-                               ? Result<SqlValue>(InvalidArgument(
-                                     "a value that is not null JSON"))
-                               : ToSql(ftype, value);
-      if (!v.ok()) {
-        return data::DataError(data::codes::kBadFilter,
-                               where + ": " + v.status().message());
-      }
-      out.params.push_back(std::move(v).value());
-      if (!params.empty()) params += ", ";
-      params += "?" + std::to_string(next++);
-    }
-    if (c.op == data::FilterOp::kIn) {
-      out.sql += " AND " + column + " IN (" + params + ")";
-    } else {
-      out.sql += " AND " + column + OpSql(c.op) + params;
-    }
-  }
   return out;
 }
 

@@ -1,11 +1,7 @@
 // The SQL of the SQLite data store (sqlite_data_store.h): connections with
-// their statement cache, the entity tables' DDL, field values <-> columns,
-// and filters compiled to WHERE clauses with bound parameters. Internal to
+// their statement cache, the entity tables' DDL and field values <->
+// columns (what both data stores share is data_sql.h). Internal to
 // tessera_store.
-//
-// Identifiers are built only from names of the applied schema (type and
-// field names ParseDataSchema checked; checked again here, and quoted);
-// values are always bound parameters.
 //
 // Threading: none; a DataConn is used by one thread at a time.
 #ifndef TESSERA_STORE_SQLITE_DATA_SQL_H_
@@ -21,6 +17,7 @@
 
 #include "common/status.h"
 #include "data/data_types.h"
+#include "store/data_sql.h"
 #include "store/sqlite_db.h"
 
 namespace tessera::store {
@@ -70,6 +67,8 @@ Result<std::unique_ptr<DataConn>> OpenReaderConn(const std::string& path,
 // hold.
 Result<std::string> TableName(const data::EntityType& type);  // "data_T"
 std::string ColumnName(std::string_view field);  // "f_x" ("id" stays)
+// ColumnName and ?N parameters.
+extern const SqlDialect kSqliteDialect;
 // id, created_ms, updated_ms, version, then each field's column.
 std::string SelectList(const data::EntityType& type);
 Result<std::vector<std::string>> CreateTypeSql(const data::EntityType& type);
@@ -80,44 +79,13 @@ Result<std::vector<std::string>> CreateIndexSql(const data::EntityType& type,
                                                 std::string_view field,
                                                 bool unique);
 
-// --- values. A field's value as a column holds it (null: SQL NULL).
-struct SqlValue {
-  enum class Kind { kNull, kText, kInt, kReal };
-  Kind kind = Kind::kNull;
-  std::string text;
-  int64_t i = 0;
-  double d = 0;
-  bool operator==(const SqlValue& o) const;
-};
-// A JSON value (not checked beyond its JSON kind) as the column of a
-// field of `type` holds it. Errors: kInvalidArgument (text without code)
-// for a value of the wrong kind.
-Result<SqlValue> ToSql(data::FieldType type, const nlohmann::json& value);
-nlohmann::json FromSql(data::FieldType type, const SqlValue& value);
+// --- values, as SQLite binds and reads them (bool: INTEGER 0/1).
 Status Bind(SqliteStatement& stmt, int index, const SqlValue& value);
 SqlValue ReadColumn(SqliteStatement& stmt, int column, data::FieldType type);
 
 // The row at the current step of a statement selecting SelectList(type)
 // from column 0, and its field values by column.
-struct RowValues {
-  data::Row row;
-  std::vector<SqlValue> values;  // one per type.fields
-};
 RowValues ReadRow(const data::EntityType& type, SqliteStatement& stmt);
-// The fields_json of a row with these values (nulls left out).
-std::string FieldsJson(const data::EntityType& type,
-                       const std::vector<SqlValue>& values);
-
-// --- filters. A WHERE clause (" AND ..." terms, "" for none) with its
-// parameters, numbered from `first_param`. Errors: UNKNOWN_FIELD,
-// BAD_FILTER.
-struct CompiledFilter {
-  std::string sql;
-  std::vector<SqlValue> params;
-};
-Result<CompiledFilter> CompileFilter(const data::EntityType& type,
-                                     const data::Filter& filter,
-                                     int first_param);
 
 }  // namespace tessera::store
 

@@ -4,9 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
-#include <set>
 #include <utility>
 
 #include "data/schema.h"
@@ -17,16 +15,8 @@ namespace tessera::store {
 
 using data::DataSchema;
 using data::EntityType;
-using nlohmann::json;
 
 namespace {
-
-Status Busy(int64_t wait_ms) {
-  return Status(StatusCode::kUnavailable,
-                "UNAVAILABLE: the data store is busy (the writer was not free "
-                "within " +
-                    std::to_string(wait_ms) + " ms)");
-}
 
 // A failed BEGIN: another process holding the file's write lock is "busy"
 // too.
@@ -49,12 +39,6 @@ Result<std::string> TemporaryPath() {
   if (fd < 0) return IoError("sqlite store: cannot create " + tmpl);
   close(fd);
   return tmpl;
-}
-
-data::ChangeOp OpFromName(const std::string& name) {
-  if (name == "updated") return data::ChangeOp::kUpdated;
-  if (name == "deleted") return data::ChangeOp::kDeleted;
-  return data::ChangeOp::kCreated;
 }
 
 }  // namespace
@@ -110,13 +94,13 @@ SqliteDataStore::SqliteDataStore(std::string path, bool temporary,
       path_(std::move(path)),
       temporary_(temporary),
       writer_(std::move(writer)),
-      schema_(std::move(schema)) {}
+      schema_(std::move(schema)),
+      readers_(
+          [this] { return OpenReaderConn(path_, options_.busy_timeout_ms); },
+          options.idle_readers) {}
 
 SqliteDataStore::~SqliteDataStore() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    idle_readers_.clear();
-  }
+  readers_.Clear();
   writer_.reset();
   if (temporary_) {
     std::error_code ec;
@@ -126,25 +110,6 @@ SqliteDataStore::~SqliteDataStore() {
   }
 }
 
-Status SqliteDataStore::AcquireWriter(int64_t wait_ms) {
-  std::unique_lock<std::mutex> lock(gate_mu_);
-  if (!gate_cv_.wait_for(
-          lock, std::chrono::milliseconds(std::max<int64_t>(wait_ms, 0)),
-          [&] { return !writer_busy_; })) {
-    return Busy(wait_ms);
-  }
-  writer_busy_ = true;
-  return Status::Ok();
-}
-
-void SqliteDataStore::ReleaseWriter() {
-  {
-    std::lock_guard<std::mutex> lock(gate_mu_);
-    writer_busy_ = false;
-  }
-  gate_cv_.notify_one();
-}
-
 std::shared_ptr<const DataSchema> SqliteDataStore::CurrentSchema() const {
   std::lock_guard<std::mutex> lock(mu_);
   return schema_;
@@ -152,49 +117,30 @@ std::shared_ptr<const DataSchema> SqliteDataStore::CurrentSchema() const {
 
 DataSchema SqliteDataStore::schema() const { return *CurrentSchema(); }
 
-Result<std::unique_ptr<DataConn>> SqliteDataStore::TakeReader() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!idle_readers_.empty()) {
-      std::unique_ptr<DataConn> conn = std::move(idle_readers_.back());
-      idle_readers_.pop_back();
-      return conn;
-    }
-  }
-  return OpenReaderConn(path_, options_.busy_timeout_ms);
-}
-
-void SqliteDataStore::ReturnReader(std::unique_ptr<DataConn> conn) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (idle_readers_.size() < static_cast<size_t>(options_.idle_readers)) {
-    idle_readers_.push_back(std::move(conn));
-  }
-}
-
 Result<std::unique_ptr<data::DataTxn>> SqliteDataStore::Begin(
     data::TxnMode mode, int64_t wait_ms) {
   SqliteDataTxn::Parts parts;
   parts.mode = mode;
   parts.clock = options_.wall_clock;
   if (mode == data::TxnMode::kWrite) {
-    TESSERA_RETURN_IF_ERROR(AcquireWriter(wait_ms));
+    TESSERA_RETURN_IF_ERROR(gate_.Acquire(wait_ms));
     // Read after taking the writer: ApplySchema holds it while it changes.
     parts.schema = CurrentSchema();
     Status st = writer_->Run("BEGIN IMMEDIATE", "begin a data transaction");
     if (!st.ok()) {
       st = BeginFailed(*writer_, st);
-      ReleaseWriter();
+      gate_.Release();
       return st;
     }
     parts.conn = writer_.get();
-    parts.release_writer = [this] { ReleaseWriter(); };
+    parts.release_writer = [this] { gate_.Release(); };
     return std::unique_ptr<data::DataTxn>(
         std::make_unique<SqliteDataTxn>(std::move(parts)));
   }
   // The schema before the snapshot: a snapshot newer than the schema only
   // has more columns and tables, never fewer.
   parts.schema = CurrentSchema();
-  Result<std::unique_ptr<DataConn>> reader = TakeReader();
+  Result<std::unique_ptr<DataConn>> reader = readers_.Take();
   if (!reader.ok()) return reader.status();
   DataConn& conn = **reader;
   Status st = conn.Run("BEGIN", "begin a data read");
@@ -213,17 +159,17 @@ Result<std::unique_ptr<data::DataTxn>> SqliteDataStore::Begin(
   parts.conn = &conn;
   parts.reader = std::move(reader).value();
   parts.return_reader = [this](std::unique_ptr<DataConn> c) {
-    ReturnReader(std::move(c));
+    readers_.Return(std::move(c));
   };
   return std::unique_ptr<data::DataTxn>(
       std::make_unique<SqliteDataTxn>(std::move(parts)));
 }
 
 Status SqliteDataStore::ApplySchema(const DataSchema& schema) {
-  TESSERA_RETURN_IF_ERROR(AcquireWriter(options_.busy_timeout_ms));
+  TESSERA_RETURN_IF_ERROR(gate_.Acquire(options_.busy_timeout_ms));
   Status st = writer_->Run("BEGIN IMMEDIATE", "begin a data schema change");
   if (!st.ok()) {
-    ReleaseWriter();
+    gate_.Release();
     return BeginFailed(*writer_, st);
   }
   st = ApplyLocked(schema);
@@ -237,95 +183,51 @@ Status SqliteDataStore::ApplySchema(const DataSchema& schema) {
   }
   // Statements of the old shapes are not needed again.
   writer_->cache.clear();
-  ReleaseWriter();
+  gate_.Release();
   return st;
 }
 
 Status SqliteDataStore::ApplyLocked(const DataSchema& next) {
-  std::shared_ptr<const DataSchema> applied = CurrentSchema();
-  Result<std::vector<data::SchemaChange>> changes =
-      data::DiffSchemas(*applied, next);
-  if (!changes.ok()) return changes.status();
   SqliteDb& db = *writer_->db;
-  std::set<std::string> created;
   auto run_all = [&](const Result<std::vector<std::string>>& sql,
                      const std::string& what) -> Status {
     if (!sql.ok()) return sql.status();
     for (const std::string& s : sql.value()) {
-      TESSERA_RETURN_IF_ERROR(db.Exec(s, what));
+      Status st = db.Exec(s, what);
+      if (!st.ok() &&
+          writer_->ExtendedErrorCode() == SQLITE_CONSTRAINT_UNIQUE) {
+        return Status(StatusCode::kAlreadyExists, st.message());
+      }
+      TESSERA_RETURN_IF_ERROR(st);
     }
     return Status::Ok();
   };
-  for (const data::SchemaChange& change : *changes) {
-    const EntityType* type = next.Find(change.type);
-    if (type == nullptr) {
-      return Internal("data schema: a change names no type " + change.type);
-    }
-    const std::string where = type->name + "." + change.field;
-    switch (change.kind) {
-      case data::SchemaChange::Kind::kAddType:
-        TESSERA_RETURN_IF_ERROR(
-            run_all(CreateTypeSql(*type), "create the table of " + type->name));
-        created.insert(type->name);
-        break;
-      case data::SchemaChange::Kind::kAddField: {
-        if (created.count(type->name) > 0) break;
-        const data::FieldSpec* field = type->FindField(change.field);
-        if (field == nullptr) return Internal("data schema: no field " + where);
-        Result<std::string> sql = AddColumnSql(*type, *field);
-        if (!sql.ok()) return sql.status();
-        TESSERA_RETURN_IF_ERROR(db.Exec(*sql, "add the column of " + where));
-        if (field->default_json.empty()) break;
-        // Rows that existed before the field read its default.
-        json value = json::parse(field->default_json, nullptr, false);
-        Result<SqlValue> v = ToSql(field->type, value);
-        if (!v.ok()) {
-          return Internal("data schema: " + where +
-                          " default: " + v.status().message());
-        }
-        Result<std::string> table = TableName(*type);
-        if (!table.ok()) return table.status();
-        Result<StatementRef> stmt = writer_->Statement(
-            "UPDATE " + *table + " SET " + ColumnName(field->name) + " = ?1");
-        if (!stmt.ok()) return stmt.status();
-        TESSERA_RETURN_IF_ERROR(Bind(**stmt, 1, *v));
-        TESSERA_RETURN_IF_ERROR((*stmt)->Run("fill the default of " + where));
-        break;
-      }
-      case data::SchemaChange::Kind::kAddIndex: {
-        if (created.count(type->name) > 0) break;
-        const data::IndexSpec* index = nullptr;
-        for (const data::IndexSpec& i : type->indexes) {
-          if (i.field == change.field) index = &i;
-        }
-        if (index == nullptr) return Internal("data schema: no index " + where);
-        Status st = run_all(CreateIndexSql(*type, index->field, index->unique),
-                            "create the index of " + where);
-        if (!st.ok() &&
-            writer_->ExtendedErrorCode() == SQLITE_CONSTRAINT_UNIQUE) {
-          return Status(StatusCode::kFailedPrecondition,
-                        std::string(data::codes::kUniqueViolation) + ": " +
-                            where +
-                            ": the new unique index meets rows with equal "
-                            "values; make them unique before declaring it");
-        }
-        TESSERA_RETURN_IF_ERROR(st);
-        break;
-      }
-      case data::SchemaChange::Kind::kSetOwner: {
-        if (created.count(type->name) > 0) break;
-        bool indexed = false;
-        for (const data::IndexSpec& i : type->indexes) {
-          indexed = indexed || i.field == type->owner;
-        }
-        if (indexed) break;
-        TESSERA_RETURN_IF_ERROR(
-            run_all(CreateIndexSql(*type, type->owner, false),
-                    "create the owner index of " + type->name));
-        break;
-      }
-    }
-  }
+  SchemaSteps steps;
+  steps.create_type = [&](const EntityType& type) {
+    return run_all(CreateTypeSql(type), "create the table of " + type.name);
+  };
+  steps.add_field = [&](const EntityType& type, const data::FieldSpec& field,
+                        const std::optional<SqlValue>& fill) -> Status {
+    const std::string where = type.name + "." + field.name;
+    Result<std::string> sql = AddColumnSql(type, field);
+    if (!sql.ok()) return sql.status();
+    TESSERA_RETURN_IF_ERROR(db.Exec(*sql, "add the column of " + where));
+    if (!fill.has_value()) return Status::Ok();
+    Result<std::string> table = TableName(type);
+    if (!table.ok()) return table.status();
+    Result<StatementRef> stmt = writer_->Statement(
+        "UPDATE " + *table + " SET " + ColumnName(field.name) + " = ?1");
+    if (!stmt.ok()) return stmt.status();
+    TESSERA_RETURN_IF_ERROR(Bind(**stmt, 1, *fill));
+    return (*stmt)->Run("fill the default of " + where);
+  };
+  steps.add_index = [&](const EntityType& type, std::string_view field,
+                        bool unique) {
+    return run_all(
+        CreateIndexSql(type, field, unique),
+        "create the index of " + type.name + "." + std::string(field));
+  };
+  TESSERA_RETURN_IF_ERROR(ApplySchemaChanges(*CurrentSchema(), next, steps));
   Result<StatementRef> stmt = writer_->Statement(
       "INSERT OR REPLACE INTO data_schema(id, schema_json, applied_ms) "
       "VALUES(1, ?1, ?2)");
@@ -342,7 +244,7 @@ Result<std::vector<data::ChangeEvent>> SqliteDataStore::Changes(
     return InvalidArgument("data store: changes: limit must be at least 1");
   }
   if (limit > 1000) limit = 1000;
-  Result<std::unique_ptr<DataConn>> reader = TakeReader();
+  Result<std::unique_ptr<DataConn>> reader = readers_.Take();
   if (!reader.ok()) return reader.status();
   std::vector<data::ChangeEvent> out;
   {
@@ -360,31 +262,21 @@ Result<std::vector<data::ChangeEvent>> SqliteDataStore::Changes(
       data::ChangeEvent e;
       e.seq = s.ColumnInt64(0);
       e.ts_ms = s.ColumnInt64(1);
-      e.op = OpFromName(s.ColumnBytes(2));
+      e.op = ChangeOpFromName(s.ColumnBytes(2));
       e.type = s.ColumnBytes(3);
       e.id = s.ColumnBytes(4);
       e.row_json = s.ColumnBytes(5);
-      json fields = json::parse(s.ColumnBytes(6), nullptr, false);
-      if (fields.is_array()) {
-        for (const json& f : fields) {
-          if (!f.is_object()) continue;
-          data::FieldChange c;
-          c.field = f.value("field", "");
-          c.old_json = f.contains("old") ? f["old"].dump() : "null";
-          c.new_json = f.contains("new") ? f["new"].dump() : "null";
-          e.fields.push_back(std::move(c));
-        }
-      }
+      e.fields = ParseChangedFields(s.ColumnBytes(6));
       e.origin = s.ColumnBytes(7);
       out.push_back(std::move(e));
     }
   }
-  ReturnReader(std::move(reader).value());
+  readers_.Return(std::move(reader).value());
   return out;
 }
 
 Status SqliteDataStore::Prune(int64_t now_ms) {
-  TESSERA_RETURN_IF_ERROR(AcquireWriter(options_.busy_timeout_ms));
+  TESSERA_RETURN_IF_ERROR(gate_.Acquire(options_.busy_timeout_ms));
   Status st = writer_->db->InTransaction("prune data", [&]() -> Status {
     for (auto [sql, before] :
          {std::pair<const char*, int64_t>{
@@ -399,7 +291,7 @@ Status SqliteDataStore::Prune(int64_t now_ms) {
     }
     return Status::Ok();
   });
-  ReleaseWriter();
+  gate_.Release();
   return st;
 }
 

@@ -35,7 +35,6 @@
 #ifndef TESSERA_STORE_SQLITE_DATA_STORE_H_
 #define TESSERA_STORE_SQLITE_DATA_STORE_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -47,6 +46,7 @@
 #include "common/status.h"
 #include "common/thread_annotations.h"
 #include "data/data_store.h"
+#include "store/data_connections.h"
 
 namespace tessera::store {
 
@@ -93,19 +93,8 @@ class SqliteDataStore final : public data::DataStore {
   SqliteDataStore(std::string path, bool temporary, Options options,
                   std::unique_ptr<DataConn> writer,
                   std::shared_ptr<const data::DataSchema> schema);
-  // Takes the writer within `wait_ms`; kUnavailable "UNAVAILABLE: ..."
-  // when it stays busy. The writer is a flag, not a mutex, so a
-  // transaction may end on another thread than the one that began it, and
-  // a thread asking again while it holds the writer times out instead of
-  // deadlocking.
-  Status AcquireWriter(int64_t wait_ms);
-  void ReleaseWriter();
   int64_t NowMs() const { return options_.wall_clock->UnixNowMs(); }
   std::shared_ptr<const data::DataSchema> CurrentSchema() const;
-  // A reader connection from the pool (opened when none is idle), and its
-  // return. Errors: kIo.
-  Result<std::unique_ptr<DataConn>> TakeReader();
-  void ReturnReader(std::unique_ptr<DataConn> conn);
   // ApplySchema's body, in the writer's open transaction.
   Status ApplyLocked(const data::DataSchema& next);  // the writer held
 
@@ -115,14 +104,12 @@ class SqliteDataStore final : public data::DataStore {
 
   // The writer: held by a write transaction from Begin to its end (and by
   // ApplySchema and Prune); `writer_` is used only by its holder.
-  std::mutex gate_mu_;
-  std::condition_variable gate_cv_;
-  bool writer_busy_ GUARDED_BY(gate_mu_) = false;
+  WriterGate gate_;
   std::unique_ptr<DataConn> writer_;
 
   mutable std::mutex mu_;
   std::shared_ptr<const data::DataSchema> schema_ GUARDED_BY(mu_);
-  std::vector<std::unique_ptr<DataConn>> idle_readers_ GUARDED_BY(mu_);
+  ReaderPool<DataConn> readers_;  // closed before the writer
 };
 
 }  // namespace tessera::store

@@ -24,11 +24,6 @@ Status Ended() {
                 "data store: the transaction has ended");
 }
 
-std::string Quoted(std::string_view s) {
-  return json(std::string(s))
-      .dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
 // The field named in SQLite's "UNIQUE constraint failed: data_T.f_name".
 std::string UniqueField(const std::string& message) {
   size_t at = message.find("constraint failed: ");
@@ -78,7 +73,7 @@ Result<SqliteDataTxn::Target> SqliteDataTxn::Find(std::string_view type) const {
   const EntityType* t = parts_.schema->Find(type);
   if (t == nullptr) {
     return data::DataError(data::codes::kUnknownType,
-                           "no entity type " + Quoted(type));
+                           "no entity type " + QuotedName(type));
   }
   Result<std::string> table = TableName(*t);
   if (!table.ok()) return table.status();
@@ -91,7 +86,7 @@ Status SqliteDataTxn::Failed(const Status& st, const Target* t,
   const std::string type = t != nullptr ? t->type->name : "";
   if (code == SQLITE_CONSTRAINT_PRIMARYKEY && t != nullptr) {
     return data::DataError(data::codes::kRowExists,
-                           type + " " + Quoted(id) + " already exists");
+                           type + " " + QuotedName(id) + " already exists");
   }
   if (code == SQLITE_CONSTRAINT_UNIQUE && t != nullptr) {
     std::string field = UniqueField(st.message());
@@ -140,45 +135,14 @@ Result<std::optional<Row>> SqliteDataTxn::Lookup(std::string_view type,
   ++reads_;
   Result<Target> t = Find(type);
   if (!t.ok()) return t.status();
-  const std::string where = t->type->name + "." + std::string(field);
-  data::FieldType ftype = data::FieldType::kString;
-  if (field != "id") {
-    const data::FieldSpec* spec = t->type->FindField(field);
-    if (spec == nullptr) {
-      return data::DataError(data::codes::kUnknownField,
-                             t->type->name + " has no field " + Quoted(field));
-    }
-    if (t->type->FindIndex(field) == nullptr) {
-      return data::DataError(data::codes::kNoIndex,
-                             where + " has no index (lookups need one)");
-    }
-    ftype = spec->type;
-  }
-  json value = json::parse(value_json, nullptr, false);
-  if (value.is_discarded()) {
-    return data::DataError(data::codes::kBadValue,
-                           where + ": the value is not JSON");
-  }
-  if (value.is_null()) return std::optional<Row>();  // null equals no row
-  if (field != "id") {
-    // The value checked as the field's values are (size, range, kind).
-    json probe = json::object();
-    probe[std::string(field)] = value;
-    Result<std::string> checked =
-        data::CheckFields(*t->type, probe.dump(), /*insert=*/false);
-    if (!checked.ok()) return checked.status();
-    value = json::parse(*checked)[std::string(field)];
-  }
-  Result<SqlValue> v = ToSql(ftype, value);
-  if (!v.ok()) {
-    return data::DataError(data::codes::kBadValue,
-                           where + ": " + v.status().message());
-  }
+  Result<std::optional<SqlValue>> v = LookupValue(*t->type, field, value_json);
+  if (!v.ok()) return v.status();
+  if (!v->has_value()) return std::optional<Row>();  // null equals no row
   Result<StatementRef> stmt = conn_.Statement(
       "SELECT " + SelectList(*t->type) + " FROM " + t->table + " WHERE " +
       ColumnName(field) + " = ?1 ORDER BY id LIMIT 1");
   if (!stmt.ok()) return Failed(stmt.status(), &*t, "");
-  TESSERA_RETURN_IF_ERROR(Bind(**stmt, 1, *v));
+  TESSERA_RETURN_IF_ERROR(Bind(**stmt, 1, **v));
   Result<bool> row = (*stmt)->Step("look up a row of " + t->type->name);
   if (!row.ok()) return Failed(row.status(), &*t, "");
   if (!*row) return std::optional<Row>();
@@ -197,7 +161,8 @@ Result<data::Page> SqliteDataTxn::List(std::string_view type,
                            "limit " + std::to_string(limit) + " is not in 1.." +
                                std::to_string(data::kMaxPageLimit));
   }
-  Result<CompiledFilter> where = CompileFilter(*t->type, filter, 3);
+  Result<CompiledFilter> where =
+      CompileFilter(kSqliteDialect, *t->type, filter, 3);
   if (!where.ok()) return where.status();
   Result<StatementRef> stmt =
       conn_.Statement("SELECT " + SelectList(*t->type) + " FROM " + t->table +
@@ -229,7 +194,8 @@ Result<int64_t> SqliteDataTxn::Count(std::string_view type,
   ++reads_;
   Result<Target> t = Find(type);
   if (!t.ok()) return t.status();
-  Result<CompiledFilter> where = CompileFilter(*t->type, filter, 1);
+  Result<CompiledFilter> where =
+      CompileFilter(kSqliteDialect, *t->type, filter, 1);
   if (!where.ok()) return where.status();
   Result<StatementRef> stmt = conn_.Statement(
       "SELECT count(*) FROM " + t->table + " WHERE 1" + where->sql);
@@ -257,32 +223,22 @@ Result<Row> SqliteDataTxn::Insert(std::string_view type, std::string_view id,
   } else {
     TESSERA_RETURN_IF_ERROR(data::CheckId(row_id));
   }
-  Result<std::string> checked =
-      data::CheckFields(*t->type, fields_json, /*insert=*/true);
-  if (!checked.ok()) return checked.status();
-  json fields = json::parse(*checked, nullptr, false);
-  std::vector<SqlValue> values;
+  Result<std::vector<SqlValue>> values = InsertValues(*t->type, fields_json);
+  if (!values.ok()) return values.status();
   std::string columns = "id, created_ms, updated_ms, version";
   std::string params = "?1, ?2, ?2, 1";
-  for (const data::FieldSpec& f : t->type->fields) {
-    auto it = fields.find(f.name);
-    Result<SqlValue> v = ToSql(f.type, it == fields.end() ? json() : *it);
-    if (!v.ok()) {
-      return data::DataError(
-          data::codes::kBadValue,
-          t->type->name + "." + f.name + ": " + v.status().message());
-    }
-    values.push_back(std::move(v).value());
-    columns += ", " + ColumnName(f.name);
-    params += ", ?" + std::to_string(2 + values.size());
+  for (size_t i = 0; i < t->type->fields.size(); ++i) {
+    columns += ", " + ColumnName(t->type->fields[i].name);
+    params += ", ?" + std::to_string(3 + i);
   }
   Result<StatementRef> stmt = conn_.Statement(
       "INSERT INTO " + t->table + "(" + columns + ") VALUES(" + params + ")");
   if (!stmt.ok()) return Failed(stmt.status(), &*t, row_id);
   TESSERA_RETURN_IF_ERROR((*stmt)->BindText(1, row_id));
   TESSERA_RETURN_IF_ERROR((*stmt)->BindInt64(2, now));
-  for (size_t i = 0; i < values.size(); ++i) {
-    TESSERA_RETURN_IF_ERROR(Bind(**stmt, static_cast<int>(3 + i), values[i]));
+  for (size_t i = 0; i < values->size(); ++i) {
+    TESSERA_RETURN_IF_ERROR(
+        Bind(**stmt, static_cast<int>(3 + i), (*values)[i]));
   }
   Status run = (*stmt)->Run("insert a row of " + t->type->name);
   if (!run.ok()) return Failed(run, &*t, row_id);
@@ -292,15 +248,8 @@ Result<Row> SqliteDataTxn::Insert(std::string_view type, std::string_view id,
   row.id = row_id;
   row.created_ms = row.updated_ms = now;
   row.version = 1;
-  row.fields_json = FieldsJson(*t->type, values);
-  ChangeEvent event;
-  event.ts_ms = now;
-  event.op = ChangeOp::kCreated;
-  event.type = row.type;
-  event.id = row.id;
-  event.row_json = data::RowJson(*t->type, row);
-  event.origin = std::string(origin);
-  changes_.push_back(std::move(event));
+  row.fields_json = FieldsJson(*t->type, *values);
+  changes_.push_back(CreatedEvent(*t->type, row, origin));
   return row;
 }
 
@@ -311,40 +260,24 @@ Result<Row> SqliteDataTxn::Update(std::string_view type, std::string_view id,
   ++writes_;
   Result<Target> t = Find(type);
   if (!t.ok()) return t.status();
-  Result<std::string> checked =
-      data::CheckFields(*t->type, set_json, /*insert=*/false);
-  if (!checked.ok()) return checked.status();
+  // Checked before the read, as the store checks every write's input.
+  TESSERA_RETURN_IF_ERROR(
+      data::CheckFields(*t->type, set_json, /*insert=*/false).status());
   Result<std::optional<RowValues>> current = Read(*t, id);
   if (!current.ok()) return current.status();
   if (!current->has_value()) {
     return data::DataError(data::codes::kRowNotFound,
-                           t->type->name + " " + Quoted(id) + " not found");
+                           t->type->name + " " + QuotedName(id) + " not found");
   }
   RowValues& row = **current;
-  std::vector<SqlValue> after = row.values;
-  json set = json::parse(*checked, nullptr, false);
-  std::vector<data::FieldChange> changed;
+  Result<UpdatePlan> plan = PlanUpdate(*t->type, row.values, set_json);
+  if (!plan.ok()) return plan.status();
   std::string assignments;
-  std::vector<const SqlValue*> params;
-  for (size_t i = 0; i < t->type->fields.size(); ++i) {
-    const data::FieldSpec& f = t->type->fields[i];
-    auto it = set.find(f.name);
-    if (it == set.end()) continue;
-    Result<SqlValue> v = ToSql(f.type, *it);
-    if (!v.ok()) {
-      return data::DataError(
-          data::codes::kBadValue,
-          t->type->name + "." + f.name + ": " + v.status().message());
-    }
-    if (*v == row.values[i]) continue;
-    after[i] = std::move(v).value();
-    changed.push_back({f.name, FromSql(f.type, row.values[i]).dump(),
-                       FromSql(f.type, after[i]).dump()});
-    params.push_back(&after[i]);
-    assignments +=
-        ColumnName(f.name) + " = ?" + std::to_string(2 + params.size()) + ", ";
+  for (size_t k = 0; k < plan->fields.size(); ++k) {
+    assignments += ColumnName(t->type->fields[plan->fields[k]].name) + " = ?" +
+                   std::to_string(3 + k) + ", ";
   }
-  if (changed.empty()) return std::move(row.row);  // nothing to record
+  if (plan->changed.empty()) return std::move(row.row);  // nothing to record
 
   const int64_t now = parts_.clock->UnixNowMs();
   Result<StatementRef> stmt =
@@ -353,24 +286,18 @@ Result<Row> SqliteDataTxn::Update(std::string_view type, std::string_view id,
   if (!stmt.ok()) return Failed(stmt.status(), &*t, id);
   TESSERA_RETURN_IF_ERROR((*stmt)->BindText(1, id));
   TESSERA_RETURN_IF_ERROR((*stmt)->BindInt64(2, now));
-  for (size_t i = 0; i < params.size(); ++i) {
-    TESSERA_RETURN_IF_ERROR(Bind(**stmt, static_cast<int>(3 + i), *params[i]));
+  for (size_t k = 0; k < plan->fields.size(); ++k) {
+    TESSERA_RETURN_IF_ERROR(
+        Bind(**stmt, static_cast<int>(3 + k), plan->after[plan->fields[k]]));
   }
   Status run = (*stmt)->Run("update a row of " + t->type->name);
   if (!run.ok()) return Failed(run, &*t, id);
 
   row.row.updated_ms = now;
   row.row.version += 1;
-  row.row.fields_json = FieldsJson(*t->type, after);
-  ChangeEvent event;
-  event.ts_ms = now;
-  event.op = ChangeOp::kUpdated;
-  event.type = row.row.type;
-  event.id = row.row.id;
-  event.row_json = "";
-  event.fields = std::move(changed);
-  event.origin = std::string(origin);
-  changes_.push_back(std::move(event));
+  row.row.fields_json = FieldsJson(*t->type, plan->after);
+  changes_.push_back(
+      UpdatedEvent(row.row, std::move(plan).value().changed, origin));
   return std::move(row.row);
 }
 
@@ -390,14 +317,8 @@ Result<bool> SqliteDataTxn::Delete(std::string_view type, std::string_view id,
   Status run = (*stmt)->Run("delete a row of " + t->type->name);
   if (!run.ok()) return Failed(run, &*t, id);
 
-  ChangeEvent event;
-  event.ts_ms = parts_.clock->UnixNowMs();
-  event.op = ChangeOp::kDeleted;
-  event.type = t->type->name;
-  event.id = std::string(id);
-  event.row_json = data::RowJson(*t->type, (*current)->row);
-  event.origin = std::string(origin);
-  changes_.push_back(std::move(event));
+  changes_.push_back(DeletedEvent(*t->type, (*current)->row,
+                                  parts_.clock->UnixNowMs(), origin));
   return true;
 }
 
@@ -447,9 +368,9 @@ Status SqliteDataTxn::PutCall(const data::StoredCall& call) {
   Status run = st.Run("store a keyed call");
   if (run.ok()) return run;
   if (conn_.ExtendedErrorCode() == SQLITE_CONSTRAINT_PRIMARYKEY) {
-    return Status(
-        StatusCode::kAlreadyExists,
-        "data store: keyed call " + Quoted(call.key) + " is already stored");
+    return Status(StatusCode::kAlreadyExists, "data store: keyed call " +
+                                                  QuotedName(call.key) +
+                                                  " is already stored");
   }
   return Failed(run, nullptr, "");
 }
@@ -515,14 +436,7 @@ Result<std::vector<ChangeEvent>> SqliteDataTxn::Commit() {
           "fields_json, origin) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) "
           "RETURNING seq");
       if (!stmt.ok()) return stmt.status();
-      json fields = json::array();
-      for (const data::FieldChange& f : e.fields) {
-        fields.push_back({{"field", f.field},
-                          {"old", json::parse(f.old_json, nullptr, false)},
-                          {"new", json::parse(f.new_json, nullptr, false)}});
-      }
-      const std::string fields_text =
-          fields.dump(-1, ' ', false, json::error_handler_t::replace);
+      const std::string fields_text = ChangedFieldsJson(e.fields);
       SqliteStatement& s = **stmt;
       TESSERA_RETURN_IF_ERROR(s.BindInt64(1, e.ts_ms));
       TESSERA_RETURN_IF_ERROR(s.BindText(2, data::ChangeOpName(e.op)));

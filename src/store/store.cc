@@ -3,6 +3,10 @@
 #include <filesystem>
 #include <utility>
 
+#include "store/postgres/pg_compute_store.h"
+#include "store/postgres/pg_data_store.h"
+#include "store/postgres/pg_realm_store.h"
+#include "store/postgres/pg_store.h"
 #include "store/sqlite_compute_store.h"
 #include "store/sqlite_data_store.h"
 #include "store/sqlite_realm_store.h"
@@ -11,9 +15,27 @@
 
 namespace tessera::store {
 
+namespace {
+
+// A PostgreSQL store's open, its error naming the database (without the
+// password): "database postgres://u:***@host/db: postgres: cannot connect:
+// ...".
+template <typename Base, typename Backend>
+Result<std::unique_ptr<Base>> InDatabase(
+    const StoreUrl& url, Result<std::unique_ptr<Backend>> opened) {
+  if (opened.ok()) return std::unique_ptr<Base>(std::move(opened).value());
+  return Status(opened.status().code(),
+                "database " + url.redacted + ": " + opened.status().message());
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Store>> OpenStore(const std::string& url) {
   Result<StoreUrl> parsed = ParseStoreUrl(url);
   if (!parsed.ok()) return parsed.status();
+  if (parsed->backend == StoreUrl::Backend::kPostgres) {
+    return InDatabase<Store>(*parsed, PgStore::Open(parsed->url));
+  }
   Result<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(parsed->path);
   if (!store.ok()) return store.status();
   return std::unique_ptr<Store>(std::move(store).value());
@@ -23,6 +45,10 @@ Result<std::unique_ptr<compute::ComputeStore>> OpenComputeStore(
     const std::string& url) {
   Result<StoreUrl> parsed = ParseStoreUrl(url);
   if (!parsed.ok()) return parsed.status();
+  if (parsed->backend == StoreUrl::Backend::kPostgres) {
+    return InDatabase<compute::ComputeStore>(*parsed,
+                                             PgComputeStore::Open(parsed->url));
+  }
   Result<std::unique_ptr<SqliteComputeStore>> store =
       SqliteComputeStore::Open(parsed->path);
   if (!store.ok()) return store.status();
@@ -32,6 +58,9 @@ Result<std::unique_ptr<compute::ComputeStore>> OpenComputeStore(
 Result<std::unique_ptr<data::DataStore>> OpenDataStore(const std::string& url) {
   Result<StoreUrl> parsed = ParseStoreUrl(url);
   if (!parsed.ok()) return parsed.status();
+  if (parsed->backend == StoreUrl::Backend::kPostgres) {
+    return InDatabase<data::DataStore>(*parsed, PgDataStore::Open(parsed->url));
+  }
   Result<std::unique_ptr<SqliteDataStore>> store =
       SqliteDataStore::Open(DataFilePath(parsed->path));
   if (!store.ok()) return store.status();
@@ -61,6 +90,10 @@ Result<std::unique_ptr<realm::RealmStore>> OpenRealmStore(
     const std::string& url) {
   Result<StoreUrl> parsed = ParseStoreUrl(url);
   if (!parsed.ok()) return parsed.status();
+  if (parsed->backend == StoreUrl::Backend::kPostgres) {
+    return InDatabase<realm::RealmStore>(*parsed,
+                                         PgRealmStore::Open(parsed->url));
+  }
   Result<std::unique_ptr<SqliteRealmStore>> store =
       SqliteRealmStore::Open(RealmFilePath(parsed->path));
   if (!store.ok()) return store.status();

@@ -1,9 +1,9 @@
 // Durable storage of the shard directory, saved states and the transfer
 // journal. Two backends with the same semantics and errors (the suites of
-// store_conformance.h): SQLite (WAL, sqlite_store.h), the embedded default
-// and what OpenStore opens, and PostgreSQL (postgres/pg_store.h, opened by
-// OpenPgStore; OpenStore does not take postgres:// until the data and
-// compute stores are on PostgreSQL too).
+// store_conformance.h): SQLite (WAL, sqlite_store.h), the embedded default,
+// and PostgreSQL (postgres/pg_store.h); OpenStore opens either by URL, and
+// so do OpenComputeStore, OpenDataStore and OpenRealmStore for the other
+// stores.
 //
 // Thread-safety: every method may be called from any thread, concurrently.
 #ifndef TESSERA_STORE_STORE_H_
@@ -61,12 +61,16 @@ class Store : public shard::StateStore, public shard::TransferJournal {
 //   mode with synchronous=FULL: every write that returned OK survives
 //   kill -9 and power loss (see sqlite_store.h). "sqlite::memory:" is a
 //   private in-memory store for tests.
-//   "postgres://..." / "postgresql://..." -> kFailedPrecondition for now
-//   (the Store itself is postgres/pg_store.h's OpenPgStore; the server
-//   needs the data and compute stores there too).
-// Errors: kIo with SQLite's message and the path; kFailedPrecondition for a
-// file written by a newer tessera (schema version) or a foreign SQLite
-// database; kInvalidArgument for an unknown scheme or an empty path.
+//   "postgres://..." / "postgresql://..." (libpq's URI form) -> PostgreSQL
+//   (postgres/pg_store.h), its tables created if missing. Each store opens
+//   a connection of its own (the data store a writer and a pool of
+//   readers); they share the database, every tessera table in it.
+// Errors: kIo with SQLite's message and the path, or with the server's (an
+// unreachable or refusing database: "database postgres://u:***@host/db:
+// postgres: cannot connect: ...", never the password);
+// kFailedPrecondition for a file or database written by a newer tessera
+// (schema version) or a foreign SQLite database; kInvalidArgument for an
+// unknown scheme, an empty path or a malformed postgres URL.
 Result<std::unique_ptr<Store>> OpenStore(const std::string& url);
 
 // Opens the compute modules' records (compute/compute_store.h) in the store
@@ -79,7 +83,9 @@ Result<std::unique_ptr<compute::ComputeStore>> OpenComputeStore(
     const std::string& url);
 
 // Opens the app's data (data/data_store.h) for the store named by `url`,
-// with the same URL forms and errors as OpenStore. For SQLite the data has
+// with the same URL forms and errors as OpenStore (PostgreSQL:
+// postgres/pg_data_store.h, tables "data_<Type>" beside the others). For
+// SQLite the data has
 // a file of its own beside the store's, DataFilePath(path) (one writer,
 // readers; sqlite_data_store.h): a function's data transaction holds that
 // file's write lock for the whole call, and must not block what the call

@@ -33,12 +33,29 @@ bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
 
 }  // namespace
 
+std::string RedactStoreUrl(const std::string& url) {
+  const size_t sep = url.find("://");
+  if (sep == std::string::npos) return url;
+  const size_t begin = sep + 3;
+  // The authority ends at the first '/', '?' or '#'; its userinfo at the
+  // last '@' before that (a password may hold '@' unescaped).
+  size_t end = url.find_first_of("/?#", begin);
+  if (end == std::string::npos) end = url.size();
+  const size_t at = url.rfind('@', end == 0 ? 0 : end - 1);
+  if (at == std::string::npos || at < begin) return url;
+  const size_t colon = url.find(':', begin);
+  if (colon == std::string::npos || colon > at) return url;
+  return url.substr(0, colon + 1) + "***" + url.substr(at);
+}
+
 Result<StoreUrl> ParseStoreUrl(const std::string& url) {
   std::string scheme = SchemeOf(url);
   if (scheme == "postgres" || scheme == "postgresql") {
-    return Status(StatusCode::kFailedPrecondition,
-                  "PostgreSQL support comes with the cluster work; use "
-                  "sqlite:PATH");
+    StoreUrl parsed;
+    parsed.backend = StoreUrl::Backend::kPostgres;
+    parsed.url = scheme + url.substr(scheme.size());
+    parsed.redacted = RedactStoreUrl(parsed.url);
+    return parsed;
   }
   StoreUrl parsed;
   if (scheme == "sqlite") {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "store/store.h"
 
 namespace tessera::store {
@@ -43,20 +45,49 @@ TEST(StoreUrlTest, TheRealmFileSitsBesideTheStoreFile) {
   EXPECT_NE(RealmFilePath("a.db"), DataFilePath("a.db"));
 }
 
-TEST(StoreUrlTest, PostgresIsNotYetSupported) {
-  for (const char* url : {"postgres://user:secret@db/tessera",
-                          "postgresql://db/tessera", "POSTGRES://db"}) {
-    Result<StoreUrl> parsed = ParseStoreUrl(url);
-    ASSERT_FALSE(parsed.ok()) << url;
-    EXPECT_EQ(parsed.status().code(), StatusCode::kFailedPrecondition);
-    EXPECT_EQ(parsed.status().message(),
-              "PostgreSQL support comes with the cluster work; use "
-              "sqlite:PATH");
+TEST(StoreUrlTest, PostgresForms) {
+  struct Case {
+    const char* url;
+    const char* libpq;
+    const char* redacted;
+  };
+  for (const Case& c : {
+           Case{"postgres://user:secret@db/tessera",
+                "postgres://user:secret@db/tessera",
+                "postgres://user:***@db/tessera"},
+           Case{"postgresql://db:5433/tessera?sslmode=require",
+                "postgresql://db:5433/tessera?sslmode=require",
+                "postgresql://db:5433/tessera?sslmode=require"},
+           Case{"POSTGRES://u@db", "postgres://u@db", "postgres://u@db"},
+           Case{"postgres://u:p@ss:w@rd@[::1]:5432/x?a=b@c",
+                "postgres://u:p@ss:w@rd@[::1]:5432/x?a=b@c",
+                "postgres://u:***@[::1]:5432/x?a=b@c"},
+       }) {
+    Result<StoreUrl> parsed = ParseStoreUrl(c.url);
+    ASSERT_TRUE(parsed.ok()) << c.url << ": " << parsed.status().ToString();
+    EXPECT_EQ(parsed->backend, StoreUrl::Backend::kPostgres);
+    EXPECT_EQ(parsed->url, c.libpq);
+    EXPECT_EQ(parsed->redacted, c.redacted);
   }
-  Result<std::unique_ptr<Store>> store =
-      OpenStore("postgres://user:secret@db/tessera");
-  ASSERT_FALSE(store.ok());
-  EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
+}
+
+// Every store opens postgres:// URLs; an unreachable database is kIo
+// naming the database without its password.
+TEST(StoreUrlTest, AnUnreachableDatabaseIsAClearError) {
+  // Nothing listens on port 1.
+  const std::string url = "postgres://tessera:s3cret@127.0.0.1:1/app";
+  std::vector<Status> errors = {
+      OpenStore(url).status(), OpenDataStore(url).status(),
+      OpenComputeStore(url).status(), OpenRealmStore(url).status()};
+  for (const Status& error : errors) {
+    EXPECT_EQ(error.code(), StatusCode::kIo) << error.ToString();
+    EXPECT_EQ(error.message().find("s3cret"), std::string::npos)
+        << error.message();
+    EXPECT_TRUE(error.message().starts_with(
+        "database postgres://tessera:***@127.0.0.1:1/app: postgres: cannot "
+        "connect: "))
+        << error.message();
+  }
 }
 
 TEST(StoreUrlTest, OtherSchemesAndEmptyPathsAreInvalid) {

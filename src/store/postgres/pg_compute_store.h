@@ -126,8 +126,8 @@ class PgComputeStore final : public compute::ComputeStore {
   const std::unique_ptr<pg::PgConn> conn_ GUARDED_BY(mu_);
 };
 
-// PgComputeStore::Open as a compute::ComputeStore (what OpenComputeStore
-// will answer for postgres:// URLs once every store is on PostgreSQL).
+// PgComputeStore::Open as a compute::ComputeStore (as OpenComputeStore
+// opens it for postgres:// URLs).
 Result<std::unique_ptr<compute::ComputeStore>> OpenPgComputeStore(
     const std::string& url, PgComputeStore::Options options = {});
 

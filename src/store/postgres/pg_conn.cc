@@ -177,6 +177,12 @@ Result<PgResult> PgConn::Exec(std::string_view sql,
   formats.reserve(params.size());
   for (size_t i = 0; i < params.size(); ++i) {
     const PgParam& p = params[i];
+    if (p.is_null()) {
+      values.push_back(nullptr);
+      lengths.push_back(0);
+      formats.push_back(0);
+      continue;
+    }
     if (p.format() == 0 && p.view().find('\0') != std::string_view::npos) {
       return InvalidArgument(std::string(what) + ": parameter " +
                              std::to_string(i + 1) +
@@ -193,7 +199,7 @@ Result<PgResult> PgConn::Exec(std::string_view sql,
   std::vector<std::string> terminated;
   terminated.reserve(params.size());
   for (size_t i = 0; i < params.size(); ++i) {
-    if (params[i].format() == 0) {
+    if (params[i].format() == 0 && !params[i].is_null()) {
       terminated.emplace_back(params[i].view());
       values[i] = terminated.back().c_str();
     }
@@ -224,6 +230,9 @@ Result<PgResult> PgConn::Check(pg_result* res, std::string_view what) {
   if (sqlstate == kSerializationFailure) {
     return Status(StatusCode::kAborted, std::move(message));
   }
+  if (sqlstate == kLockNotAvailable) {
+    return Status(StatusCode::kUnavailable, std::move(message));
+  }
   return IoError(std::move(message));
 }
 
@@ -237,18 +246,41 @@ Status PgConn::RunScript(const std::string& sql, std::string_view what) {
   return Check(PQexec(conn_, sql.c_str()), what).status();
 }
 
-Status PgConn::InTransaction(std::string_view begin, std::string_view what,
-                             const std::function<Status()>& body) {
-  TESSERA_RETURN_IF_ERROR(RunScript(std::string(begin), what));
-  in_transaction_ = true;
-  Status status = body();
-  if (status.ok()) status = RunScript("COMMIT", what);
+Status PgConn::BeginTransaction(const std::string& begin_script,
+                                std::string_view what) {
+  Status status = RunScript(begin_script, what);
   if (!status.ok()) {
-    // Ok or not (a lost connection has lost the transaction anyway).
     (void)RunScript("ROLLBACK", what);
+    return status;
   }
+  in_transaction_ = true;
+  return Status::Ok();
+}
+
+Status PgConn::CommitTransaction(std::string_view what) {
+  Status status = RunScript("COMMIT", what);
+  if (!status.ok()) RollbackTransaction(what);
   in_transaction_ = false;
   return status;
+}
+
+void PgConn::RollbackTransaction(std::string_view what) {
+  // Ok or not (a lost connection has lost the transaction anyway).
+  (void)RunScript("ROLLBACK", what);
+  in_transaction_ = false;
+}
+
+bool PgConn::broken() const { return PQstatus(conn_) == CONNECTION_BAD; }
+
+Status PgConn::InTransaction(std::string_view begin, std::string_view what,
+                             const std::function<Status()>& body) {
+  TESSERA_RETURN_IF_ERROR(BeginTransaction(std::string(begin), what));
+  Status status = body();
+  if (!status.ok()) {
+    RollbackTransaction(what);
+    return status;
+  }
+  return CommitTransaction(what);
 }
 
 }  // namespace tessera::store::pg

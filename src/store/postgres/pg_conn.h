@@ -32,6 +32,7 @@ namespace tessera::store::pg {
 // SQLSTATE codes the stores look at.
 inline constexpr std::string_view kUniqueViolation = "23505";
 inline constexpr std::string_view kSerializationFailure = "40001";
+inline constexpr std::string_view kLockNotAvailable = "55P03";
 
 class PgParam {
  public:
@@ -41,12 +42,19 @@ class PgParam {
   // For double precision columns: the shortest text that reads back as
   // exactly `value` ("inf", "-inf" and "nan" included).
   static PgParam Double(double value);
+  // SQL NULL.
+  static PgParam Null() {
+    PgParam p(std::string_view(), 0);
+    p.null_ = true;
+    return p;
+  }
 
   const char* data() const { return owned_ ? own_.data() : view_.data(); }
   int size() const {
     return static_cast<int>(owned_ ? own_.size() : view_.size());
   }
   int format() const { return format_; }  // 0 text, 1 binary
+  bool is_null() const { return null_; }
   std::string_view view() const {
     return {data(), static_cast<size_t>(size())};
   }
@@ -58,6 +66,7 @@ class PgParam {
   std::string_view view_;  // not owned: must outlive the call
   std::string own_;
   bool owned_ = false;
+  bool null_ = false;
   int format_ = 0;
 };
 
@@ -104,7 +113,8 @@ class PgConn {
   // found broken is reset once before the statement (never inside a
   // transaction: that has been lost and its COMMIT fails). Errors: kIo
   // with the server's message; kAlreadyExists for a unique violation;
-  // kAborted for a serialization failure; kInvalidArgument for a text
+  // kAborted for a serialization failure; kUnavailable for a lock not
+  // taken within lock_timeout; kInvalidArgument for a text
   // parameter holding a NUL.
   Result<PgResult> Exec(std::string_view sql, std::span<const PgParam> params,
                         std::string_view what);
@@ -125,7 +135,20 @@ class PgConn {
   Status InTransaction(std::string_view begin, std::string_view what,
                        const std::function<Status()>& body);
 
+  // A transaction left open between calls (what InTransaction does
+  // around a body): BeginTransaction runs `begin_script` (BEGIN and maybe
+  // more statements, e.g. taking a lock) and rolls back on its error;
+  // while open, a broken connection is never reset (its statements fail).
+  // CommitTransaction's error has rolled back; RollbackTransaction always
+  // closes it.
+  Status BeginTransaction(const std::string& begin_script,
+                          std::string_view what);
+  Status CommitTransaction(std::string_view what);
+  void RollbackTransaction(std::string_view what);
+
   bool in_transaction() const { return in_transaction_; }
+  // Whether the connection to the server is lost.
+  bool broken() const;
 
  private:
   explicit PgConn(pg_conn* conn) : conn_(conn) {}

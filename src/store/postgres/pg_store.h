@@ -110,9 +110,8 @@ class PgStore final : public Store {
   const std::unique_ptr<pg::PgConn> conn_ GUARDED_BY(mu_);
 };
 
-// PgStore::Open as a store::Store (what OpenStore will answer for
-// postgres:// URLs once the data and compute stores are on PostgreSQL
-// too).
+// PgStore::Open as a store::Store (as OpenStore opens it for postgres://
+// URLs).
 Result<std::unique_ptr<Store>> OpenPgStore(const std::string& url,
                                            PgStore::Options options = {});
 

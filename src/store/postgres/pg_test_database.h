@@ -1,4 +1,4 @@
-// The PostgreSQL tests' two helpers on the shared throwaway cluster
+// The PostgreSQL tests' helpers on the shared throwaway cluster
 // (pg_test_cluster.h), failing the current test (not aborting) when the
 // cluster cannot start. Test-only; header-only, with gtest.
 #ifndef TESSERA_STORE_POSTGRES_PG_TEST_DATABASE_H_
@@ -6,9 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 #include "common/status.h"
+#include "store/postgres/pg_conn.h"
 #include "store/postgres/pg_test_cluster.h"
 
 namespace tessera::store::pg {
@@ -28,6 +30,19 @@ inline std::string FreshDatabase() {
   Result<std::string> url = cluster->NewDatabase();
   EXPECT_TRUE(url.ok()) << url.status().ToString();
   return url.ok() ? *url : "";
+}
+
+// The first column of the first row of `sql` on a connection of its own
+// ("<none>" for no rows; "" after a test failure).
+inline std::string QueryOne(const std::string& url, const std::string& sql) {
+  Result<std::unique_ptr<PgConn>> conn = PgConn::Connect(url);
+  EXPECT_TRUE(conn.ok()) << conn.status().ToString();
+  if (!conn.ok()) return "";
+  Result<PgResult> rows = (*conn)->Exec(sql, {}, "query");
+  EXPECT_TRUE(rows.ok()) << sql << ": " << rows.status().ToString();
+  if (!rows.ok()) return "";
+  if (rows->rows() == 0) return "<none>";
+  return std::string(rows->Text(0, 0));
 }
 
 }  // namespace tessera::store::pg

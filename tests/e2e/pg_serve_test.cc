@@ -1,0 +1,282 @@
+// `tessera serve` on PostgreSQL (TESSERA_DATABASE_URL=postgres://...): the
+// real binary on a scratch copy of examples/zones, with an entity type
+// and a durable realm kind added to its tessera.json, against a throwaway
+// PostgreSQL cluster this test starts itself (pg_test_cluster.h). A
+// player joins over WebSocket and is saved, a data row is written and a
+// realm is updated twice; then kill -9 of the server, and a new server on
+// the same database has all of it back: the shard (restored from its save,
+// the player in it), the row, and the realm at its version (the next
+// update is the version after). Nothing is written to SQLite files.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+
+#include "store/postgres/pg_test_cluster.h"
+#include "tests/e2e/app_template.h"
+#include "tests/e2e/serve_helpers.h"
+#include "tests/e2e/server_process.h"
+#include "tests/net/test_client.h"
+
+namespace tessera::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using net::testing::HttpResult;
+using net::testing::TestClient;
+
+constexpr char kAdminToken[] = "pg-admin-token";
+constexpr char kShard[] = "zones-0";
+constexpr char kPlayer[] = "alice";
+
+std::string Msgpack(const json& value) {
+  const std::vector<uint8_t> bytes = json::to_msgpack(value);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+AppTemplate* MakeZonesTemplate() {
+  AppTemplateOptions options;
+  options.tessera_bin = TESSERA_BIN;
+  options.source = fs::path(TESSERA_SOURCE_DIR) / "examples/zones";
+  options.kind = "zones";
+  options.shard_id = kShard;
+  options.scratch = "pg-serve";
+  return static_cast<AppTemplate*>(
+      ::testing::AddGlobalTestEnvironment(new AppTemplate(std::move(options))));
+}
+
+AppTemplate* const kZonesTemplate = MakeZonesTemplate();
+
+class PgServeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(kZonesTemplate->path().empty())
+        << "the zones app did not build";
+    Status error;
+    cluster_ = store::pg::SharedPgTestCluster(&error);
+    ASSERT_NE(cluster_, nullptr) << error.ToString();
+    Result<std::string> url = cluster_->NewDatabase();
+    ASSERT_TRUE(url.ok()) << url.status().ToString();
+    url_ = *url;
+    app_ = kZonesTemplate->app_path();
+    ASSERT_TRUE(kZonesTemplate->CopyToAppPath());
+    // The example's manifest plus an entity type and a durable realm kind.
+    json manifest;
+    std::ifstream(app_ / "tessera.json") >> manifest;
+    manifest["data"] = {
+        {"types",
+         {{{"name", "Note"},
+           {"fields",
+            {{{"name", "text"}, {"type", "string"}, {"required", true}},
+             {{"name", "stars"}, {"type", "int"}}}}}}}};
+    manifest["realms"] = {{{"name", "board"},
+                           {"persistence", "durable"},
+                           {"initialState", {{"log", json::array()}}}}};
+    std::ofstream(app_ / "tessera.json") << manifest.dump(2);
+  }
+  void TearDown() override {
+    if (HasFailure() && server_ != nullptr) {
+      std::cerr << "---- server log ----\n" << server_->Log() << "----\n";
+    }
+    server_.reset();
+    fs::remove_all(app_);
+  }
+
+  void Start(const std::string& database_url) {
+    server_.reset();
+    SpawnOptions options = ServeOptions(
+        TESSERA_BIN, app_,
+        {{"TESSERA_SHARD_TICKET_SECRET", "pg-ticket-secret"},
+         {"TESSERA_ADMIN_TOKEN", kAdminToken},
+         {"TESSERA_SHARD_SAVE_SECS", "1"},
+         {"TESSERA_DATABASE_URL", database_url}},
+        "",
+        app_.parent_path() / ("server-" + std::to_string(++spawned_) + ".log"));
+    Result<std::unique_ptr<ServerProcess>> started =
+        ServerProcess::Start(std::move(options));
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    server_ = std::move(*started);
+  }
+
+  HttpResult Http(const std::string& method, const std::string& target,
+                  const json& body = nullptr) {
+    Result<HttpResult> r =
+        HttpJson(server_->port(), method, target, body, kAdminToken);
+    EXPECT_TRUE(r.ok()) << method << " " << target << ": "
+                        << r.status().ToString();
+    return r.ok() ? *r : HttpResult{};
+  }
+
+  json HttpBody(const std::string& method, const std::string& target,
+                const json& body, int want_status) {
+    HttpResult r = Http(method, target, body);
+    EXPECT_EQ(r.status, want_status)
+        << method << " " << target << ": " << r.body;
+    return json::parse(r.body, nullptr, false);
+  }
+
+  std::string Ticket(const std::string& subscriber) {
+    json body =
+        HttpBody("POST", std::string("/api/shards/") + kShard + "/tickets",
+                 {{"subscriber", subscriber}}, 200);
+    return body.is_object() ? body.value("ticket", "") : "";
+  }
+
+  std::unique_ptr<TestClient> Join(const std::string& subscriber) {
+    net::testing::ClientOptions options;
+    options.port = server_->port();
+    Result<std::unique_ptr<TestClient>> c =
+        TestClient::Connect(options, kShard);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    if (!c.ok()) return nullptr;
+    Result<net::v1::Welcome> welcome = (*c)->Join(Ticket(subscriber), 10000);
+    EXPECT_TRUE(welcome.ok()) << welcome.status().ToString();
+    return welcome.ok() ? std::move(*c) : nullptr;
+  }
+
+  // The shard's players, as a watcher that never plays sees them.
+  json Players() {
+    std::unique_ptr<TestClient> watcher = Join("watcher");
+    if (watcher == nullptr) return nullptr;
+    Result<net::v1::Frame> frame = watcher->ReadUntil<net::v1::Frame>(10000);
+    EXPECT_TRUE(frame.ok()) << frame.status().ToString();
+    if (!frame.ok()) return nullptr;
+    json snapshot = json::from_msgpack(frame->snapshot, true, false);
+    return snapshot.is_object() ? snapshot.value("players", json::array())
+                                : json(nullptr);
+  }
+
+  // The first column of the first row of `sql` in the app's database.
+  std::string Query(const std::string& sql) {
+    Result<std::unique_ptr<store::pg::PgConn>> conn =
+        store::pg::PgConn::Connect(url_);
+    EXPECT_TRUE(conn.ok()) << conn.status().ToString();
+    if (!conn.ok()) return "";
+    Result<store::pg::PgResult> rows = (*conn)->Exec(sql, {}, "query");
+    EXPECT_TRUE(rows.ok()) << sql << ": " << rows.status().ToString();
+    if (!rows.ok() || rows->rows() == 0) return "";
+    return std::string(rows->Text(0, 0));
+  }
+
+  // Polls until the shard's save in the database mentions `text`.
+  bool WaitForSaveMentioning(const std::string& text, int timeout_ms) {
+    const std::string sql = "SELECT count(*) FROM saves WHERE shard_id = '" +
+                            std::string(kShard) + "'::bytea AND position('" +
+                            text + "'::bytea IN state) > 0";
+    for (int waited = 0; waited < timeout_ms; waited += 50) {
+      if (Query(sql) == "1") return true;
+      usleep(50'000);
+    }
+    return false;
+  }
+
+  store::pg::PgTestCluster* cluster_ = nullptr;
+  std::string url_;
+  fs::path app_;
+  std::unique_ptr<ServerProcess> server_;
+  int spawned_ = 0;
+};
+
+TEST_F(PgServeTest, StateComesBackAfterKillNine) {
+  ASSERT_NO_FATAL_FAILURE(Start(url_));
+  HttpBody("POST", "/api/shards",
+           {{"kind", "zones"},
+            {"id", kShard},
+            {"params", {{"index", 0}, {"zones", 1}}}},
+           201);
+
+  // A player joins and plays; the shard saves her.
+  std::unique_ptr<TestClient> alice = Join(kPlayer);
+  ASSERT_NE(alice, nullptr);
+  ASSERT_TRUE(alice->SendInput(1, Msgpack({{"join", json::object()}})).ok());
+  ASSERT_TRUE(WaitForSaveMentioning(kPlayer, 15000))
+      << "no save of " << kShard << " with " << kPlayer << " within 15 s";
+
+  // A row of the app's data, and two versions of a realm.
+  json row = HttpBody("POST", "/api/data/Note",
+                      {{"id", "n1"}, {"fields", {{"text", "hello"}}}}, 201);
+  ASSERT_TRUE(row.is_object()) << row.dump();
+  HttpBody("PATCH", "/api/data/Note/n1", {{"set", {{"stars", 5}}}}, 200);
+  int64_t version = 0;
+  for (const char* entry : {"first", "second"}) {
+    json done = HttpBody(
+        "POST", "/api/realms/board/main/update",
+        {{"patch", {{{"op", "append"}, {"path", {"log"}}, {"value", entry}}}}},
+        200);
+    ASSERT_TRUE(done.is_object() && done.contains("version")) << done.dump();
+    EXPECT_GT(done["version"].get<int64_t>(), version);
+    version = done["version"];
+  }
+
+  // kill -9, and a new server on the same database.
+  ASSERT_TRUE(server_->Signal(SIGKILL).ok());
+  Result<int> died = server_->WaitExit(10000);
+  ASSERT_TRUE(died.ok());
+  EXPECT_EQ(*died, 128 + SIGKILL);
+  alice.reset();
+  ASSERT_NO_FATAL_FAILURE(Start(url_));
+
+  // The shard is back from its save, with the player in it.
+  json shards = HttpBody("GET", "/api/shards", nullptr, 200);
+  ASSERT_TRUE(shards.dump().find(kShard) != std::string::npos) << shards.dump();
+  json players = Players();
+  ASSERT_TRUE(players.is_array()) << players.dump();
+  int found = 0;
+  for (const json& p : players) found += p.value("id", "") == kPlayer;
+  EXPECT_EQ(found, 1) << players.dump();
+
+  // The row, as last written.
+  json again = HttpBody("GET", "/api/data/Note/n1", nullptr, 200);
+  ASSERT_TRUE(again.is_object() && again.contains("row")) << again.dump();
+  EXPECT_EQ(again["row"].value("text", ""), "hello") << again.dump();
+  EXPECT_EQ(again["row"].value("stars", 0), 5) << again.dump();
+  EXPECT_EQ(again["row"].value("version", 0), 2) << again.dump();
+
+  // The realm goes on from its version.
+  json next = HttpBody(
+      "POST", "/api/realms/board/main/update",
+      {{"patch", {{{"op", "append"}, {"path", {"log"}}, {"value", "third"}}}}},
+      200);
+  ASSERT_TRUE(next.is_object() && next.contains("version")) << next.dump();
+  EXPECT_EQ(next["version"].get<int64_t>(), version + 1);
+  // (The realms table keys an instance by "<kind>/<key>".)
+  EXPECT_EQ(Query("SELECT string_agg(kind || '/' || key || '=' || "
+                  "head_version, ',') FROM realms"),
+            "board/board/main=" + std::to_string(version + 1));
+
+  // Everything is in PostgreSQL: the app's directory has no store files.
+  for (const char* file :
+       {"tessera.db", "tessera-data.db", "tessera-realms.db"}) {
+    EXPECT_FALSE(fs::exists(app_ / ".tessera" / file)) << file;
+  }
+}
+
+// An unreachable database stops the server at boot with a message that
+// names it without the password.
+TEST_F(PgServeTest, AnUnreachableDatabaseIsAClearErrorAtBoot) {
+  SpawnOptions options = ServeOptions(
+      TESSERA_BIN, app_,
+      {{"TESSERA_SHARD_TICKET_SECRET", "pg-ticket-secret"},
+       {"TESSERA_ADMIN_TOKEN", kAdminToken},
+       {"TESSERA_DATABASE_URL", "postgres://tessera:s3cret@127.0.0.1:1/app"}},
+      "", app_.parent_path() / "server-unreachable.log");
+  options.ready_timeout_ms = 20000;
+  Result<std::unique_ptr<ServerProcess>> started =
+      ServerProcess::Start(std::move(options));
+  ASSERT_FALSE(started.ok());
+  const std::string log = started.status().message();
+  EXPECT_NE(log.find("database postgres://tessera:***@127.0.0.1:1/app"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("s3cret"), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace tessera::e2e
