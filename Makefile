@@ -163,6 +163,7 @@ bench: build ts-build
 	$(BUILD)/bench/talk/transfer_bench
 	$(BUILD)/bench/compute/compute_bench --json $(BUILD)/bench/compute/compute_bench.json
 	$(BUILD)/bench/calls/calls_bench --json $(BUILD)/bench/calls/calls_bench.json
+	$(BUILD)/bench/replay/replay_bench
 	$(BUILD)/bench/realm/realm_bench --json $(BUILD)/bench/realm/realm_bench.json
 	$(MAKE) --no-print-directory bench-realm-serving-run
 

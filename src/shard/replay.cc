@@ -46,7 +46,8 @@ Result<const LoggedRun*> SelectRun(const ReadLog& log, uint64_t from,
 
 Result<ReplaySummary> Replay(
     const LoggedRun& run, const ReplayRequest& request,
-    const std::function<void(const ReplayedTick&)>& on_tick) {
+    const std::function<void(const ReplayedTick&)>& on_tick,
+    std::unique_ptr<GuestShard>* last) {
   if (request.from == 0 || request.from > request.to) {
     return InvalidArgument("--from must be at least 1 and at most --to");
   }
@@ -141,6 +142,7 @@ Result<ReplaySummary> Replay(
     if (!step.outcome.running()) break;
     ++record;
   }
+  if (last != nullptr) *last = std::move(guest).value();
   return summary;
 }
 

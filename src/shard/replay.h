@@ -70,9 +70,12 @@ Result<const LoggedRun*> SelectRun(const ReadLog& log, uint64_t from,
 // Errors: kInvalidArgument (from > to), kNotFound (no starting point, or
 // a tick missing from the log), and the module's start errors (restore
 // refused, init failed).
+// With `last`, the instance after the last tick is handed over there (a
+// restarting host goes on from it: ShardHost's catch-up).
 Result<ReplaySummary> Replay(
     const LoggedRun& run, const ReplayRequest& request,
-    const std::function<void(const ReplayedTick&)>& on_tick);
+    const std::function<void(const ReplayedTick&)>& on_tick,
+    std::unique_ptr<GuestShard>* last = nullptr);
 
 }  // namespace tessera::shard
 

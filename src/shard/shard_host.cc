@@ -143,7 +143,10 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
               : GuestShard::Create(kind->module, kind->config, id, params, env);
   // A restored shard first takes back the players of its unfinished moves
   // (no input can reach it yet).
+  std::string start_state = restore ? *state : std::string();
+  uint64_t start_tick = 0;
   if (guest.ok() && restore) {
+    CatchUpFromLog(*kind, id, params, env, &*guest, &start_state, &start_tick);
     if (Status recovered = RecoverOwnMoves(**guest, clock_->NowUs());
         !recovered.ok()) {
       guest = recovered;
@@ -174,7 +177,8 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
   if (guest.ok()) {
     NoteCallPorts(id, **guest);
     shard->params = std::string(params);
-    StartInputLog(*shard, restore ? &*state : nullptr, 0, /*reload=*/false);
+    StartInputLog(*shard, restore ? &start_state : nullptr, start_tick,
+                  /*reload=*/false);
   }
   const int64_t now = clock_->NowUs();
 
@@ -216,6 +220,7 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
     std::lock_guard<std::mutex> shard_lock(shard->mu);
     shard->info.status = ShardStatus::kRunning;
     shard->info.fuel_used = shard->guest->fuel_used();
+    shard->info.tick = shard->guest->ticks();  // a caught-up restore's
     shard->idle_since_us = now;
     shard->has_transfers = shard->guest->has_transfers();
     shard->has_messages = shard->guest->has_messages();

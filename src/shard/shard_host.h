@@ -461,6 +461,16 @@ class ShardHost {
   // the replay is bit for bit the run (fuel included, which depends on the
   // guest's heap).
   void LogSave(HostedShard& shard, const std::string& state, bool checkpoint);
+  // Restore of a recording shard from `*state`: the ticks its log holds
+  // after that save (their inputs were acknowledged) run again in a replay
+  // of them, whose instance then replaces `*guest` as a fresh one restored
+  // from its state after the last of them (*state, at *tick): a checkpoint
+  // the new run of the log begins with. Anything amiss (another module, a
+  // save the log does not hold) leaves all three as they were, with a line.
+  void CatchUpFromLog(const KindEntry& kind, std::string_view id,
+                      std::string_view params, const guest::SandboxEnv& env,
+                      std::unique_ptr<GuestShard>* guest, std::string* state,
+                      uint64_t* tick);
   // The shard stopped: a failed or finished shard's log is kept (synced),
   // any other's removed.
   void EndInputLog(HostedShard& shard, StopReason reason);

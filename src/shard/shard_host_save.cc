@@ -27,8 +27,10 @@ void ShardHost::MaybeSave(HostedShard& shard, int64_t now_us) {
     }
     error = saved.status();
   } else if (saved->has_value()) {
-    if (store_ != nullptr) error = store_->Save(shard.id, **saved);
+    // The log first: a crash between the two leaves the store's older
+    // save, which the log still holds, to catch up from.
     LogSave(shard, **saved, /*checkpoint=*/true);
+    if (store_ != nullptr) error = store_->Save(shard.id, **saved);
   }
   if (!error.ok()) {
     std::lock_guard<std::mutex> lock(shard.mu);

@@ -11,6 +11,7 @@
 #include "shard/hosted_shard.h"
 #include "shard/input_log.h"
 #include "shard/input_log_files.h"
+#include "shard/replay.h"
 #include "shard/shard_host.h"
 
 namespace tessera::shard {
@@ -77,9 +78,11 @@ void ShardHost::LogTick(HostedShard& shard, uint64_t tick,
                                         std::move(in.bytes),
                                         std::move(in.rewind)});
   }
-  if (Status written = shard.input_log->Append(record); !written.ok()) {
-    DropInputLog(shard, written);
-  }
+  // Group commit: one sync per tick, before the tick's frame (and the
+  // ACKs in it) goes out, so no acknowledged input can be lost.
+  Status written = shard.input_log->Append(record);
+  if (written.ok()) written = shard.input_log->Sync();
+  if (!written.ok()) DropInputLog(shard, written);
 }
 
 void ShardHost::LogSave(HostedShard& shard, const std::string& state,
@@ -106,6 +109,84 @@ void ShardHost::LogSave(HostedShard& shard, const std::string& state,
   }
   (*fresh)->ContinueFrom(shard.guest->ticks(), shard.guest->fuel_used());
   shard.guest = std::move(fresh).value();
+}
+
+void ShardHost::CatchUpFromLog(const KindEntry& kind, std::string_view id,
+                               std::string_view params,
+                               const guest::SandboxEnv& env,
+                               std::unique_ptr<GuestShard>* guest,
+                               std::string* state, uint64_t* tick) {
+  if (!kind.config.record_inputs || options_.input_log_dir.empty()) return;
+  const std::string who = "shard \"" + std::string(id) + "\"";
+  DiskLogFiles files(std::filesystem::path(options_.input_log_dir) /
+                     InputLogDirName(id));
+  Result<ReadLog> log = ReadInputLog(files);
+  if (!log.ok()) {
+    HostLog(id, who + " input log: " + log.status().message() +
+                    "; restored from its save alone");
+    return;
+  }
+  if (log->runs.empty() || log->runs.back().ticks.empty()) return;
+  const LoggedRun& run = log->runs.back();
+  if (run.run.module_version != kind.version) {
+    HostLog(id, who + ": its logged ticks ran another module (" +
+                    run.run.module_version + "); restored from its save alone");
+    return;
+  }
+  const SaveRecord* from = nullptr;
+  for (auto it = run.saves.rbegin(); it != run.saves.rend(); ++it) {
+    if (it->state == *state) {
+      from = &*it;
+      break;
+    }
+  }
+  if (from == nullptr) {
+    HostLog(id, who +
+                    ": its input log does not hold the state it was "
+                    "saved with; restored from its save alone");
+    return;
+  }
+  const uint64_t last = run.ticks.back().tick;
+  if (last <= from->tick) return;
+  ReplayRequest request;
+  request.from = from->tick + 1;
+  request.to = last;
+  request.module = kind.module;
+  request.kind = kind.config;
+  request.shard_id = std::string(id);
+  request.env = env;
+  std::unique_ptr<GuestShard> replayed;
+  Result<ReplaySummary> summary = Replay(
+      run, request, [](const ReplayedTick&) {}, &replayed);
+  Result<std::optional<std::string>> saved =
+      summary.ok() && replayed->outcome().running()
+          ? replayed->Save()
+          : Result<std::optional<std::string>>(std::optional<std::string>());
+  if (!summary.ok() || !saved.ok() || !saved->has_value()) {
+    HostLog(id, who + ": its logged ticks did not run again (" +
+                    (summary.ok() ? replayed->outcome().message
+                                  : summary.status().message()) +
+                    "); restored from its save alone");
+    return;
+  }
+  Result<std::unique_ptr<GuestShard>> fresh =
+      GuestShard::Restore(kind.module, kind.config, id, params, **saved, env);
+  if (!fresh.ok()) {
+    HostLog(id, who + ": " + fresh.status().message() +
+                    "; restored from its save alone");
+    return;
+  }
+  (*fresh)->ContinueFrom(last, replayed->fuel_used());
+  *guest = std::move(fresh).value();
+  *state = std::move(**saved);
+  *tick = last;
+  HostLog(id, who + " ran its " + std::to_string(last - from->tick) +
+                  " logged ticks since its save again (to tick " +
+                  std::to_string(last) + ")" +
+                  (summary->diverged > 0
+                       ? "; " + std::to_string(summary->diverged) +
+                             " of them differed from the record"
+                       : std::string()));
 }
 
 void ShardHost::EndInputLog(HostedShard& shard, StopReason reason) {
