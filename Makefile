@@ -44,6 +44,7 @@ FUZZ_TARGETS += compute_data_ops
 FUZZ_TARGETS += shard_calls
 FUZZ_TARGETS += realm_patch
 FUZZ_TARGETS += realm_wire
+FUZZ_TARGETS += input_log
 
 .PHONY: all deps build build-quick integration-test test unit-test asan-test fuzz-test dev run-arena bench spec clean format \
         ts-deps ts-build ts-test compare compare-realm bench-realm-serving bench-realm-serving-run \
@@ -164,6 +165,7 @@ bench: build ts-build
 	$(BUILD)/bench/talk/transfer_bench
 	$(BUILD)/bench/compute/compute_bench --json $(BUILD)/bench/compute/compute_bench.json
 	$(BUILD)/bench/calls/calls_bench --json $(BUILD)/bench/calls/calls_bench.json
+	$(BUILD)/bench/replay/replay_bench
 	$(BUILD)/bench/realm/realm_bench --json $(BUILD)/bench/realm/realm_bench.json
 	$(MAKE) --no-print-directory bench-realm-serving-run
 	$(MAKE) --no-print-directory bench-reload-run

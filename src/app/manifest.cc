@@ -45,7 +45,9 @@ constexpr std::string_view kKindFields[] = {"name",
                                             "maxRunMs",
                                             "idleShutdownSecs",
                                             "onStop",
-                                            "writeFlushMs"};
+                                            "writeFlushMs",
+                                            "recordInputs",
+                                            "recordMb"};
 
 // Levenshtein distance, for "did you mean" hints on unknown fields.
 size_t EditDistance(std::string_view a, std::string_view b) {
@@ -211,6 +213,9 @@ bool IsValidOnStop(std::string_view value) {
          IsValidExportName(value.substr(dot + 1));
 }
 
+Status ReadBool(const Errors& err, const json& obj, const std::string& path,
+                const char* key, bool* out);
+
 Result<ShardKindSpec> ParseKind(const Errors& err, const json& obj,
                                 const std::string& path,
                                 const std::filesystem::path& dir) {
@@ -283,6 +288,10 @@ Result<ShardKindSpec> ParseKind(const Errors& err, const json& obj,
                                    kU32Max, &c.idle_shutdown_secs));
   TESSERA_RETURN_IF_ERROR(
       ReadUint(err, obj, path, "writeFlushMs", 100, 60000, &c.write_flush_ms));
+  TESSERA_RETURN_IF_ERROR(
+      ReadBool(err, obj, path, "recordInputs", &c.record_inputs));
+  TESSERA_RETURN_IF_ERROR(
+      ReadUint(err, obj, path, "recordMb", 1, 4096, &c.record_mb));
   TESSERA_RETURN_IF_ERROR(
       ReadString(err, obj, path, "onStop", &c.on_stop, &present));
   if (present && !IsValidOnStop(c.on_stop)) {
@@ -486,8 +495,9 @@ Result<Manifest> ParseManifest(std::string_view text,
   const bool has_realms =
       realms != root.end() && realms->is_array() && !realms->empty();
   if (shards == root.end() && !has_realms) {
-    return err.At("", "missing required field \"shards\" (an app declares "
-                      "shard kinds, realm kinds or both)");
+    return err.At("",
+                  "missing required field \"shards\" (an app declares "
+                  "shard kinds, realm kinds or both)");
   }
   const nlohmann::json no_shards = nlohmann::json::array();
   const nlohmann::json& shard_list = shards == root.end() ? no_shards : *shards;

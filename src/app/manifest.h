@@ -14,7 +14,10 @@
 // "fields": [{"name": "hp", "type": "int", "default": 100}, ...],
 // "indexes": [{"field": "userId"}, {"field": "name", "unique": true}]}]}.
 // A kind's "onStop" is an http(s):// URL or a function name; its
-// "writeFlushMs" (100..60000, default 2000) paces its entity writes.
+// "writeFlushMs" (100..60000, default 2000) paces its entity writes. With
+// "recordInputs": true the server keeps an input log of each shard of the
+// kind for `tessera replay` (docs/record-replay.md), a ring of "recordMb"
+// MiB (1..4096, default 64).
 //
 // An optional "compute" array declares compute modules (docs/compute.md
 // "The manifest"), synced into the server at boot:

@@ -200,6 +200,27 @@ TEST(ManifestTest, OutOfRange) {
             "");
 }
 
+TEST(ManifestTest, RecordInputs) {
+  Result<Manifest> off =
+      Parse(R"({"name":"a","shards":[{"name":"arena","source":"s"}]})");
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->kinds[0].config.record_inputs);
+  EXPECT_EQ(off->kinds[0].config.record_mb, 64u);
+  Result<Manifest> on =
+      Parse(R"({"name":"a","shards":[{"name":"arena","source":"s",)"
+            R"("recordInputs":true,"recordMb":8}]})");
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  EXPECT_TRUE(on->kinds[0].config.record_inputs);
+  EXPECT_EQ(on->kinds[0].config.record_mb, 8u);
+  const std::string p = "games/arena/tessera.json: shards[0].";
+  EXPECT_EQ(KindError(R"("source":"s","recordInputs":1)"),
+            p + "recordInputs: expected a boolean, got an integer");
+  EXPECT_EQ(KindError(R"("source":"s","recordMb":0)"),
+            p + "recordMb: must be in 1..4096, got 0");
+  EXPECT_EQ(KindError(R"("source":"s","recordMb":4097)"),
+            p + "recordMb: must be in 1..4096, got 4097");
+}
+
 TEST(ManifestTest, SourceCrateAndWasm) {
   EXPECT_EQ(KindError(R"("source":"s","wasm":"k.wasm")"),
             "games/arena/tessera.json: shards[0]: gives more than one of "

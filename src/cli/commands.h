@@ -25,6 +25,9 @@ void RegisterBenchCommands(CLI::App& app, int* exit_code);
 // `tessera connect --shard ID [--url URL] [--send JSON]... ...` (a client
 // that prints what the server sends)
 void RegisterConnectCommand(CLI::App& app, int* exit_code);
+// `tessera replay APP-DIR --shard ID --from TICK --to TICK [--module WASM]`
+// (a recorded shard's ticks again, from its input log)
+void RegisterReplayCommand(CLI::App& app, int* exit_code);
 
 }  // namespace tessera::cli
 

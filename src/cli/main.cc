@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   tessera::cli::RegisterComputeCommands(app, &exit_code);
   tessera::cli::RegisterBenchCommands(app, &exit_code);
   tessera::cli::RegisterConnectCommand(app, &exit_code);
+  tessera::cli::RegisterReplayCommand(app, &exit_code);
 
   try {
     app.parse(argc, argv);

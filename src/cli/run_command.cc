@@ -17,32 +17,26 @@
 // Exit code: 0 when the ticks ran (or the module finished); 1 when the shard
 // failed or anything before it did (manifest, build, load, init).
 #include <cstdint>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "app/builder.h"
-#include "app/manifest.h"
 #include "cli/commands.h"
+#include "cli/local_shard.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "guest/log_drain.h"
 #include "guest/watchdog.h"
 #include "shard/guest_shard.h"
-#include "shard/shard_abi.h"
 #include "shard/shard_types.h"
-#include "wasm/loader.h"
 
 namespace tessera::cli {
 namespace {
 
-namespace fs = std::filesystem;
 using json = nlohmann::json;
 // Output objects keep their keys in the documented order.
 using ordered_json = nlohmann::ordered_json;
@@ -56,67 +50,11 @@ struct RunArgs {
   std::string shard_id = "local";
 };
 
-template <class Json>
-std::string Dump(const Json& value) {
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
 // Encodes a JSON value in the kind's codec.
 std::string Encode(const json& value, shard::Codec codec) {
   if (codec == shard::Codec::kJson) return Dump(value);
   std::vector<uint8_t> bytes = json::to_msgpack(value);
   return std::string(bytes.begin(), bytes.end());
-}
-
-// Decodes a snapshot for printing (keeping the module's key order);
-// undecodable bytes become an error note.
-ordered_json Decode(const std::string& bytes, shard::Codec codec) {
-  ordered_json value =
-      codec == shard::Codec::kJson
-          ? ordered_json::parse(bytes, nullptr, /*allow_exceptions=*/false)
-          : ordered_json::from_msgpack(bytes, /*strict=*/true,
-                                       /*allow_exceptions=*/false);
-  if (value.is_discarded()) {
-    return ordered_json{
-        {"undecodable", std::to_string(bytes.size()) + " bytes"}};
-  }
-  return value;
-}
-
-// The one place that reads the manifest: the kind's limits and the path of
-// its module, built first if it is a source kind.
-struct KindModule {
-  shard::KindConfig config;
-  fs::path wasm;
-};
-
-Result<KindModule> ResolveKind(const RunArgs& args) {
-  Result<app::Manifest> manifest = app::LoadManifest(args.app_dir);
-  if (!manifest.ok()) return manifest.status();
-  const app::ShardKindSpec* spec = manifest->FindKind(args.kind);
-  if (spec == nullptr) {
-    std::string known;
-    for (const app::ShardKindSpec& k : manifest->kinds) {
-      known += (known.empty() ? "" : ", ") + k.config.name;
-    }
-    return NotFound("the app has no shard kind \"" + args.kind +
-                    "\" (kinds: " + (known.empty() ? "none" : known) + ")");
-  }
-  if (spec->is_built()) {
-    app::BuildOptions options;
-    options.only_kinds = {spec->config.name};
-    TESSERA_RETURN_IF_ERROR(app::BuildKinds(*manifest, options, std::cerr));
-  }
-  return KindModule{spec->config, spec->output};
-}
-
-Result<std::vector<uint8_t>> ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("cannot open " + path.string());
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-  if (in.bad()) return IoError("cannot read " + path.string());
-  return bytes;
 }
 
 // Inputs of the JSONL file by tick, in file order, encoded in `codec`.
@@ -164,12 +102,12 @@ void PrintStopped(const shard::TickOutcome& outcome) {
 }
 
 int Run(const RunArgs& args) {
-  Result<KindModule> kind = ResolveKind(args);
+  Result<AppKind> kind = ResolveKind(args.app_dir, args.kind, true);
   if (!kind.ok()) {
     std::cerr << "error: " << kind.status().message() << "\n";
     return 1;
   }
-  const shard::KindConfig& config = kind->config;
+  const shard::KindConfig& config = kind->spec.config;
 
   std::string params;
   if (!args.params.empty()) {
@@ -186,20 +124,9 @@ int Run(const RunArgs& args) {
     return 1;
   }
 
-  Result<std::vector<uint8_t>> wasm_bytes = ReadFile(kind->wasm);
-  if (!wasm_bytes.ok()) {
-    std::cerr << "error: " << wasm_bytes.status().message() << "\n";
-    return 1;
-  }
-  wasm::LoadOptions load;
-  load.check = shard::ShardCheckOptions(config.memory_mb);
-  load.cache_dir = (fs::path(args.app_dir) / ".tessera" / "cache").string();
-  std::error_code ec;
-  fs::create_directories(load.cache_dir, ec);
-  auto module = wasm::LoadModule(*wasm_bytes, load);
+  auto module = LoadKind(*kind);
   if (!module.ok()) {
-    std::cerr << "error: " << kind->wasm.string() << ": "
-              << module.status().message() << "\n";
+    std::cerr << "error: " << module.status().message() << "\n";
     return 1;
   }
 
@@ -215,8 +142,8 @@ int Run(const RunArgs& args) {
     guest::LogDrain::WriteToStderr(guest::LogDrain::FormatLine(
         source, level, text, shard::GuestShard::kMaxLogLineBytes));
   };
-  auto guest =
-      shard::GuestShard::Create(*module, config, args.shard_id, params, env);
+  auto guest = shard::GuestShard::Create(module->module, config, args.shard_id,
+                                         params, env);
   if (!guest.ok()) {
     std::cerr << "error: the shard did not start: " << guest.status().message()
               << "\n";
@@ -241,10 +168,10 @@ int Run(const RunArgs& args) {
         }
         results.push_back(std::move(r));
       }
-      std::cout << Dump(ordered_json{
-                       {"tick", tick},
-                       {"snapshot", Decode(step.snapshot, config.codec)},
-                       {"inputs", std::move(results)}})
+      std::cout << Dump(ordered_json{{"tick", tick},
+                                     {"snapshot", DecodeSnapshot(step.snapshot,
+                                                                 config.codec)},
+                                     {"inputs", std::move(results)}})
                 << "\n";
     }
     if (!step.outcome.running()) {

@@ -138,6 +138,8 @@ Status AppServer::Init() {
   shard_options.host.workers = options_.workers;
   shard_options.host.save_interval_us = options_.save_secs * 1'000'000;
   shard_options.host.failed_retention_us = kFailedRetentionUs;
+  // Kinds with "recordInputs" log here (tessera replay reads it).
+  shard_options.host.input_log_dir = (state_dir / "inputlog").string();
   // Moves between shards are journaled in the store, with the saves.
   shard_options.host.journal = store_.get();
   // The host's own lines (refused messages, failed moves, recovery).

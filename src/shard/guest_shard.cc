@@ -335,6 +335,7 @@ StepResult GuestShard::Step(std::span<const PendingInput> inputs, int64_t dt_us,
   sandbox_->StartBudget(TickFuel(), "the tick");
   in_step_ = true;
   if (before) before();
+  const int64_t fuel_start = fuel_used();
   step.inputs.reserve(inputs.size());
   for (const PendingInput& in : inputs) {
     if (!outcome_.running()) break;
@@ -349,6 +350,7 @@ StepResult GuestShard::Step(std::span<const PendingInput> inputs, int64_t dt_us,
     Result<std::string> bytes = Snapshot();
     if (bytes.ok()) step.snapshot = std::move(bytes).value();
   }
+  step.fuel = fuel_used() - fuel_start;
   if (!failed() && after) after();
   in_step_ = false;
   step.cpu_us = cpu->NowUs() - cpu_start;

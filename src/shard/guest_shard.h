@@ -112,6 +112,9 @@ struct StepResult {
   // the shard failed.
   std::string snapshot;
   int64_t cpu_us = 0;  // thread CPU time of the whole step
+  // Fuel of the inputs, the tick and the snapshot (not of `before` or
+  // `after`): what an input log records and a replay compares.
+  int64_t fuel = 0;
 };
 
 class GuestShard {

@@ -30,6 +30,7 @@
 #include "common/thread_annotations.h"
 #include "guest/worker_pool.h"
 #include "shard/guest_shard.h"
+#include "shard/input_log.h"
 #include "shard/kind_registry.h"
 #include "shard/message_router.h"
 #include "shard/shard_host.h"
@@ -78,10 +79,14 @@ class HostedShard final : public guest::WorkerPool::Task {
 
   // Worker-owned.
   std::unique_ptr<GuestShard> guest;
+  // The module `guest` runs (the kind's, or a hot reload's).
+  std::shared_ptr<const wasm::CompiledModule> module;
   std::string params;  // as started (a reload restores with them)
   std::unique_ptr<SubscriberFrames> views;  // null: one broadcast snapshot
   std::optional<TickSchedule> schedule;
   int64_t last_save_us = 0;
+  // Its input log (null: its kind does not record, or a write failed).
+  std::unique_ptr<InputLog> input_log;
   bool done = false;  // stopped; waiting for removal
   int64_t stopped_at_us = 0;
 

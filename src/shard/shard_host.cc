@@ -143,7 +143,10 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
               : GuestShard::Create(kind->module, kind->config, id, params, env);
   // A restored shard first takes back the players of its unfinished moves
   // (no input can reach it yet).
+  std::string start_state = restore ? *state : std::string();
+  uint64_t start_tick = 0;
   if (guest.ok() && restore) {
+    CatchUpFromLog(*kind, id, params, env, &*guest, &start_state, &start_tick);
     if (Status recovered = RecoverOwnMoves(**guest, clock_->NowUs());
         !recovered.ok()) {
       guest = recovered;
@@ -171,7 +174,12 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
       guest = listed.status();
     }
   }
-  if (guest.ok()) NoteCallPorts(id, **guest);
+  if (guest.ok()) {
+    NoteCallPorts(id, **guest);
+    shard->params = std::string(params);
+    StartInputLog(*shard, restore ? &start_state : nullptr, start_tick,
+                  /*reload=*/false);
+  }
   const int64_t now = clock_->NowUs();
 
   std::lock_guard<std::mutex> lock(mu_);
@@ -201,6 +209,7 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
     result = error;
   } else {
     shard->guest = std::move(guest).value();
+    shard->module = kind->module;
     shard->views = std::move(views);
     shard->params = std::string(params);
     shard->schedule.emplace(now, kind->config.tick_rate);
@@ -211,6 +220,7 @@ Status ShardHost::Start(std::string_view kind_name, std::string_view id,
     std::lock_guard<std::mutex> shard_lock(shard->mu);
     shard->info.status = ShardStatus::kRunning;
     shard->info.fuel_used = shard->guest->fuel_used();
+    shard->info.tick = shard->guest->ticks();  // a caught-up restore's
     shard->idle_since_us = now;
     shard->has_transfers = shard->guest->has_transfers();
     shard->has_messages = shard->guest->has_messages();
@@ -463,6 +473,7 @@ void ShardHost::RunTick(HostedShard& shard, int64_t now_us) {
     }
   }
   const bool overrun = shard.schedule->Take(now_us).overrun;
+  const uint64_t tick = shard.guest->ticks() + 1;
   const int64_t wall_start_us = clock_->NowUs();
   // Lag compensation: each input with a view tick gets what its subscriber
   // drew there (ticks() is the newest tick recorded).
@@ -483,9 +494,12 @@ void ShardHost::RunTick(HostedShard& shard, int64_t now_us) {
   if (shard.inbox != nullptr && shard.inbox->size() > 0) {
     before = [this, &shard] { DeliverInbox(shard); };
   }
-  StepResult step = shard.guest->Step(
-      inputs, shard.schedule->period_us(), views,
-      shard.views == nullptr || shard.views->wants_snapshot(), before);
+  const bool snapshot = shard.views == nullptr || shard.views->wants_snapshot();
+  const bool messages = before != nullptr;
+  StepResult step = shard.guest->Step(inputs, shard.schedule->period_us(),
+                                      views, snapshot, before);
+  LogTick(shard, tick, inputs, shard.schedule->period_us(), step, snapshot,
+          messages);
   const int64_t wall_us = clock_->NowUs() - wall_start_us;
   int64_t fuel_used = 0;
   {
@@ -529,6 +543,7 @@ int64_t ShardHost::RetentionUs(HostedShard& shard) const {
 void ShardHost::Finish(HostedShard& shard, StopReason reason,
                        std::string message, int64_t now_us) {
   StopCalls(shard, /*deliver=*/true, now_us);  // before OnStopped
+  EndInputLog(shard, reason);
   const int64_t fuel = shard.guest ? shard.guest->fuel_used() : 0;
   shard.guest.reset();  // release the instance's memory now
   shard.done = true;

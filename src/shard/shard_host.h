@@ -77,6 +77,8 @@ struct SandboxEnv;
 namespace tessera::shard {
 
 class GuestShard;
+struct PendingInput;
+struct StepResult;
 class HostedShard;
 class MessageRouter;
 class MovedRecords;
@@ -177,6 +179,11 @@ struct HostOptions {
   size_t max_inbox_messages = abi::kMaxInboxMessages;
   size_t max_messages_sent_per_tick = abi::kMaxMessagesSentPerTick;
   size_t max_messages_applied_per_tick = abi::kMaxMessagesAppliedPerTick;
+
+  // Input logs (docs/record-replay.md): each shard of a kind with
+  // record_inputs logs to <input_log_dir>/<InputLogDirName(id)>/ (its saves
+  // every save_interval_us, with or without a store). Empty: no logs.
+  std::string input_log_dir;
 };
 
 class ShardHost {
@@ -437,6 +444,38 @@ class ShardHost {
   void SendOutbox(HostedShard& shard);
   void UpdateGroups(HostedShard& shard);
   void HostLog(std::string_view shard_id, std::string_view line) const;
+
+  // ---- Input logs (shard_input_log.cc) ----
+  // A new run of the shard (Create, Restore with its `state`, or a reload
+  // with its state at `tick`): opens its log when its kind records, and
+  // starts a run in it (shard.params set).
+  void StartInputLog(HostedShard& shard, const std::string* state,
+                     uint64_t tick, bool reload);
+  // One tick that ran (tick = its number) and what it was given.
+  void LogTick(HostedShard& shard, uint64_t tick,
+               std::vector<PendingInput>& inputs, int64_t dt_us,
+               const StepResult& step, bool snapshot_taken, bool messages);
+  // A periodic save of a recording shard: logged, then (when the module
+  // restores) a checkpoint: the shard goes on from a fresh instance
+  // restored from that very state, as a replay from the save will, so that
+  // the replay is bit for bit the run (fuel included, which depends on the
+  // guest's heap).
+  void LogSave(HostedShard& shard, const std::string& state, bool checkpoint);
+  // Restore of a recording shard from `*state`: the ticks its log holds
+  // after that save (their inputs were acknowledged) run again in a replay
+  // of them, whose instance then replaces `*guest` as a fresh one restored
+  // from its state after the last of them (*state, at *tick): a checkpoint
+  // the new run of the log begins with. Anything amiss (another module, a
+  // save the log does not hold) leaves all three as they were, with a line.
+  void CatchUpFromLog(const KindEntry& kind, std::string_view id,
+                      std::string_view params, const guest::SandboxEnv& env,
+                      std::unique_ptr<GuestShard>* guest, std::string* state,
+                      uint64_t* tick);
+  // The shard stopped: a failed or finished shard's log is kept (synced),
+  // any other's removed.
+  void EndInputLog(HostedShard& shard, StopReason reason);
+  // A write that failed: one line, and the shard logs no more.
+  void DropInputLog(HostedShard& shard, const Status& error);
 
   // ---- Keyed calls and entity writes (shard_calls_host.cc) ----
   // A new run id: random, never 0, never repeated by this host.

@@ -12,8 +12,8 @@
 namespace tessera::shard {
 
 void ShardHost::MaybeSave(HostedShard& shard, int64_t now_us) {
-  if (store_ == nullptr || options_.save_interval_us <= 0 ||
-      !shard.guest->has_save() ||
+  if ((store_ == nullptr && shard.input_log == nullptr) ||
+      options_.save_interval_us <= 0 || !shard.guest->has_save() ||
       now_us - shard.last_save_us < options_.save_interval_us) {
     return;
   }
@@ -27,7 +27,10 @@ void ShardHost::MaybeSave(HostedShard& shard, int64_t now_us) {
     }
     error = saved.status();
   } else if (saved->has_value()) {
-    error = store_->Save(shard.id, **saved);
+    // The log first: a crash between the two leaves the store's older
+    // save, which the log still holds, to catch up from.
+    LogSave(shard, **saved, /*checkpoint=*/true);
+    if (store_ != nullptr) error = store_->Save(shard.id, **saved);
   }
   if (!error.ok()) {
     std::lock_guard<std::mutex> lock(shard.mu);
@@ -65,11 +68,15 @@ ShardHost::ShutdownReport ShardHost::Shutdown() {
     if (shard->done || shard->guest == nullptr) continue;
     ++report.running;
     bool kept = false;
-    if (store_ != nullptr && shard->guest->has_save()) {
+    if ((store_ != nullptr || shard->input_log != nullptr) &&
+        shard->guest->has_save()) {
       Result<std::optional<std::string>> saved = shard->guest->Save();
-      kept = saved.ok() && saved->has_value() &&
+      if (saved.ok() && saved->has_value())
+        LogSave(*shard, **saved, /*checkpoint=*/false);
+      kept = store_ != nullptr && saved.ok() && saved->has_value() &&
              store_->Save(shard->id, **saved).ok();
     }
+    shard->input_log.reset();
     ++(kept ? report.saved : report.unsaved);
     StopCalls(*shard, /*deliver=*/false, now);
     // A given pool may drop its last references after this host is gone.

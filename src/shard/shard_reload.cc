@@ -146,6 +146,7 @@ void ShardHost::TakeReload(HostedShard& shard, int64_t now_us) {
   }
   (*fresh)->ContinueFrom(shard.guest->ticks(), shard.guest->fuel_used());
   shard.guest = std::move(fresh).value();
+  shard.module = entry.module;
   shard.views = std::move(views);
   NoteCallPorts(shard.id, *shard.guest);
   if (shard.inbox != nullptr) {
@@ -166,6 +167,7 @@ void ShardHost::TakeReload(HostedShard& shard, int64_t now_us) {
       shard.restart.insert(subscriber);
     }
   }
+  StartInputLog(shard, &**saved, shard.guest->ticks(), /*reload=*/true);
   HostLog(shard.id, "shard \"" + shard.id + "\" reloaded" +
                         (entry.version.empty() ? "" : " to " + entry.version));
   pending->batch->Report(ReloadOutcome{shard.id, true, ""});

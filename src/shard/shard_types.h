@@ -32,6 +32,12 @@ struct KindConfig {
   // (tessera_writes) to the app's data, and at every stop. Manifest
   // "writeFlushMs", 100..60000.
   uint32_t write_flush_ms = 2000;
+  // The input log (docs/record-replay.md): every tick's inputs, dt, fuel
+  // and snapshot hash, and periodic saves, in a ring of record_mb MiB on
+  // disk per shard, for `tessera replay`. Manifest "recordInputs" and
+  // "recordMb" (1..4096).
+  bool record_inputs = false;
+  uint32_t record_mb = 64;
 };
 
 enum class ShardStatus : uint8_t { kStarting, kRunning, kStopped };
