@@ -98,7 +98,10 @@ struct QuicConnection::Impl {
   std::string prefix;
   std::unique_ptr<WtSessionHandler> handler;
   bool session_over = false;
-  bool close_when_acked = false;  // our close capsule: then the connection
+  // After our close capsule: the client closes the connection once it
+  // has seen it; if it does not, this closes it (a close that overtakes
+  // the capsule would read "connection lost" in the browser).
+  asio::steady_timer linger{timer.get_executor()};
 
   // ---- ngtcp2 callbacks ----
   static Impl& Of(void* user_data) { return *static_cast<Impl*>(user_data); }
@@ -280,10 +283,6 @@ struct QuicConnection::Impl {
     while (!b.chunks.empty() && b.base + b.chunks.front().size() <= upto) {
       b.base += b.chunks.front().size();
       b.chunks.pop_front();
-    }
-    if (close_when_acked && id == session_stream && b.chunks.empty()) {
-      close_when_acked = false;
-      CloseConnection(kH3NoError, "session closed");
     }
   }
 
@@ -469,6 +468,7 @@ struct QuicConnection::Impl {
     EndSession();
     dead = true;
     timer.cancel();
+    linger.cancel();
     env.on_dead(self);
   }
 
@@ -654,6 +654,11 @@ bool QuicConnection::SendOnStream(int64_t stream_id, std::string bytes) {
   return true;
 }
 
+void QuicConnection::FinishStream(int64_t stream_id) {
+  auto it = impl_->streams.find(stream_id);
+  if (it != impl_->streams.end()) it->second.send.fin = true;
+}
+
 size_t QuicConnection::StreamBacklog(int64_t stream_id) const {
   auto it = impl_->streams.find(stream_id);
   if (it == impl_->streams.end()) return 0;
@@ -670,7 +675,10 @@ void QuicConnection::CloseSession(uint32_t code, std::string_view reason) {
     Impl::Queue(it->second.send,
                 im.codec.DataFrame(EncodeCloseSession(code, reason)));
     it->second.send.fin = true;
-    im.close_when_acked = true;
+    im.linger.expires_after(std::chrono::seconds(2));
+    im.linger.async_wait([&im](boost::system::error_code ec) {
+      if (!ec && !im.dead && !im.closing) im.CloseConnection(kH3NoError, "");
+    });
   }
   im.EndSession();
   im.Write();

@@ -68,6 +68,7 @@ class QuicConnection final : public WtSessionIo {
   size_t max_datagram() const override;
   void SendDatagram(std::string datagram) override;
   bool SendOnStream(int64_t stream_id, std::string bytes) override;
+  void FinishStream(int64_t stream_id) override;
   size_t StreamBacklog(int64_t stream_id) const override;
   void Flush() override;
   void CloseSession(uint32_t code, std::string_view reason) override;

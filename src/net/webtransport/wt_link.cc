@@ -14,7 +14,8 @@ WtLink::WtLink(boost::asio::any_io_executor executor, Options options,
     : executor_(std::move(executor)),
       options_(options),
       handler_(handler),
-      queue_(options.max_queued_frames) {}
+      queue_(options.max_queued_frames),
+      close_timer_(executor_) {}
 
 void WtLink::Opened(WtSessionIo& io) {
   io_ = &io;
@@ -49,6 +50,7 @@ void WtLink::Ended() {
   if (ended_) return;
   ended_ = true;
   io_ = nullptr;
+  close_timer_.cancel();
   queue_.Clear();
   if (!closing_) {
     closing_ = true;
@@ -103,16 +105,19 @@ void WtLink::Flush() {
   if (io_ == nullptr) return;
   while (const Outgoing* m = queue_.Next()) {
     if (m->is_close) {
-      if (stream_ >= 0) {
-        Outgoing closing;
-        closing.head = v1::EncodeClose(m->close_code, m->head);
-        ToStream(closing);
-      }
       const int code = m->close_code;
-      const std::string reason = m->head;
+      std::string reason = m->head;
       queue_.Clear();
-      WtSessionIo* io = io_;
-      io->CloseSession(static_cast<uint32_t>(code), reason);  // ends: Ended()
+      if (stream_ < 0) {
+        io_->CloseSession(static_cast<uint32_t>(code), reason);  // Ended()
+        return;
+      }
+      Outgoing closing;
+      closing.head = v1::EncodeClose(code, reason);
+      ToStream(closing);
+      io_->FinishStream(stream_);
+      io_->Flush();
+      CloseWhenDelivered(code, std::move(reason), 0, false);
       return;
     }
     if (stream_ < 0) break;  // nothing but a close goes before the HELLO
@@ -125,6 +130,23 @@ void WtLink::Flush() {
     queue_.Finished();
   }
   io_->Flush();
+}
+
+void WtLink::CloseWhenDelivered(int code, std::string reason, int64_t waited_ms,
+                                bool delivered) {
+  constexpr int64_t kPollMs = 20;
+  if (io_ == nullptr) return;
+  if (delivered || waited_ms >= options_.close_timeout_ms) {
+    io_->CloseSession(static_cast<uint32_t>(code), reason);  // Ended()
+    return;
+  }
+  const bool acked = io_->StreamBacklog(stream_) == 0;
+  close_timer_.expires_after(std::chrono::milliseconds(kPollMs));
+  close_timer_.async_wait([this, code, reason = std::move(reason), waited_ms,
+                           acked](boost::system::error_code ec) mutable {
+    if (ec) return;
+    CloseWhenDelivered(code, std::move(reason), waited_ms + kPollMs, acked);
+  });
 }
 
 void WtLink::Close(int code, std::string_view reason, bool drop_queued) {

@@ -3,7 +3,8 @@
 // bidirectional stream, each preceded by its length as a QUIC varint;
 // FRAMEs as datagrams cut by tick (tick_datagrams.h), or on the stream
 // when a tick needs more than kMaxTickChunks datagrams; and CLOSE [22,
-// code, reason] on the stream before the session's close.
+// code, reason] on the stream, which then ends, before the session's
+// close.
 //
 // Backpressure: while the stream holds more than `max_stream_backlog`
 // unacknowledged bytes nothing more is taken from the send queue, whose
@@ -14,6 +15,7 @@
 #define TESSERA_NET_WEBTRANSPORT_WT_LINK_H_
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -31,6 +33,9 @@ class WtLink final : public MessageLink {
     size_t max_message_bytes = 64 * 1024;  // larger: close 1009
     size_t max_queued_frames = 64;
     size_t max_stream_backlog = 256 * 1024;
+    // How long the CLOSE message may take to be acknowledged before the
+    // session closes anyway.
+    int64_t close_timeout_ms = 2000;
   };
   WtLink(boost::asio::any_io_executor executor, Options options,
          MessageLink::Handler& handler);
@@ -57,6 +62,11 @@ class WtLink final : public MessageLink {
  private:
   void ToStream(const Outgoing& m);
   void SendFrame(const Outgoing& m);
+  // The session closes once the stream (CLOSE and its end) was
+  // acknowledged and a moment passed, or at the close timeout: a browser
+  // drops what a stream still holds unread when its session closes.
+  void CloseWhenDelivered(int code, std::string reason, int64_t waited_ms,
+                          bool delivered);
 
   boost::asio::any_io_executor executor_;
   const Options options_;
@@ -67,6 +77,7 @@ class WtLink final : public MessageLink {
   std::string in_;       // its bytes not yet cut into messages
   bool closing_ = false;
   bool ended_ = false;
+  boost::asio::steady_timer close_timer_;
   uint64_t datagrams_sent_ = 0;
 };
 

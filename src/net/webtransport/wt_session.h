@@ -28,6 +28,8 @@ class WtSessionIo {
   // Appends to a session stream's send side; the bytes are kept until the
   // peer acknowledged them. False when the stream is gone.
   virtual bool SendOnStream(int64_t stream_id, std::string bytes) = 0;
+  // Ends the stream's send side after what is queued.
+  virtual void FinishStream(int64_t stream_id) = 0;
   // Bytes queued on the stream and not yet acknowledged.
   virtual size_t StreamBacklog(int64_t stream_id) const = 0;
   // Writes what waits (after a burst of Send* calls).

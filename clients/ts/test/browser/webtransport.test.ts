@@ -87,9 +87,9 @@ describe("WebTransport", () => {
           void writer.write(new Uint8Array([...varint(body.length), ...body]));
         };
         const deadline = Date.now() + 20_000;
-        let welcomed: () => void;
+        let welcomed = () => {};
         const welcome = new Promise<void>((r) => (welcomed = r));
-        let acked: () => void;
+        let acked = () => {};
         const ack = new Promise<void>((r) => (acked = r));
         // Stream messages.
         void (async () => {
@@ -120,7 +120,7 @@ describe("WebTransport", () => {
           }
         })();
         // Datagrams: whole ticks only.
-        let applied: () => void;
+        let applied = () => {};
         const appliedFrame = new Promise<void>((r) => (applied = r));
         let inputSent = false;
         void (async () => {
@@ -190,5 +190,47 @@ describe("WebTransport", () => {
     // The server saw the player join and, after the close, leave.
     await expect.poll(() => server.log, { timeout: 5_000 }).toMatch(/alice joined shard arena-1/);
     await expect.poll(() => server.log, { timeout: 5_000 }).toMatch(/alice left shard arena-1/);
+  });
+
+  it("says why it closes: CLOSE [22, code, reason] on the stream, then the session's close with the same code", async () => {
+    const info = (await (await fetch(`${server.url}/webtransport`)).json()) as {
+      url: string;
+      certHashes: { algorithm: string; value: string }[];
+    };
+    const page = await browser.newPage();
+    await page.goto(`${server.url}/webtransport`);
+    await page.addScriptTag({ path: MSGPACK });
+    const seen = await page.evaluate(
+      async ({ url, hashes }) => {
+        const mp = (globalThis as unknown as { MessagePack: { encode(v: unknown): Uint8Array; decode(b: Uint8Array): unknown } })
+          .MessagePack;
+        const wt = new WebTransport(`${url}/shard/arena-1`, {
+          serverCertificateHashes: hashes.map((h) => ({
+            algorithm: h.algorithm,
+            value: Uint8Array.from(h.value.match(/../g)!.map((x) => parseInt(x, 16))),
+          })),
+        });
+        await wt.ready;
+        const bidi = await wt.createBidirectionalStream();
+        const hello = mp.encode([1, 1, "not-a-ticket"]);
+        void bidi.writable.getWriter().write(new Uint8Array([hello.length, ...hello]));
+        const reader = bidi.readable.getReader();
+        let bytes = new Uint8Array(0);
+        for (;;) {
+          const r = await reader.read().catch(() => ({ done: true, value: undefined }));
+          if (r.done || !r.value) break;
+          bytes = new Uint8Array([...bytes, ...r.value]);
+        }
+        const closed = await wt.closed.catch((e: unknown) => ({ error: String(e) }));
+        // One message (its length fits one byte).
+        return { message: bytes.length > 1 ? (mp.decode(bytes.subarray(1, 1 + bytes[0]!)) as unknown[]) : null, closed };
+      },
+      { url: info.url, hashes: info.certHashes },
+    );
+    expect(seen.message?.[0]).toBe(22);
+    expect(seen.message?.[1]).toBe(4001);
+    expect(String(seen.message?.[2])).toMatch(/ticket/i);
+    expect(seen.closed).toMatchObject({ closeCode: 4001 });
+    await page.close();
   });
 });
