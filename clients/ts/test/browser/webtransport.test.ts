@@ -6,8 +6,10 @@
 // bidirectional stream (varint-length-prefixed protocol-v1 messages), gets
 // WELCOME there, whole-tick FRAMEs as datagrams (tick, count, index,
 // chunk: reassembled here), sends an INPUT and sees its ACK, and a FRAME
-// whose last_seq says it was applied. The page's own code is below (no SDK
-// transport yet).
+// whose last_seq says it was applied. Then the closes: an invalid ticket
+// gets CLOSE [22, 4001, ...] on the stream and the session's closeCode
+// 4001; a SIGTERM gets CLOSE [22, 1001, ...] and the server exits 0. The
+// page's own code is below (no SDK transport yet).
 import { join } from "node:path";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -231,6 +233,68 @@ describe("WebTransport", () => {
     expect(seen.message?.[1]).toBe(4001);
     expect(String(seen.message?.[2])).toMatch(/ticket/i);
     expect(seen.closed).toMatchObject({ closeCode: 4001 });
+    await page.close();
+  });
+
+  // Last: it stops the server.
+  it("tells a joined player the server is going away (CLOSE 1001) and the server exits cleanly", async () => {
+    const info = (await (await fetch(`${server.url}/webtransport`)).json()) as {
+      url: string;
+      certHashes: { algorithm: string; value: string }[];
+    };
+    const joined = await server.join({ shard: "arena-1", kind: "arena", subscriber: "bob" });
+    const page = await browser.newPage();
+    await page.goto(`${server.url}/webtransport`);
+    await page.addScriptTag({ path: MSGPACK });
+    await page.evaluate(
+      async ({ url, hashes, ticket }) => {
+        const mp = (globalThis as unknown as { MessagePack: { encode(v: unknown): Uint8Array; decode(b: Uint8Array): unknown } })
+          .MessagePack;
+        const g = globalThis as unknown as { seen: unknown[][]; closed?: unknown };
+        g.seen = [];
+        const wt = new WebTransport(`${url}/shard/arena-1`, {
+          serverCertificateHashes: hashes.map((h) => ({
+            algorithm: h.algorithm,
+            value: Uint8Array.from(h.value.match(/../g)!.map((x) => parseInt(x, 16))),
+          })),
+        });
+        void wt.closed.then(
+          (c) => (g.closed = c),
+          (e: unknown) => (g.closed = { error: String(e) }),
+        );
+        await wt.ready;
+        const bidi = await wt.createBidirectionalStream();
+        const hello = mp.encode([1, 1, ticket]);
+        // Tickets are longer than 63 bytes: a two-byte length.
+        void bidi.writable.getWriter().write(new Uint8Array([0x40 | (hello.length >> 8), hello.length & 255, ...hello]));
+        const reader = bidi.readable.getReader();
+        let buf = new Uint8Array(0);
+        void (async () => {
+          for (;;) {
+            const r = await reader.read().catch(() => ({ done: true, value: undefined }));
+            if (r.done || !r.value) return;
+            buf = new Uint8Array([...buf, ...r.value]);
+            for (;;) {
+              if (buf.length < 1) break;
+              const n = 1 << (buf[0]! >> 6);
+              if (buf.length < n) break;
+              let len = buf[0]! & 0x3f;
+              for (let i = 1; i < n; i++) len = len * 256 + buf[i]!;
+              if (buf.length < n + len) break;
+              g.seen.push(mp.decode(buf.subarray(n, n + len)) as unknown[]);
+              buf = buf.slice(n + len);
+            }
+          }
+        })();
+      },
+      { url: info.url, hashes: info.certHashes, ticket: joined.ticket },
+    );
+    await page.waitForFunction(() => (globalThis as unknown as { seen: unknown[][] }).seen.some((m) => m[0] === 16));
+    expect(await server.stop()).toBe(0);
+    await page.waitForFunction(() => (globalThis as unknown as { closed?: unknown }).closed !== undefined);
+    const seen = await page.evaluate(() => (globalThis as unknown as { seen: unknown[][] }).seen);
+    // What a WebSocket close frame says at a SIGTERM.
+    expect(seen.at(-1)).toEqual([22, 1001, "server restarting: reconnect"]);
     await page.close();
   });
 });
