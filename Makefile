@@ -45,6 +45,7 @@ FUZZ_TARGETS += shard_calls
 FUZZ_TARGETS += realm_patch
 FUZZ_TARGETS += realm_wire
 FUZZ_TARGETS += input_log
+FUZZ_TARGETS += webtransport
 
 .PHONY: all deps build build-quick integration-test test unit-test asan-test fuzz-test dev run-arena bench spec clean format \
         ts-deps ts-build ts-test compare compare-realm bench-realm-serving bench-realm-serving-run \

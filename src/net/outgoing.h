@@ -4,6 +4,7 @@
 #define TESSERA_NET_OUTGOING_H_
 
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -17,6 +18,7 @@ struct Outgoing {
   std::string mid;                           // replication: entities' header
   std::shared_ptr<const std::string> body2;  // replication: entities
   bool is_frame = false;
+  uint64_t tick = 0;  // with is_frame: the tick it shows
   // What may happen to a frame still waiting to be written when the client
   // falls behind: nothing (the client is closed), replaced by a newer
   // whole-snapshot frame, or dropped for a new replication baseline.

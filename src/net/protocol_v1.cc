@@ -463,6 +463,16 @@ std::string EncodeTransfer(std::string_view shard_id, std::string_view ticket) {
   return out;
 }
 
+std::string EncodeClose(int code, std::string_view reason) {
+  std::string out;
+  Writer w(&out);
+  w.ArrayHeader(3);
+  w.Uint(kClose);
+  w.Uint(static_cast<uint64_t>(code < 0 ? 0 : code));
+  w.Str(reason);
+  return out;
+}
+
 std::string EncodeNotify(std::string_view module, std::string_view channel,
                          std::string_view payload, std::string_view flow_id) {
   std::string out;

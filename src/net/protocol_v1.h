@@ -27,6 +27,7 @@ enum MsgType : uint8_t {
   kFrame = 19,
   kTransfer = 20,
   kNotify = 21,
+  kClose = 22,
 };
 
 // HELLO flag bits (docs/protocol.md).
@@ -90,6 +91,11 @@ std::string EncodeTransfer(std::string_view shard_id, std::string_view ticket);
 // `channel` is the channel emitted, or "spatial:<shard>".
 std::string EncodeNotify(std::string_view module, std::string_view channel,
                          std::string_view payload, std::string_view flow_id);
+
+// CLOSE [22, code, reason]: the last message of a WebTransport session,
+// with the code and reason a WebSocket close frame would carry (a browser
+// does not see WebTransport's own close code reliably).
+std::string EncodeClose(int code, std::string_view reason);
 
 // Decoding server messages (test clients, tools).
 struct Welcome {

@@ -21,12 +21,16 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <future>
 #include <optional>
 #include <thread>
 
 #include "net/http_session.h"
 #include "net/hub.h"
 #include "net/server_context.h"
+#include "net/webtransport/dev_cert.h"
+#include "net/webtransport/wt_server.h"
+#include "net/webtransport/wt_shard_acceptor.h"
 #include "shard/kind_registry.h"
 
 namespace tessera::net {
@@ -125,6 +129,7 @@ struct Server::Impl {
 
   void DoAccept();
   void RunIo(asio::io_context& ioc);
+  Status StartWebTransport();
 
   const ServerOptions options;
   std::unique_ptr<Metrics> own_metrics;
@@ -137,6 +142,10 @@ struct Server::Impl {
   std::unique_ptr<asio::steady_timer> accept_retry;  // same strand
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::vector<std::thread> threads;
+  // The WebTransport port, on the first io context.
+  std::unique_ptr<wt::TlsIdentity> wt_tls;
+  std::unique_ptr<wt::ShardWtAcceptor> wt_acceptor;
+  std::unique_ptr<wt::WtServer> wt_server;
   uint16_t port = 0;
   State state = State::kNew;
 };
@@ -166,6 +175,27 @@ void Server::Impl::DoAccept() {
         RunHttpSession(ctx, std::move(socket));
         DoAccept();
       });
+}
+
+Status Server::Impl::StartWebTransport() {
+  Result<std::unique_ptr<wt::TlsIdentity>> tls =
+      wt::TlsIdentity::MakeDevelopment(ctx.UnixNow());
+  if (!tls.ok()) return tls.status();
+  wt_tls = std::move(tls).value();
+  wt_acceptor =
+      std::make_unique<wt::ShardWtAcceptor>(ctx, iocs.front()->get_executor());
+  wt::WtServer::Options wt_options;
+  wt_options.host = options.host;
+  wt_options.port = static_cast<uint16_t>(options.webtransport_port);
+  wt_server = std::make_unique<wt::WtServer>(*iocs.front(), wt_options, *wt_tls,
+                                             *wt_acceptor);
+  Status started = wt_server->Start();
+  if (!started.ok()) {
+    wt_server.reset();
+    wt_acceptor.reset();
+    wt_tls.reset();
+  }
+  return started;
 }
 
 void Server::Impl::RunIo(asio::io_context& ioc) {
@@ -229,6 +259,13 @@ Status Server::Start() {
     return fail("listen on");
   }
   im.port = im.acceptor->local_endpoint(ec).port();
+  if (im.options.webtransport_port >= 0) {
+    if (Status wt = im.StartWebTransport(); !wt.ok()) {
+      im.accept_retry.reset();
+      im.acceptor.reset();
+      return wt;
+    }
+  }
   im.state = Impl::State::kRunning;
   for (auto& ioc : im.iocs) im.work.push_back(asio::make_work_guard(*ioc));
   asio::post(strand, [&im] { im.DoAccept(); });
@@ -239,6 +276,14 @@ Status Server::Start() {
 }
 
 uint16_t Server::port() const { return impl_->port; }
+
+uint16_t Server::webtransport_port() const {
+  return impl_->wt_server ? impl_->wt_server->port() : 0;
+}
+
+std::string Server::webtransport_cert_sha256() const {
+  return impl_->wt_tls ? impl_->wt_tls->sha256() : std::string();
+}
 
 void Server::Stop(int code, std::string_view reason) {
   Impl& im = *impl_;
@@ -260,11 +305,22 @@ void Server::Stop(int code, std::string_view reason) {
     while (im.ctx.live_sessions() > 0 && im.ctx.clock.NowUs() < deadline_us) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
+    if (im.wt_server) {
+      // On its io thread: the close packets go out before it stops.
+      std::promise<void> done;
+      asio::post(*im.iocs.front(), [&] {
+        im.wt_server->Stop(static_cast<uint32_t>(code), reason);
+        done.set_value();
+      });
+      done.get_future().wait();
+    }
     im.work.clear();
     for (auto& ioc : im.iocs) ioc->stop();
     for (std::thread& t : im.threads) t.join();
     im.threads.clear();
   }
+  im.wt_server.reset();
+  im.wt_acceptor.reset();
   // Release the hub's sessions and strands, then every pending handler,
   // while the context they use is alive.
   im.hub->Shutdown();

@@ -96,6 +96,10 @@ struct ServerOptions {
   std::function<void(const std::string&)> lifecycle_log;
   size_t max_http_body_bytes = 1 << 20;  // larger request bodies: 413
   int64_t http_idle_timeout_ms = 30000;  // idle keep-alive connections
+  // The WebTransport port (UDP; docs/protocol.md "WebTransport") serving
+  // the shard sessions at /shard/<id> with a development certificate made
+  // at Start; -1: off, 0: an ephemeral port.
+  int webtransport_port = -1;
 };
 
 // A ServerOptions::find_kind reading `kinds` (not owned; must outlive the
@@ -122,6 +126,12 @@ class Server final {
   // the io threads. Idempotent.
   void Stop(int code = kCloseGoingAway,
             std::string_view reason = "server shutting down");
+
+  // The WebTransport port once started, else 0.
+  uint16_t webtransport_port() const;
+  // SHA-256 of the WebTransport certificate (32 bytes; empty when off),
+  // for the browser's serverCertificateHashes.
+  std::string webtransport_cert_sha256() const;
 
   // The network's observer of the shard host and the admin API's
   // Connections; lives as long as the server.

@@ -39,6 +39,7 @@
 #include "net/session_factory.h"
 #include "net/shard_fanout.h"
 #include "net/shard_gateway.h"
+#include "net/shard_link_session.h"
 #include "net/shard_stream.h"
 #include "net/ticket.h"
 #include "net/ws_connection.h"
@@ -70,13 +71,13 @@ WsConnection::Options ConnectionOptions(const ServerContext& ctx) {
 }
 
 class ShardSession final : public ShardReceiver,
-                           public WsConnection::Handler,
+                           public MessageLink::Handler,
                            public std::enable_shared_from_this<ShardSession> {
  public:
-  ShardSession(ServerContext& ctx, beast::tcp_stream stream,
-               std::string shard_id)
+  ShardSession(ServerContext& ctx, std::string shard_id, const LinkMaker& make)
       : ctx_(ctx),
-        conn_(std::move(stream), ConnectionOptions(ctx), ctx.metrics, *this),
+        link_(make(*this)),
+        conn_(*link_),
         shard_id_(std::move(shard_id)),
         hello_timer_(conn_.executor()),
         ping_timer_(conn_.executor()) {}
@@ -87,11 +88,8 @@ class ShardSession final : public ShardReceiver,
     ctx_.RemoveSession(this);
   }
 
-  // On the strand.
-  void Start(http::request<http::string_body> request) {
-    ctx_.AddSession(this, weak_from_this());
-    conn_.Start(std::move(request), weak_from_this());
-  }
+  // On the strand, before the link starts.
+  void Register() { ctx_.AddSession(this, weak_from_this()); }
 
   // ShardReceiver; any thread.
   void PostFrame(uint64_t tick, std::shared_ptr<const std::string> snapshot,
@@ -142,7 +140,7 @@ class ShardSession final : public ShardReceiver,
   }
 
  private:
-  // WsConnection::Handler
+  // MessageLink::Handler
   void OnOpen() override {
     int stop_code = 0;
     std::string stop_reason;
@@ -415,7 +413,8 @@ class ShardSession final : public ShardReceiver,
   }
 
   ServerContext& ctx_;
-  WsConnection conn_;
+  std::unique_ptr<MessageLink> link_;
+  MessageLink& conn_;
   const std::string shard_id_;
   std::string subscriber_;
   int64_t ticket_issued_ms_ = 0;  // the HELLO ticket's issue time
@@ -436,9 +435,24 @@ class ShardSession final : public ShardReceiver,
 void RunShardSession(ServerContext& ctx, beast::tcp_stream stream,
                      http::request<http::string_body> request,
                      std::string shard_id) {
-  auto session = std::make_shared<ShardSession>(ctx, std::move(stream),
-                                                std::move(shard_id));
-  session->Start(std::move(request));
+  WsConnection* ws = nullptr;
+  auto session = std::make_shared<ShardSession>(
+      ctx, std::move(shard_id), [&](MessageLink::Handler& handler) {
+        auto link = std::make_unique<WsConnection>(
+            std::move(stream), ConnectionOptions(ctx), ctx.metrics, handler);
+        ws = link.get();
+        return link;
+      });
+  session->Register();
+  ws->Start(std::move(request), session);
+}
+
+std::shared_ptr<void> RunShardSessionOn(ServerContext& ctx,
+                                        std::string shard_id,
+                                        const LinkMaker& make) {
+  auto session = std::make_shared<ShardSession>(ctx, std::move(shard_id), make);
+  session->Register();
+  return session;
 }
 
 namespace {

@@ -35,6 +35,7 @@ Outgoing ShardStream::Frame(uint64_t tick,
                             std::vector<SendQueue::Reply>* replies) {
   TakeReplies(results, replies);
   Outgoing frame;
+  frame.tick = tick;
   frame.head = v1::EncodeFrameHeader(tick, last_applied_seq_, snapshot->size());
   frame.body = std::move(snapshot);
   frame.is_frame = true;
@@ -49,6 +50,7 @@ Outgoing ShardStream::View(uint64_t tick, bool replication,
                            std::vector<SendQueue::Reply>* replies) {
   TakeReplies(results, replies);
   Outgoing frame;
+  frame.tick = tick;
   if (!replication && snapshot != nullptr) {
     frame.head =
         v1::EncodeFrameHeader(tick, last_applied_seq_, snapshot->size());

@@ -42,6 +42,7 @@
 #include <string_view>
 
 #include "common/clock.h"
+#include "net/message_link.h"
 #include "net/send_queue.h"
 
 namespace tessera::net {
@@ -55,7 +56,7 @@ bool OffersSubprotocol(std::string_view list, std::string_view protocol);
 // The longest close reason a close frame carries (RFC 6455 5.5).
 inline constexpr size_t kMaxCloseReasonBytes = 123;
 
-class WsConnection {
+class WsConnection final : public MessageLink {
   struct Impl;
 
  public:
@@ -77,24 +78,12 @@ class WsConnection {
     const Clock* clock = nullptr;
   };
 
-  // What the owner does with the connection's events (on the strand).
-  class Handler {
-   public:
-    virtual ~Handler() = default;
-    // The handshake is done; the connection is open.
-    virtual void OnOpen() = 0;
-    // A whole message arrived (the bytes are valid during the call).
-    virtual void OnMessage(std::span<const uint8_t> bytes, bool binary) = 0;
-    // Close() began (once): stop producing.
-    virtual void OnClosing() = 0;
-    // The connection is over (the read loop ended; once).
-    virtual void OnEnd() = 0;
-  };
+  using Handler = MessageLink::Handler;
 
   // `metrics` and `handler` are not owned and must outlive the connection.
   WsConnection(boost::beast::tcp_stream stream, Options options,
                NetMetrics& metrics, Handler& handler);
-  ~WsConnection();
+  ~WsConnection() override;
   WsConnection(const WsConnection&) = delete;
   WsConnection& operator=(const WsConnection&) = delete;
 
@@ -106,26 +95,26 @@ class WsConnection {
       std::weak_ptr<void> owner);
 
   // The strand: post work for the connection here.
-  const boost::asio::any_io_executor& executor() const;
+  const boost::asio::any_io_executor& executor() const override;
 
   // Open: messages may be queued (not accepting, closing or done).
-  bool open() const;
+  bool open() const override;
   bool accepting() const;
 
   // The smoothed round trip of the WebSocket pings (microseconds); nullopt
   // until a pong answered one. On the strand.
-  std::optional<int64_t> rtt_us() const;
+  std::optional<int64_t> rtt_us() const override;
 
   // The send queue; call Flush() after changing it.
-  SendQueue& queue();
+  SendQueue& queue() override;
   // Queues `message` when open; a peer with too many messages waiting is
   // closed with 1008 (see SendQueue::Push).
-  void Send(std::string message);
+  void Send(std::string message) override;
   // Queues `message` to go before anything else queued (see
   // SendQueue::SetUrgent).
-  void SendUrgent(std::string message);
+  void SendUrgent(std::string message) override;
   // Starts writing what waits, if nothing is being written.
-  void Flush();
+  void Flush() override;
 
   // While a Batch lives, what is sent only waits; when the last one ends,
   // the waiting messages go out together (one sendmsg for as many as the
@@ -144,7 +133,7 @@ class WsConnection {
   // Starts the close handshake with `code`/`reason` (cut to a close frame's
   // size on a character boundary) after the messages already queued, or
   // instead of them with `drop_queued`. Idempotent: the first close wins.
-  void Close(int code, std::string_view reason, bool drop_queued);
+  void Close(int code, std::string_view reason, bool drop_queued) override;
 
  private:
   std::unique_ptr<Impl> impl_;

@@ -29,6 +29,7 @@
 #include "server/shard_service.h"
 #include "server/stop_functions.h"
 #include "server/stop_notifier.h"
+#include "server/webtransport_route.h"
 #include "shard/guest_shard.h"
 #include "shard/kind_registry.h"
 #include "store/store.h"
@@ -198,10 +199,20 @@ Status AppServer::Init() {
   net_options.io_threads = static_cast<int>(*io_threads);
   net_options.find_kind = net::FindKindIn(kinds_.get());
   if (options_.lifecycle_log) net_options.lifecycle_log = worker_log;
+  Result<int> wt_port = WebTransportPortSetting(options_.dev);
+  if (!wt_port.ok()) return wt_port.status();
+  net_options.webtransport_port = *wt_port;
   router_ = std::make_unique<net::Router>();
   server_ =
       std::make_unique<net::Server>(net_options, options_.ticket_secret,
                                     *router_, &shards_->gateway(), &metrics_);
+  webtransport_route_ =
+      std::make_unique<WebTransportRoute>(WebTransportRoute::Source{
+          [server = server_.get()] { return server->webtransport_port(); },
+          [server = server_.get()] {
+            return server->webtransport_cert_sha256();
+          }});
+  router_->AddHttp(kWebTransportPath, *webtransport_route_);
   shards_->Observe(server_->shards());
 
   ComputeShardsOptions port_options;
@@ -275,6 +286,11 @@ Status AppServer::Init() {
 
   notifier_->Start();
   TESSERA_RETURN_IF_ERROR(server_->Start());
+  if (server_->webtransport_port() != 0) {
+    log_ << "webtransport: udp port " << server_->webtransport_port()
+         << " (development certificate; GET " << kWebTransportPath
+         << " gives its hash)\n";
+  }
   if (options_.watch_sources) {
     auto log = worker_log;
     watcher_ = std::make_unique<SourceWatcher>(

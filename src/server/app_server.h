@@ -110,6 +110,7 @@ class ComputeShards;
 class DataService;
 class EntityWriter;
 class ShardService;
+class WebTransportRoute;
 class StopFunctions;
 class StopNotifier;
 
@@ -224,6 +225,8 @@ class AppServer {
   std::unique_ptr<KindReloads> kind_reloads_;
   // Before the server: its realm sessions call the realm host.
   std::unique_ptr<RealmService> realms_;
+  // A route that asks the server (declared before it, like api_).
+  std::unique_ptr<WebTransportRoute> webtransport_route_;
   std::unique_ptr<net::Server> server_;
   // After the server: its fan-out (the NotifySink's) outlives them.
   std::unique_ptr<net::ShardHostNotifyShards> notify_shards_;
