@@ -34,6 +34,7 @@ ASAN_TARGETS += pg_compute_store_test
 ASAN_TARGETS += pg_data_store_test
 ASAN_TARGETS += realm_engine_test
 ASAN_TARGETS += realm_host_test
+ASAN_TARGETS += wt_wire_test
 # The fuzz run: FUZZ_SECS in total, shared equally by the targets.
 FUZZ_SECS  ?= 75
 FUZZ_TARGETS := module_loader frame ticket replication_changes \

@@ -4,7 +4,6 @@
 #include <gnutls/gnutls.h>
 #include <ngtcp2/ngtcp2.h>
 #include <ngtcp2/ngtcp2_crypto.h>
-#include <ngtcp2/ngtcp2_crypto_gnutls.h>
 
 #include <array>
 #include <boost/asio/post.hpp>
@@ -15,6 +14,8 @@
 
 #include "net/webtransport/dev_cert.h"
 #include "net/webtransport/h3_request.h"
+#include "net/webtransport/quic_setup.h"
+#include "net/webtransport/send_buffer.h"
 #include "net/webtransport/wt_wire.h"
 
 namespace tessera::net::wt {
@@ -40,23 +41,21 @@ std::string CidKey(const uint8_t* data, size_t len) {
   return std::string(reinterpret_cast<const char*>(data), len);
 }
 
+// The path of the port's address and the peer's (ngtcp2 keeps no pointer).
+ngtcp2_path Path(const udp::endpoint& local, const udp::endpoint& remote) {
+  ngtcp2_path path{};
+  path.local.addr = const_cast<ngtcp2_sockaddr*>(
+      reinterpret_cast<const ngtcp2_sockaddr*>(local.data()));
+  path.local.addrlen = static_cast<ngtcp2_socklen>(local.size());
+  path.remote.addr = const_cast<ngtcp2_sockaddr*>(
+      reinterpret_cast<const ngtcp2_sockaddr*>(remote.data()));
+  path.remote.addrlen = static_cast<ngtcp2_socklen>(remote.size());
+  return path;
+}
+
 void Random(uint8_t* dest, size_t len) {
   (void)gnutls_rnd(GNUTLS_RND_RANDOM, dest, len);
 }
-
-// A stream's send side: chunks that never move until acknowledged.
-struct SendBuf {
-  std::deque<std::string> chunks;
-  uint64_t base = 0;    // stream offset of chunks.front()
-  uint64_t queued = 0;  // stream offset after the last chunk
-  uint64_t sent = 0;    // handed to ngtcp2
-  bool fin = false;     // end the stream after the queued bytes
-  bool fin_sent = false;
-  bool blocked = false;  // flow control; retried after the next packet
-  bool Pending() const {
-    return !blocked && (sent < queued || (fin && !fin_sent));
-  }
-};
 
 enum class Kind { kNew, kRequest, kSession, kIgnored, kOwnUni };
 
@@ -64,7 +63,7 @@ struct Stream {
   Kind kind = Kind::kNew;
   std::string head;  // bytes before the kind is known
   H3RequestStream request;
-  SendBuf send;
+  SendBuffer send;
 };
 
 }  // namespace
@@ -248,8 +247,8 @@ struct QuicConnection::Impl {
       handler = env.acceptor->Accept(h.path, ip);
       if (!handler) status = 404;
     }
-    SendBuf& out = streams[id].send;
-    Queue(out, codec.ResponseHeaders(id, status));
+    SendBuffer& out = streams[id].send;
+    out.Queue(codec.ResponseHeaders(id, status));
     if (status != 200) {
       out.fin = true;
       return;
@@ -270,20 +269,10 @@ struct QuicConnection::Impl {
 
   // ---- Streams out ----
 
-  static void Queue(SendBuf& b, std::string bytes) {
-    if (bytes.empty()) return;
-    b.queued += bytes.size();
-    b.chunks.push_back(std::move(bytes));
-  }
-
   void Acked(int64_t id, uint64_t upto) {
     auto it = streams.find(id);
     if (it == streams.end()) return;
-    SendBuf& b = it->second.send;
-    while (!b.chunks.empty() && b.base + b.chunks.front().size() <= upto) {
-      b.base += b.chunks.front().size();
-      b.chunks.pop_front();
-    }
+    it->second.send.Acked(upto);
   }
 
   void OpenOwnStreams() {
@@ -295,32 +284,8 @@ struct QuicConnection::Impl {
       if (ngtcp2_conn_open_uni_stream(conn, &id, nullptr) != 0) return;
       Stream& s = streams[id];
       s.kind = Kind::kOwnUni;
-      Queue(s.send, p);
+      s.send.Queue(p);
     }
-  }
-
-  // The unsent bytes of `b` as vectors (at most `max`).
-  static size_t Unsent(const SendBuf& b, ngtcp2_vec* v, size_t max) {
-    size_t n = 0;
-    uint64_t off = b.base;
-    for (const std::string& c : b.chunks) {
-      const uint64_t end = off + c.size();
-      if (end > b.sent && n < max) {
-        const size_t skip =
-            b.sent > off ? static_cast<size_t>(b.sent - off) : 0;
-        v[n].base =
-            reinterpret_cast<uint8_t*>(const_cast<char*>(c.data())) + skip;
-        v[n].len = c.size() - skip;
-        ++n;
-      }
-      off = end;
-    }
-    return n;
-  }
-
-  void Advance(SendBuf& b, ngtcp2_ssize datalen, bool fin) {
-    if (datalen > 0) b.sent += static_cast<uint64_t>(datalen);
-    if (fin && b.sent == b.queued) b.fin_sent = true;
   }
 
   void Send(const uint8_t* data, size_t len) {
@@ -343,7 +308,7 @@ struct QuicConnection::Impl {
     const ngtcp2_tstamp ts = Now();
     for (int guard = 0; guard < 4096; ++guard) {
       int64_t id = -1;
-      SendBuf* b = nullptr;
+      SendBuffer* b = nullptr;
       for (auto& [sid, s] : streams) {
         if (s.send.Pending()) {
           id = sid;
@@ -370,7 +335,7 @@ struct QuicConnection::Impl {
         continue;
       }
       std::array<ngtcp2_vec, 16> v;
-      size_t nv = b != nullptr ? Unsent(*b, v.data(), v.size()) : 0;
+      size_t nv = b != nullptr ? b->Unsent(v.data(), v.size()) : 0;
       uint32_t flags = b != nullptr ? NGTCP2_WRITE_STREAM_FLAG_MORE : 0;
       const bool fin = b != nullptr && b->fin;
       if (fin) flags |= NGTCP2_WRITE_STREAM_FLAG_FIN;
@@ -386,12 +351,12 @@ struct QuicConnection::Impl {
           continue;
         }
         if (n == NGTCP2_ERR_WRITE_MORE) {
-          Advance(*b, datalen, fin);
+          b->Advance(datalen, fin);
           continue;
         }
         return Fail(static_cast<int>(n));
       }
-      if (b != nullptr) Advance(*b, datalen, fin);
+      if (b != nullptr) b->Advance(datalen, fin);
       if (n == 0) break;
       Send(buf.data(), static_cast<size_t>(n));
     }
@@ -455,7 +420,11 @@ struct QuicConnection::Impl {
           conn, &ps.path, &pi, buf.data(), buf.size(), &ccerr, Now());
       if (n > 0) Send(buf.data(), static_cast<size_t>(n));
     }
-    // The closing period: three probe timeouts, then the state goes.
+    EndAfterClosingPeriod();
+  }
+
+  // Three probe timeouts, then the connection's state goes.
+  void EndAfterClosingPeriod() {
     timer.expires_after(
         std::chrono::nanoseconds(3 * ngtcp2_conn_get_pto(conn)));
     timer.async_wait([this](boost::system::error_code ec) {
@@ -476,13 +445,7 @@ struct QuicConnection::Impl {
     if (dead) return;
     if (closing) return;  // the close was sent; the timer ends it
     remote = from;
-    ngtcp2_path path{};
-    path.local.addr = const_cast<ngtcp2_sockaddr*>(
-        reinterpret_cast<const ngtcp2_sockaddr*>(env.local.data()));
-    path.local.addrlen = static_cast<ngtcp2_socklen>(env.local.size());
-    path.remote.addr = const_cast<ngtcp2_sockaddr*>(
-        reinterpret_cast<const ngtcp2_sockaddr*>(remote.data()));
-    path.remote.addrlen = static_cast<ngtcp2_socklen>(remote.size());
+    ngtcp2_path path = Path(env.local, remote);
     ngtcp2_pkt_info pi{};
     for (auto& [id, s] : streams) s.send.blocked = false;
     in_callback = true;
@@ -493,12 +456,7 @@ struct QuicConnection::Impl {
       if (rv == NGTCP2_ERR_DRAINING) {
         EndSession();
         closing = true;
-        timer.expires_after(
-            std::chrono::nanoseconds(3 * ngtcp2_conn_get_pto(conn)));
-        timer.async_wait([this](boost::system::error_code ec) {
-          if (!ec && !dead) Die();
-        });
-        return;
+        return EndAfterClosingPeriod();
       }
       if (rv == NGTCP2_ERR_DROP_CONN) return Die();
       if (rv == NGTCP2_ERR_CRYPTO) {
@@ -544,59 +502,25 @@ std::unique_ptr<QuicConnection> QuicConnection::Accept(
   ngtcp2_settings settings;
   ngtcp2_settings_default(&settings);
   settings.initial_ts = Now();
-  ngtcp2_transport_params params;
-  ngtcp2_transport_params_default(&params);
-  params.initial_max_streams_bidi = 16;
-  params.initial_max_streams_uni = 16;
-  params.initial_max_stream_data_bidi_local = 256 * 1024;
-  params.initial_max_stream_data_bidi_remote = 256 * 1024;
-  params.initial_max_stream_data_uni = 256 * 1024;
-  params.initial_max_data = 1024 * 1024;
-  params.max_idle_timeout =
-      static_cast<ngtcp2_duration>(env.idle_timeout_ms) * NGTCP2_MILLISECONDS;
-  // Without it the browser sends no datagrams at all.
-  params.max_datagram_frame_size = 65535;
-  params.original_dcid = hd.dcid;
-  params.stateless_reset_token_present = 1;
-  Random(params.stateless_reset_token, sizeof params.stateless_reset_token);
+  const ngtcp2_transport_params params =
+      ServerTransportParams(hd.dcid, env.idle_timeout_ms);
 
   ngtcp2_cid scid;
   scid.datalen = kCidLen;
   Random(scid.data, kCidLen);
-  ngtcp2_path path{};
-  path.local.addr = const_cast<ngtcp2_sockaddr*>(
-      reinterpret_cast<const ngtcp2_sockaddr*>(im->env.local.data()));
-  path.local.addrlen = static_cast<ngtcp2_socklen>(im->env.local.size());
-  path.remote.addr = const_cast<ngtcp2_sockaddr*>(
-      reinterpret_cast<const ngtcp2_sockaddr*>(im->remote.data()));
-  path.remote.addrlen = static_cast<ngtcp2_socklen>(im->remote.size());
+  const ngtcp2_path path = Path(im->env.local, im->remote);
   int rv = ngtcp2_conn_server_new(&im->conn, &hd.scid, &scid, &path, hd.version,
                                   &cb, &settings, &params, nullptr, im.get());
   if (rv != 0) {
     *error = std::string("ngtcp2: ") + ngtcp2_strerror(rv);
     return nullptr;
   }
-  rv = gnutls_init(&im->tls, GNUTLS_SERVER | GNUTLS_ENABLE_EARLY_DATA |
-                                 GNUTLS_NO_END_OF_EARLY_DATA);
-  static const char kPriority[] =
-      "NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:"
-      "+CHACHA20-POLY1305:%DISABLE_TLS13_COMPAT_MODE";
-  static const gnutls_datum_t kAlpn = {
-      reinterpret_cast<unsigned char*>(const_cast<char*>("h3")), 2};
-  if (rv == 0) rv = gnutls_priority_set_direct(im->tls, kPriority, nullptr);
-  if (rv == 0) rv = ngtcp2_crypto_gnutls_configure_server_session(im->tls);
-  if (rv == 0) {
-    rv = gnutls_credentials_set(
-        im->tls, GNUTLS_CRD_CERTIFICATE,
-        static_cast<gnutls_certificate_credentials_t>(env.tls->credentials()));
-  }
-  if (rv == 0) {
-    rv = gnutls_alpn_set_protocols(im->tls, &kAlpn, 1, GNUTLS_ALPN_MANDATORY);
-  }
-  if (rv != 0) {
-    *error = std::string("gnutls: ") + gnutls_strerror(rv);
+  Result<gnutls_session_t> tls = MakeServerTlsSession(*env.tls);
+  if (!tls.ok()) {
+    *error = tls.status().message();
     return nullptr;
   }
+  im->tls = tls.value();
   im->conn_ref.get_conn = Impl::GetConn;
   im->conn_ref.user_data = im.get();
   gnutls_session_set_ptr(im->tls, &im->conn_ref);
@@ -650,7 +574,7 @@ void QuicConnection::SendDatagram(std::string datagram) {
 bool QuicConnection::SendOnStream(int64_t stream_id, std::string bytes) {
   auto it = impl_->streams.find(stream_id);
   if (it == impl_->streams.end() || it->second.send.fin) return false;
-  Impl::Queue(it->second.send, std::move(bytes));
+  it->second.send.Queue(std::move(bytes));
   return true;
 }
 
@@ -662,7 +586,7 @@ void QuicConnection::FinishStream(int64_t stream_id) {
 size_t QuicConnection::StreamBacklog(int64_t stream_id) const {
   auto it = impl_->streams.find(stream_id);
   if (it == impl_->streams.end()) return 0;
-  return static_cast<size_t>(it->second.send.queued - it->second.send.base);
+  return it->second.send.backlog();
 }
 
 void QuicConnection::Flush() { impl_->Write(); }
@@ -672,8 +596,7 @@ void QuicConnection::CloseSession(uint32_t code, std::string_view reason) {
   if (im.session_stream < 0 || im.session_over) return;
   auto it = im.streams.find(im.session_stream);
   if (it != im.streams.end() && !it->second.send.fin) {
-    Impl::Queue(it->second.send,
-                im.codec.DataFrame(EncodeCloseSession(code, reason)));
+    it->second.send.Queue(im.codec.DataFrame(EncodeCloseSession(code, reason)));
     it->second.send.fin = true;
     im.linger.expires_after(std::chrono::seconds(2));
     im.linger.async_wait([&im](boost::system::error_code ec) {

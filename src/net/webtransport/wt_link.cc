@@ -121,7 +121,10 @@ void WtLink::Flush() {
       return;
     }
     if (stream_ < 0) break;  // nothing but a close goes before the HELLO
-    if (m->is_frame) {
+    // Only whole-snapshot FRAMEs may be lost (the next one replaces them):
+    // replication deltas and interest's entered/left go on the stream
+    // until the client acknowledges datagrams.
+    if (m->is_frame && m->skip == Outgoing::Skip::kSupersede) {
       SendFrame(*m);
     } else {
       if (io_->StreamBacklog(stream_) > options_.max_stream_backlog) break;

@@ -1,8 +1,10 @@
 // A MessageLink over a WebTransport session (docs/protocol.md
 // "WebTransport"): protocol-v1 messages both ways on the client's first
 // bidirectional stream, each preceded by its length as a QUIC varint;
-// FRAMEs as datagrams cut by tick (tick_datagrams.h), or on the stream
-// when a tick needs more than kMaxTickChunks datagrams; and CLOSE [22,
+// whole-snapshot FRAMEs as datagrams cut by tick (tick_datagrams.h), or on
+// the stream when a tick needs more than kMaxTickChunks datagrams (FRAMEs
+// that must not be lost, replication's and interest's, on the stream for
+// now); and CLOSE [22,
 // code, reason] on the stream, which then ends, before the session's
 // close.
 //
