@@ -383,8 +383,9 @@ class RealmSession final : public realm::RealmPeer,
         if (commit.writer == this) {
           SendAck(version, commit.seq);
         } else {
-          SendCommit(version, realm::EncodePatch(commit.patch, &out_keys_,
-                                                 &commit.keys));
+          realm::EncodePatchTo(commit.patch, &out_keys_, &commit.keys,
+                               &patch_bytes_);
+          SendCommit(version, patch_bytes_);
         }
         continue;
       }
@@ -440,6 +441,7 @@ class RealmSession final : public realm::RealmPeer,
   int64_t version_ = 0;
   bool batched_ = false;  // the HELLO asked for COMMITS
   wire::CommitsWriter commits_;
+  std::string patch_bytes_;   // one commit's patch, encoded (kept for reuse)
   realm::KeyTable in_keys_;   // what the client announced
   realm::KeyTable out_keys_;  // what this session announced
   // False when the kind's rules keep nothing from anyone.

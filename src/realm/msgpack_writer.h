@@ -18,6 +18,13 @@ class MsgWriter {
  public:
   std::string Take() { return std::move(out_); }
   size_t size() const { return out_.size(); }
+  // Writes into `buffer` from now on (emptied, its capacity kept): one
+  // allocation for many messages encoded in turn.
+  void Reuse(std::string buffer) {
+    buffer.clear();
+    out_ = std::move(buffer);
+  }
+  void Reserve(size_t bytes) { out_.reserve(bytes); }
 
   void Uint(uint64_t v) {
     if (v < 0x80) {

@@ -135,6 +135,9 @@ KeyPlan PlanKeys(const Patch& patch, KeyTable* shared, uint64_t source);
 // or without a source: as above).
 std::string EncodePatch(const Patch& patch, KeyTable* keys,
                         const KeyPlan* plan);
+// The same bytes into `*out` (replaced; its capacity reused).
+void EncodePatchTo(const Patch& patch, KeyTable* keys, const KeyPlan* plan,
+                   std::string* out);
 Result<Patch> DecodePatch(std::span<const uint8_t> bytes, KeyTable* keys,
                           const DecodeLimits& limits = {});
 

@@ -201,6 +201,14 @@ std::string EncodePatch(const Patch& patch, KeyTable* keys,
   return w.Take();
 }
 
+void EncodePatchTo(const Patch& patch, KeyTable* keys, const KeyPlan* plan,
+                   std::string* out) {
+  Writer w(keys, plan);
+  w.Reuse(std::move(*out));
+  WritePatch(patch, w);
+  *out = w.Take();
+}
+
 uint64_t NewKeySource() {
   static std::atomic<uint64_t> next{1};
   return next.fetch_add(1, std::memory_order_relaxed);

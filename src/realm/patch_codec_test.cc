@@ -70,6 +70,19 @@ TEST(RealmCodecTest, ExactBytes) {
   EXPECT_EQ(Hex(second), "93 93 00 92 00 fe 81 00 c3 92 01 91 01 93 02 90 fd");
 }
 
+// EncodePatchTo writes what EncodePatch does, into a reused buffer.
+TEST(RealmCodecTest, EncodePatchToReusesItsBuffer) {
+  const Patch patch = {SetOp({"a", int64_t{1}}, Json::parse(R"({"a":true})")),
+                       DeleteOp({"b"}), AppendOp({}, -3)};
+  KeyTable keys, again;
+  std::string out(1000, 'x');
+  EncodePatchTo(patch, &keys, nullptr, &out);
+  EXPECT_EQ(out, EncodePatch(patch, &again));
+  EXPECT_GE(out.capacity(), 1000u);
+  EncodePatchTo(patch, &keys, nullptr, &out);
+  EXPECT_EQ(Hex(out), "93 93 00 92 00 fe 81 00 c3 92 01 91 01 93 02 90 fd");
+}
+
 TEST(RealmCodecTest, WideNumbersAndStrings) {
   const Patch patch = {
       SetOp({"k", int64_t{1} << 40},

@@ -464,6 +464,7 @@ std::string CommitsWriter::Take() {
   message.replace(start, bytes.size(), bytes);
   message.erase(0, start);
   out_ = MsgWriter();
+  out_.Reserve(message.size() + kCommitsHead);  // the next is much the same
   out_.Raw(std::string(kCommitsHead, '\0'));
   count_ = 0;
   return message;
