@@ -162,17 +162,19 @@ Result<ReadLog> ReadInputLog(LogFiles& files) {
       log.notes.push_back(name + ": no run header (skipped)");
       continue;
     }
-    const auto& run = std::get<RunRecord>(segment.records.front());
-    if (log.runs.empty() || log.runs.back().run.run_id != run.run_id) {
-      log.runs.push_back(LoggedRun{run, {}, {}});
-    }
-    LoggedRun& current = log.runs.back();
-    for (size_t i = 1; i < segment.records.size(); ++i) {
-      LogRecord& record = segment.records[i];
-      if (auto* save = std::get_if<SaveRecord>(&record)) {
-        current.saves.push_back(std::move(*save));
+    // A run header starts a new run unless it repeats the current run's id
+    // (a run's later segments begin with its header again). The writer puts
+    // one only at a segment's start, but a header further in is read the
+    // same way rather than dropped with the records after it.
+    for (LogRecord& record : segment.records) {
+      if (auto* run = std::get_if<RunRecord>(&record)) {
+        if (log.runs.empty() || log.runs.back().run.run_id != run->run_id) {
+          log.runs.push_back(LoggedRun{std::move(*run), {}, {}});
+        }
+      } else if (auto* save = std::get_if<SaveRecord>(&record)) {
+        log.runs.back().saves.push_back(std::move(*save));
       } else if (auto* tick = std::get_if<TickRecord>(&record)) {
-        current.ticks.push_back(std::move(*tick));
+        log.runs.back().ticks.push_back(std::move(*tick));
       }
     }
   }

@@ -187,6 +187,29 @@ TEST(InputLogTest, AReopenedLogNumbersOnAndClearRemovesEverything) {
   EXPECT_FALSE(second.log->Append(Tick(1)).ok());  // no run after Clear
 }
 
+// The writer begins a run only at a segment's start, but a file whose
+// middle holds a run header (found by the fuzzer) is read as two runs, with
+// nothing after the second header lost; a repeated header of the same run
+// continues it.
+TEST(InputLogTest, ARunHeaderInsideASegmentStartsARun) {
+  MemoryLogFiles files;
+  std::string bytes(kSegmentMagic);
+  bytes += EncodeRecord(Header(1)) + EncodeRecord(Tick(1)) +
+           EncodeRecord(Header(1)) + EncodeRecord(Tick(2)) +
+           EncodeRecord(Header(2)) + EncodeRecord(SaveRecord{0, "s"}) +
+           EncodeRecord(Tick(1));
+  ASSERT_TRUE(files.Append("000000000000.log", bytes).ok());
+  Result<ReadLog> read = ReadInputLog(files);
+  ASSERT_TRUE(read.ok());
+  ASSERT_EQ(read->runs.size(), 2u);
+  EXPECT_EQ(read->runs[0].run.run_id, 1u);
+  ASSERT_EQ(read->runs[0].ticks.size(), 2u);
+  EXPECT_EQ(read->runs[0].ticks[1].tick, 2u);
+  EXPECT_EQ(read->runs[1].run.run_id, 2u);
+  EXPECT_EQ(read->runs[1].saves.size(), 1u);
+  EXPECT_EQ(read->runs[1].ticks.size(), 1u);
+}
+
 TEST(InputLogTest, ShardIdsBecomeSafeDirectoryNames) {
   EXPECT_EQ(InputLogDirName("arena-1_A"), "arena-1_A");
   EXPECT_EQ(InputLogDirName(".."), "%2E%2E");
