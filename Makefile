@@ -35,6 +35,8 @@ ASAN_TARGETS += pg_data_store_test
 ASAN_TARGETS += realm_engine_test
 ASAN_TARGETS += realm_host_test
 ASAN_TARGETS += wt_wire_test
+ASAN_TARGETS += cluster_test
+ASAN_TARGETS += pg_machine_store_test
 # The fuzz run: FUZZ_SECS in total, shared equally by the targets.
 FUZZ_SECS  ?= 75
 FUZZ_TARGETS := module_loader frame ticket replication_changes \

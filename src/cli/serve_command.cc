@@ -89,6 +89,10 @@ int Serve(const ServeArgs& a) {
     }
   }
   options.port = static_cast<uint16_t>(*port);
+  // A cluster's machine (postgres:// only, docs/cluster.md).
+  options.machine_id = server::EnvString("TESSERA_MACHINE_ID").value_or("");
+  options.advertise_address =
+      server::EnvString("TESSERA_ADVERTISE_ADDRESS").value_or("");
   options.save_secs = *save;
   options.capacity = static_cast<size_t>(*capacity);
   return server::RunAppServer(

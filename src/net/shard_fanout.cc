@@ -289,6 +289,14 @@ void ShardConnections::OnViews(std::string_view shard_id,
 void ShardConnections::OnStopped(std::string_view shard_id,
                                  shard::StopReason reason,
                                  std::string_view message) {
+  if (reason == shard::StopReason::kFenced) {
+    // The shard goes on from its last save (here or on another machine):
+    // the client reconnects as after a restart.
+    fanout_.OnStopped(shard_id, kCloseGoingAway,
+                      "server restarting: reconnect (this machine lost the "
+                      "database)");
+    return;
+  }
   std::string text = shard::StopReasonName(reason);
   if (!message.empty()) text.append(": ").append(message);
   fanout_.OnStopped(shard_id, kCloseShardStopped, std::move(text));

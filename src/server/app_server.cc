@@ -19,6 +19,7 @@
 #include "server/api_tokens.h"
 #include "server/app_kinds.h"
 #include "server/call_runner.h"
+#include "server/cluster_service.h"
 #include "server/compute_service.h"
 #include "server/compute_shards.h"
 #include "server/data_service.h"
@@ -33,6 +34,7 @@
 #include "shard/guest_shard.h"
 #include "shard/kind_registry.h"
 #include "store/store.h"
+#include "store/store_url.h"
 
 namespace tessera::server {
 namespace fs = std::filesystem;
@@ -174,6 +176,7 @@ Status AppServer::Init() {
   shard_options.host.writes = writes_.get();
   shards_ = std::make_unique<ShardService>(*kinds_, store_.get(), *notifier_,
                                            metrics_, std::move(shard_options));
+  TESSERA_RETURN_IF_ERROR(BuildCluster(url));
   KindReloadsOptions reload_options;
   reload_options.build = options_.dev;
   reload_options.quick = options_.dev;
@@ -230,8 +233,9 @@ Status AppServer::Init() {
   stop_functions_->Attach(engine);
 
   ApiOptions api;
-  api.refresh_metrics = [compute = compute_.get()] {
+  api.refresh_metrics = [compute = compute_.get(), cluster = cluster_.get()] {
     compute->RefreshMetrics();
+    if (cluster != nullptr) cluster->RefreshMetrics();
   };
   api.admin_token = options_.admin_token;
   api.ticket_secret = options_.ticket_secret;
@@ -256,6 +260,7 @@ Status AppServer::Init() {
   if (!realms.ok()) return realms.status();
   realms_ = std::move(realms).value();
 
+  if (cluster_ != nullptr) cluster_->RegisterRoutes(*router_);
   for (Service* service : {static_cast<Service*>(shards_.get()),
                            static_cast<Service*>(data_.get()),
                            static_cast<Service*>(compute_.get()),
@@ -273,6 +278,8 @@ Status AppServer::Init() {
          << restored->created << " started from init, " << restored->failed
          << " failed\n";
   }
+
+  if (cluster_ != nullptr) StartCluster();
 
   // Compute after the shards: modules may notify their players at once.
   TESSERA_RETURN_IF_ERROR(compute_->Start());
@@ -382,6 +389,59 @@ Status AppServer::BuildCompute(const std::string& database_url,
   return Status::Ok();
 }
 
+Status AppServer::BuildCluster(const std::string& url) {
+  Result<store::StoreUrl> parsed = store::ParseStoreUrl(url);
+  if (!parsed.ok() || parsed->backend != store::StoreUrl::Backend::kPostgres) {
+    return Status::Ok();  // SQLite: one machine, no cluster
+  }
+  ClusterOptions cluster;
+  cluster.database_url = url;
+  cluster.self.id = options_.machine_id;
+  cluster.self.address =
+      !options_.advertise_address.empty()
+          ? options_.advertise_address
+          : options_.host + ":" + std::to_string(options_.port);
+  cluster.self.capacity = static_cast<int64_t>(options_.capacity);
+  cluster.admin_token = options_.admin_token;
+  Result<std::unique_ptr<ClusterService>> opened = ClusterService::Open(
+      std::move(cluster), &metrics_,
+      [this](const std::string& line) { guest_log_->PushLine(line); });
+  if (!opened.ok()) return opened.status();
+  cluster_ = std::move(opened).value();
+  // Before any shard starts: no shard runs without the machine's epoch.
+  TESSERA_RETURN_IF_ERROR(cluster_->JoinAtBoot());
+  const cluster::Membership::View view = cluster_->view();
+  log_ << "cluster: machine " << view.id << " joined with epoch " << view.epoch
+       << "\n";
+  return Status::Ok();
+}
+
+void AppServer::StartCluster() {
+  shard::ShardHost* host = &shards_->host();
+  cluster_->Start(
+      // The fence thread: flags and pokes only.
+      [host](std::string_view why) { host->Fence(why); },
+      // Back under a new epoch: the shards start again from their saves.
+      [this, host] {
+        host->Unfence();
+        auto line = [this](const std::string& text) {
+          guest_log_->PushLine(text);
+        };
+        Result<RestoreReport> restored = shards_->Restore(line);
+        if (!restored.ok()) {
+          line("cluster: restoring the shards after the fence failed: " +
+               restored.status().ToString());
+          return;
+        }
+        line("cluster: back in the cluster: " +
+             std::to_string(restored->restored) +
+             " shards restored from a "
+             "save, " +
+             std::to_string(restored->created) + " started from init, " +
+             std::to_string(restored->failed) + " failed");
+      });
+}
+
 uint16_t AppServer::port() const { return server_->port(); }
 
 void AppServer::Shutdown() {
@@ -393,6 +453,8 @@ void AppServer::Shutdown() {
   // and calls still queued, then the engine (which the calls run on), then
   // tell the clients to come back.
   if (shards_) shutdown_report_ = shards_->Shutdown();
+  // After the saves: the epoch is marked as left only once they are in.
+  if (cluster_) cluster_->Shutdown();
   if (writes_) writes_->Stop();
   if (calls_) calls_->Stop();
   if (stop_functions_) stop_functions_->Stop();

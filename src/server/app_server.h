@@ -105,6 +105,7 @@ class ApiHandler;
 class RealmService;
 class ApiTokens;
 class CallRunner;
+class ClusterService;
 class ComputeService;
 class ComputeShards;
 class DataService;
@@ -146,6 +147,11 @@ struct AppServerOptions {
   // (names must stay unique), their web/ folders are served at
   // "/<directory name>/"; state (store, secrets) stays with the first.
   std::vector<std::filesystem::path> more_app_dirs;
+  // This process's machine in a cluster (postgres:// only; docs/cluster.md):
+  // its id (empty: host:pid; env TESSERA_MACHINE_ID) and the address other
+  // machines reach it at (empty: host:port; env TESSERA_ADVERTISE_ADDRESS).
+  std::string machine_id;
+  std::string advertise_address;
   // More static folders under URL prefixes (see web_mounts.h).
   std::vector<WebMount> mounts;
 };
@@ -195,6 +201,12 @@ class AppServer {
   Status BuildCompute(const std::string& database_url,
                       const std::filesystem::path& state_dir,
                       const ApiTokens& tokens);
+  // With a postgres:// URL: the machine's membership (cluster_service.h),
+  // joined before any shard starts. A no-op for SQLite.
+  Status BuildCluster(const std::string& url);
+  // Heartbeats and the fence; a fence stops the shards, a new join
+  // restores them.
+  void StartCluster();
   // One log line per kind whose onStop names no function of the app.
   void WarnUnknownStopFunctions();
 
@@ -217,6 +229,9 @@ class AppServer {
   std::unique_ptr<EntityWriter> writes_;
   std::unique_ptr<StopFunctions> stop_functions_;
   std::unique_ptr<ShardService> shards_;
+  // After the shards (its callbacks fence and restore them), so it stops
+  // first. Only with a postgres:// database.
+  std::unique_ptr<ClusterService> cluster_;
   std::unique_ptr<net::Router> router_;
   // Built after the server (whose shards() are the API's Connections) but
   // declared before it, so the server (stopped in Shutdown) goes first.

@@ -63,8 +63,10 @@ class ForgetStopped final : public StopObserver {
  public:
   explicit ForgetStopped(ShardDirectory& directory) : directory_(directory) {}
 
-  void OnStopped(std::string_view shard_id, shard::StopReason,
+  void OnStopped(std::string_view shard_id, shard::StopReason reason,
                  std::string_view) override {
+    // A fenced shard keeps its record: it starts again from its save.
+    if (reason == shard::StopReason::kFenced) return;
     directory_.OnStopped(shard_id);
   }
 

@@ -98,6 +98,7 @@ class HostedShard final : public guest::WorkerPool::Task {
   std::set<std::string, std::less<>> restart GUARDED_BY(mu);
   int64_t idle_since_us GUARDED_BY(mu) = 0;
   bool stop_requested GUARDED_BY(mu) = false;
+  bool fence_requested GUARDED_BY(mu) = false;  // with stop_requested
   ShardInfo info GUARDED_BY(mu);
   // The subscribers' interest-area centres at the last tick (null: none).
   std::shared_ptr<const AreaCentres> centres GUARDED_BY(mu);

@@ -85,6 +85,11 @@ Status ShardHost::Restore(std::string_view kind, std::string_view id,
 Status ShardHost::Start(std::string_view kind_name, std::string_view id,
                         std::string_view params, bool restore) {
   if (id.empty()) return InvalidArgument("a shard id must not be empty");
+  if (fenced_.load(std::memory_order_acquire)) {
+    return Status(StatusCode::kUnavailable,
+                  "this machine is fenced (it lost the database): it starts "
+                  "no shard until it joins the cluster again");
+  }
   std::shared_ptr<const KindEntry> kind = kinds_->Find(kind_name);
   if (kind == nullptr) {
     return NotFound("unknown shard kind \"" + std::string(kind_name) + "\"");
@@ -423,16 +428,21 @@ bool ShardHost::Process(HostedShard& shard, int64_t now_us) {
     return true;
   }
   const KindConfig& config = shard.kind->config;
-  bool stop = false, idle = false, reload = false;
+  bool stop = false, idle = false, reload = false, fence = false;
+  std::string fence_why;
   {
     std::lock_guard<std::mutex> lock(shard.mu);
     stop = shard.stop_requested;
+    fence = shard.fence_requested;
+    if (fence) fence_why = shard.info.stop_message;
     reload = shard.reload != nullptr;
     idle = config.idle_shutdown_secs > 0 && shard.subscribers.empty() &&
            now_us - shard.idle_since_us >=
                static_cast<int64_t>(config.idle_shutdown_secs) * 1'000'000;
   }
-  if (stop) {
+  if (fence) {
+    Finish(shard, StopReason::kFenced, std::move(fence_why), now_us);
+  } else if (stop) {
     Finish(shard, StopReason::kStopped, "stopped by request", now_us);
   } else if (idle) {
     Finish(shard, StopReason::kIdle,
@@ -542,7 +552,8 @@ int64_t ShardHost::RetentionUs(HostedShard& shard) const {
 
 void ShardHost::Finish(HostedShard& shard, StopReason reason,
                        std::string message, int64_t now_us) {
-  StopCalls(shard, /*deliver=*/true, now_us);  // before OnStopped
+  const bool fenced = reason == StopReason::kFenced;
+  StopCalls(shard, /*deliver=*/!fenced, now_us);  // before OnStopped
   EndInputLog(shard, reason);
   const int64_t fuel = shard.guest ? shard.guest->fuel_used() : 0;
   shard.guest.reset();  // release the instance's memory now
@@ -560,7 +571,7 @@ void ShardHost::Finish(HostedShard& shard, StopReason reason,
   StopTalk(shard, now_us);
   DropReload(shard, "the shard stopped (" +
                         std::string(StopReasonName(reason)) + "): " + message);
-  if (store_ != nullptr) store_->Forget(shard.id);
+  if (store_ != nullptr && !fenced) store_->Forget(shard.id);
   if (sink_ != nullptr) sink_->OnStopped(shard.id, reason, message);
 }
 

@@ -372,6 +372,19 @@ class ShardHost {
   };
   ShutdownReport Shutdown();
 
+  // This machine may no longer run its shards (the cluster's self-fence,
+  // cluster/membership.h): from now on nothing is saved, and every shard
+  // stops before its next tick with kFenced: its calls are dropped
+  // unanswered, its input log kept, its saved state and directory record
+  // left as they are (no Forget), so the shard can start again from its
+  // last save here or elsewhere. Only flags and pokes: no I/O, no wait.
+  // `why` is the stop message. Any thread.
+  void Fence(std::string_view why);
+  // Saves are allowed again (the machine joined under a new epoch); the
+  // fenced shards are restored by the caller. Any thread.
+  void Unfence();
+  bool fenced() const { return fenced_.load(std::memory_order_acquire); }
+
   // The pool's threads (0 in manual mode).
   size_t worker_count() const;
 
@@ -529,6 +542,7 @@ class ShardHost {
   std::map<std::string, std::shared_ptr<HostedShard>, std::less<>> shards_
       GUARDED_BY(mu_);
   bool shut_down_ GUARDED_BY(mu_) = false;
+  std::atomic<bool> fenced_{false};
 };
 
 }  // namespace tessera::shard

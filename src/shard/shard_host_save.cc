@@ -14,6 +14,7 @@ namespace tessera::shard {
 void ShardHost::MaybeSave(HostedShard& shard, int64_t now_us) {
   if ((store_ == nullptr && shard.input_log == nullptr) ||
       options_.save_interval_us <= 0 || !shard.guest->has_save() ||
+      fenced_.load(std::memory_order_acquire) ||
       now_us - shard.last_save_us < options_.save_interval_us) {
     return;
   }
@@ -69,7 +70,7 @@ ShardHost::ShutdownReport ShardHost::Shutdown() {
     ++report.running;
     bool kept = false;
     if ((store_ != nullptr || shard->input_log != nullptr) &&
-        shard->guest->has_save()) {
+        shard->guest->has_save() && !fenced_.load(std::memory_order_acquire)) {
       Result<std::optional<std::string>> saved = shard->guest->Save();
       if (saved.ok() && saved->has_value())
         LogSave(*shard, **saved, /*checkpoint=*/false);
@@ -85,5 +86,27 @@ ShardHost::ShutdownReport ShardHost::Shutdown() {
   watchdog_.Stop();
   return report;
 }
+
+void ShardHost::Fence(std::string_view why) {
+  fenced_.store(true, std::memory_order_release);
+  std::vector<std::shared_ptr<HostedShard>> shards;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shut_down_) return;  // Shutdown owns the shards; it saves nothing now
+    for (const auto& [id, shard] : shards_) shards.push_back(shard);
+  }
+  for (const auto& shard : shards) {
+    {
+      std::lock_guard<std::mutex> lock(shard->mu);
+      if (shard->info.status == ShardStatus::kStopped) continue;
+      shard->stop_requested = true;
+      shard->fence_requested = true;
+      shard->info.stop_message = std::string(why);
+    }
+    pool_->Poke(shard);
+  }
+}
+
+void ShardHost::Unfence() { fenced_.store(false, std::memory_order_release); }
 
 }  // namespace tessera::shard

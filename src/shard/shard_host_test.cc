@@ -336,6 +336,47 @@ TEST_F(ShardHostTest, PeriodicSaveShutdownSaveAndRestore) {
   EXPECT_FALSE(store_.Load("c1")->has_value());
 }
 
+// The cluster's self-fence: every shard stops before its next tick with
+// kFenced, nothing is saved from then on (not even at Shutdown), the saved
+// state stays for whoever runs the shard next, no shard starts while
+// fenced, and after Unfence it restores from the last save.
+TEST_F(ShardHostTest, AFenceStopsEveryShardUnsavedAndKeepsItsSave) {
+  REQUIRE_KIND("counter", Kind("counter"));
+  HostOptions options;
+  options.save_interval_us = kSecond;
+  auto host = ManualHost(options);
+  ASSERT_TRUE(host->Create("counter", "c1", Msgpack({{"start", 3}})).ok());
+  ASSERT_TRUE(host->Create("counter", "c2", Msgpack({{"start", 5}})).ok());
+  ASSERT_TRUE(host->AddSubscriber("c1", "alice").ok());
+  ASSERT_TRUE(host->AddSubscriber("c2", "bob").ok());
+  for (int64_t t = 50'000; t <= kSecond; t += 50'000) StepTo(*host, t);
+  EXPECT_EQ(store_.saves(), 2u);
+  ASSERT_TRUE(
+      host->SubmitInput("c1", "alice", 1, Msgpack({{"add", {{"n", 4}}}})).ok());
+  host->Fence("no heartbeat has landed for 5000 ms");
+  EXPECT_TRUE(host->fenced());
+  const size_t frames = sink_.frames().size();
+  StepTo(*host, kSecond + 50'000);
+  EXPECT_EQ(sink_.frames().size(), frames);  // no tick after the fence
+  ASSERT_EQ(sink_.stop_count(StopReason::kFenced), 2u);
+  EXPECT_EQ(sink_.stops().back().message,
+            "no heartbeat has landed for 5000 ms");
+  EXPECT_EQ(host->Get("c1")->stop_reason, StopReason::kFenced);
+  // The saves are kept, unchanged: the input after the fence is not in them.
+  ASSERT_TRUE(store_.Load("c1")->has_value());
+  EXPECT_EQ(store_.saves(), 2u);
+  EXPECT_EQ(host->Create("counter", "c3", "").code(), StatusCode::kUnavailable);
+  // Back under a new epoch: restored from the last save.
+  host->Unfence();
+  ASSERT_TRUE(host->Restore("counter", "c1", Msgpack({{"start", 3}})).ok());
+  StepTo(*host, kSecond + 100'000);
+  EXPECT_EQ(FromMsgpack(sink_.frames().back().snapshot)["value"], 3);
+  // A fence before Shutdown: nothing is saved at the end either.
+  host->Fence("lapsed");
+  EXPECT_EQ(host->Shutdown().saved, 0u);
+  EXPECT_EQ(store_.saves(), 2u);
+}
+
 TEST_F(ShardHostTest, RefusedRestoreStaysOutOfRunning) {
   REQUIRE_KIND("badrestore", Kind("badrestore"));
   auto host = ManualHost();

@@ -191,8 +191,9 @@ void ShardHost::CatchUpFromLog(const KindEntry& kind, std::string_view id,
 
 void ShardHost::EndInputLog(HostedShard& shard, StopReason reason) {
   if (shard.input_log == nullptr) return;
-  const bool keep =
-      reason == StopReason::kFailed || reason == StopReason::kFinished;
+  const bool keep = reason == StopReason::kFailed ||
+                    reason == StopReason::kFinished ||
+                    reason == StopReason::kFenced;
   Status done = keep ? shard.input_log->Sync() : shard.input_log->Clear();
   if (!done.ok()) {
     HostLog(shard.id,

@@ -14,6 +14,8 @@ const char* StopReasonName(StopReason r) {
       return "finished";
     case StopReason::kFailed:
       return "failed";
+    case StopReason::kFenced:
+      return "fenced";
   }
   return "unknown";
 }

@@ -49,6 +49,9 @@ enum class StopReason : uint8_t {
   kIdle,      // no subscribers for idle_shutdown_secs
   kFinished,  // the module ended it
   kFailed,    // trap, panic, fuel, tick budget, watchdog, memory
+  // This machine lost the database (ShardHost::Fence): stopped here only,
+  // unsaved; the shard lives on wherever the cluster runs it next.
+  kFenced,
 };
 const char* StopReasonName(StopReason r);
 const char* ShardStatusName(ShardStatus s);

@@ -5,6 +5,7 @@
 
 #include "store/postgres/pg_compute_store.h"
 #include "store/postgres/pg_data_store.h"
+#include "store/postgres/pg_machine_store.h"
 #include "store/postgres/pg_realm_store.h"
 #include "store/postgres/pg_store.h"
 #include "store/sqlite_compute_store.h"
@@ -98,6 +99,21 @@ Result<std::unique_ptr<realm::RealmStore>> OpenRealmStore(
       SqliteRealmStore::Open(RealmFilePath(parsed->path));
   if (!store.ok()) return store.status();
   return std::unique_ptr<realm::RealmStore>(std::move(store).value());
+}
+
+Result<std::unique_ptr<cluster::MachineStore>> OpenMachineStore(
+    const std::string& url, int64_t dead_after_ms) {
+  Result<StoreUrl> parsed = ParseStoreUrl(url);
+  if (!parsed.ok()) return parsed.status();
+  if (parsed->backend != StoreUrl::Backend::kPostgres) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "a cluster of machines needs a postgres:// database; "
+                  "SQLite serves one machine");
+  }
+  pg::PgMachineStoreOptions options;
+  options.dead_after_ms = dead_after_ms;
+  return InDatabase<cluster::MachineStore>(
+      *parsed, pg::PgMachineStore::Open(parsed->url, options));
 }
 
 std::string RealmFilePath(const std::string& store_path) {

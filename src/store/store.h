@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cluster/machine_store.h"
 #include "common/status.h"
 #include "compute/compute_store.h"
 #include "data/data_store.h"
@@ -109,6 +110,14 @@ std::string DataFilePath(const std::string& store_path);
 // "sqlite::memory:" is a private in-memory database.
 Result<std::unique_ptr<realm::RealmStore>> OpenRealmStore(
     const std::string& url);
+
+// Opens the cluster's machines table (cluster/machine_store.h,
+// postgres/pg_machine_store.h) in the postgres:// database `url`, on a
+// connection of its own, judging a machine dead after `dead_after_ms` of
+// silence. Errors: kFailedPrecondition for a SQLite URL (a cluster needs
+// PostgreSQL); otherwise as OpenStore.
+Result<std::unique_ptr<cluster::MachineStore>> OpenMachineStore(
+    const std::string& url, int64_t dead_after_ms = 10'000);
 
 // The realms' SQLite file for a store file: "<stem>-realms<ext>" in the
 // same directory (".tessera/tessera.db" -> ".tessera/tessera-realms.db");

@@ -1,8 +1,11 @@
 #include "store/postgres/pg_conn.h"
 
 #include <libpq-fe.h>
+#include <poll.h>
 
+#include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstring>
 #include <utility>
 
@@ -158,7 +161,8 @@ PgConn::~PgConn() {
 }
 
 void PgConn::EnsureConnected() {
-  if (!in_transaction_ && PQstatus(conn_) == CONNECTION_BAD) {
+  if (!in_transaction_ && (needs_reset_ || PQstatus(conn_) == CONNECTION_BAD)) {
+    needs_reset_ = false;
     PQreset(conn_);
     if (PQstatus(conn_) == CONNECTION_OK) {
       (void)RunScript(kSessionSetup, "postgres: set up the session");
@@ -194,6 +198,10 @@ Result<PgResult> PgConn::Exec(std::string_view sql,
     formats.push_back(p.format());
   }
   EnsureConnected();
+  if (needs_reset_) {  // still in the transaction the timeout lost
+    return IoError(std::string(what) +
+                   ": the transaction was lost when a statement timed out");
+  }
   // Text parameters must be NUL-terminated for libpq: copy those that are
   // views into a buffer of their own.
   std::vector<std::string> terminated;
@@ -205,11 +213,51 @@ Result<PgResult> PgConn::Exec(std::string_view sql,
     }
   }
   const std::string statement(sql);
+  if (call_timeout_ms_ > 0) {
+    Status timeout;
+    pg_result* res = ExecBounded(
+        statement.c_str(), static_cast<int>(params.size()), values.data(),
+        lengths.data(), formats.data(), what, &timeout);
+    if (!timeout.ok()) return timeout;
+    return Check(res, what);
+  }
   pg_result* res =
       PQexecParams(conn_, statement.c_str(), static_cast<int>(params.size()),
                    nullptr, values.data(), lengths.data(), formats.data(),
                    /*resultFormat=*/0);
   return Check(res, what);
+}
+
+pg_result* PgConn::ExecBounded(const char* statement, int count,
+                               const char* const* values, const int* lengths,
+                               const int* formats, std::string_view what,
+                               Status* timeout) {
+  if (PQsendQueryParams(conn_, statement, count, nullptr, values, lengths,
+                        formats, /*resultFormat=*/0) == 0) {
+    return nullptr;  // Check reports the connection's error
+  }
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(call_timeout_ms_);
+  while (PQisBusy(conn_) != 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      needs_reset_ = true;
+      *timeout =
+          Status(StatusCode::kDeadlineExceeded,
+                 std::string(what) + ": no answer from the database in " +
+                     std::to_string(call_timeout_ms_) + " ms");
+      return nullptr;
+    }
+    pollfd fd{PQsocket(conn_), POLLIN, 0};
+    const int ready = poll(&fd, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno != EINTR) return nullptr;
+    if (ready > 0 && PQconsumeInput(conn_) == 0) return nullptr;
+  }
+  pg_result* res = PQgetResult(conn_);
+  // The rest of the results (none for one statement) up to the end marker.
+  while (pg_result* more = PQgetResult(conn_)) PQclear(more);
+  return res;
 }
 
 Result<PgResult> PgConn::Check(pg_result* res, std::string_view what) {

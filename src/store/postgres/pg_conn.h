@@ -146,6 +146,13 @@ class PgConn {
   Status CommitTransaction(std::string_view what);
   void RollbackTransaction(std::string_view what);
 
+  // Bounds each later statement's wait for the server's answer (0, the
+  // default: no bound). A statement past it fails with kDeadlineExceeded
+  // and the connection is dropped and made again before the next one (the
+  // reconnect bounded by the URL's connect_timeout), so a server or proxy
+  // that accepts and never answers cannot hold the caller.
+  void set_call_timeout_ms(int64_t ms) { call_timeout_ms_ = ms; }
+
   bool in_transaction() const { return in_transaction_; }
   // Whether the connection to the server is lost.
   bool broken() const;
@@ -157,8 +164,16 @@ class PgConn {
   // Wraps `res` (taking it), or the error it or the connection reports.
   Result<PgResult> Check(pg_result* res, std::string_view what);
 
+  // PQexecParams with call_timeout_ms_ as a bound (the asynchronous API).
+  pg_result* ExecBounded(const char* statement, int count,
+                         const char* const* values, const int* lengths,
+                         const int* formats, std::string_view what,
+                         Status* timeout);
+
   pg_conn* conn_ = nullptr;
   bool in_transaction_ = false;
+  int64_t call_timeout_ms_ = 0;
+  bool needs_reset_ = false;  // a statement timed out on this connection
 };
 
 }  // namespace tessera::store::pg

@@ -1,0 +1,179 @@
+#include "server/cluster_service.h"
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "server/bearer_auth.h"
+#include "server/http_json.h"
+#include "store/store.h"
+
+namespace tessera::server {
+
+using json = nlohmann::json;
+
+Result<std::unique_ptr<ClusterService>> ClusterService::Open(
+    ClusterOptions options, Metrics* metrics,
+    std::function<void(const std::string&)> log) {
+  if (options.self.id.empty()) options.self.id = cluster::DefaultMachineId();
+  Result<std::unique_ptr<cluster::MachineStore>> store =
+      store::OpenMachineStore(options.database_url, options.dead_after_ms);
+  if (!store.ok()) return store.status();
+  return std::unique_ptr<ClusterService>(new ClusterService(
+      std::move(options), metrics, std::move(store).value(), std::move(log)));
+}
+
+ClusterService::ClusterService(ClusterOptions options, Metrics* metrics,
+                               std::unique_ptr<cluster::MachineStore> store,
+                               std::function<void(const std::string&)> log)
+    : options_(std::move(options)), store_(std::move(store)) {
+  cluster::MembershipOptions m;
+  m.self = options_.self;
+  m.heartbeat_every_us = options_.heartbeat_every_ms * 1000;
+  m.fence_after_us = options_.fence_after_ms * 1000;
+  m.log = [log = std::move(log)](std::string_view line) {
+    if (log) log(std::string(line));
+  };
+  m.on_fenced = [this](std::string_view why) {
+    member_->Set(0);
+    if (on_fenced_) on_fenced_(why);
+  };
+  m.on_joined = [this](uint64_t) {
+    member_->Set(1);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!booted_) return;  // the boot's own join: the server restores
+    rejoin_pending_ = true;
+    wake_.notify_all();
+  };
+  member_ = metrics->GetGauge(
+      "tessera_cluster_member",
+      "1 while this machine holds its epoch and may run its shards.");
+  fences_ = metrics->GetCounter(
+      "tessera_cluster_fences_total",
+      "Times this machine fenced itself (no heartbeat landed in time, or "
+      "its epoch lapsed).");
+  joins_ = metrics->GetCounter("tessera_cluster_joins_total",
+                               "Joins of this machine, each with a new epoch.");
+  heartbeat_failures_ =
+      metrics->GetCounter("tessera_cluster_heartbeat_failures_total",
+                          "Heartbeats that failed or got no answer in time.");
+  membership_ = std::make_unique<cluster::Membership>(store_.get(), m);
+}
+
+ClusterService::~ClusterService() { Shutdown(); }
+
+Status ClusterService::JoinAtBoot() {
+  const auto give_up =
+      std::chrono::steady_clock::now() +
+      std::chrono::milliseconds(options_.dead_after_ms +
+                                2 * options_.heartbeat_every_ms);
+  const Clock* clock = RealClock::Get();
+  while (true) {
+    const int64_t next = membership_->Step(clock->NowUs());
+    if (membership_->may_run()) break;
+    if (std::chrono::steady_clock::now() >= give_up) {
+      cluster::Membership::View view = membership_->view();
+      return Status(StatusCode::kUnavailable,
+                    "machine " + options_.self.id +
+                        " could not join the cluster: " +
+                        (view.last_error.empty()
+                             ? "its id is still held by a live process"
+                             : view.last_error));
+    }
+    std::this_thread::sleep_for(
+        std::chrono::microseconds(std::max<int64_t>(0, next - clock->NowUs())));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  booted_ = true;
+  return Status::Ok();
+}
+
+void ClusterService::Start(std::function<void(std::string_view)> on_fenced,
+                           std::function<void()> on_rejoined) {
+  on_fenced_ = std::move(on_fenced);
+  on_rejoined_ = std::move(on_rejoined);
+  rejoin_thread_ = std::thread([this] { RejoinLoop(); });
+  membership_->Start();
+}
+
+void ClusterService::RejoinLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    wake_.wait(lock, [this] { return stopping_ || rejoin_pending_; });
+    if (stopping_) return;
+    rejoin_pending_ = false;
+    lock.unlock();
+    // Fenced again meanwhile: the next join brings it back.
+    if (membership_->may_run() && on_rejoined_) on_rejoined_();
+    lock.lock();
+  }
+}
+
+void ClusterService::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (rejoin_thread_.joinable()) rejoin_thread_.join();
+  membership_->Stop(/*leave=*/true);
+  member_->Set(0);
+}
+
+void ClusterService::RefreshMetrics() {
+  const cluster::Membership::View view = membership_->view();
+  std::lock_guard<std::mutex> lock(metrics_mu_);
+  fences_->Add(view.fences - reported_fences_);
+  joins_->Add(view.joins - reported_joins_);
+  heartbeat_failures_->Add(view.heartbeat_failures - reported_failures_);
+  reported_fences_ = view.fences;
+  reported_joins_ = view.joins;
+  reported_failures_ = view.heartbeat_failures;
+}
+
+void ClusterService::RegisterRoutes(net::Router& router) {
+  router.AddHttp("/api/machines", *this);
+}
+
+net::HttpResponse ClusterService::Handle(const net::HttpRequest& request) {
+  const std::string_view path =
+      std::string_view(request.target).substr(0, request.target.find('?'));
+  if (path != "/api/machines") {
+    return ErrorResponse(404, "not_found", "no route " + request.target);
+  }
+  if (request.method != "GET" && request.method != "HEAD") {
+    return MethodNotAllowed(request.method, "GET");
+  }
+  if (!HasBearerToken(request, options_.admin_token)) {
+    return AdminTokenRequired();
+  }
+  Result<std::vector<cluster::MachineRecord>> machines = store_->List();
+  if (!machines.ok()) return ErrorFromStatus(machines.status());
+  const cluster::Membership::View self = membership_->view();
+  json list = json::array();
+  for (const cluster::MachineRecord& m : *machines) {
+    list.push_back({{"id", m.info.id},
+                    {"address", m.info.address},
+                    {"capacity", m.info.capacity},
+                    {"epoch", std::to_string(m.epoch)},
+                    {"live", m.live},
+                    {"silentMs", m.silent_ms},
+                    {"startedUnixMs", m.started_unix_ms},
+                    {"heartbeatUnixMs", m.heartbeat_unix_ms},
+                    {"leftUnixMs", m.left_unix_ms == 0 ? json(nullptr)
+                                                       : json(m.left_unix_ms)},
+                    {"self", m.info.id == self.id}});
+  }
+  return JsonResponse(200, {{"self",
+                             {{"id", self.id},
+                              {"epoch", std::to_string(self.epoch)},
+                              {"member", self.member},
+                              {"fenced", self.fenced},
+                              {"joins", self.joins},
+                              {"fences", self.fences},
+                              {"lastError", self.last_error}}},
+                            {"machines", std::move(list)}});
+}
+
+}  // namespace tessera::server

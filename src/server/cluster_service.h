@@ -1,0 +1,111 @@
+// ClusterService: this process as one machine of a cluster on one
+// PostgreSQL database (docs/cluster.md). Built by the app server when its
+// database URL is postgres://; SQLite stays a single machine without it.
+//
+//  - At boot (JoinAtBoot) the machine joins under its id with a fresh
+//    epoch, waiting while a live process still holds the id (at most the
+//    dead time, 10 s, and a heartbeat more), before any shard starts.
+//  - Start runs cluster::Membership's heartbeat (2 s, database clock) and
+//    fence (100 ms, no I/O) threads. A fence calls `on_fenced` on the fence
+//    thread (the app server fences the shard host: every shard stops
+//    unsaved); a join under a new epoch after it calls `on_rejoined` on a
+//    thread of this service (the app server unfences the host and restores
+//    the directory's shards), so the heartbeat thread never waits on it.
+//  - GET /api/machines (admin token): every machine the database knows,
+//    live or not, by the database's clock, and which one answers.
+//  - Metrics: tessera_cluster_member (1 while this machine may run its
+//    shards), tessera_cluster_fences_total, tessera_cluster_joins_total,
+//    tessera_cluster_heartbeat_failures_total (refreshed at each scrape
+//    through RefreshMetrics).
+//  - Shutdown stops both threads and marks the epoch as left, so other
+//    machines need not wait the dead time.
+//
+// Threading: Open, JoinAtBoot, Start and Shutdown from the controlling
+// thread; Handle on the io threads.
+#ifndef TESSERA_SERVER_CLUSTER_SERVICE_H_
+#define TESSERA_SERVER_CLUSTER_SERVICE_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "cluster/machine_store.h"
+#include "cluster/membership.h"
+#include "common/metrics.h"
+#include "common/status.h"
+#include "net/http_types.h"
+#include "server/service.h"
+
+namespace tessera::server {
+
+struct ClusterOptions {
+  std::string database_url;  // postgres:// or postgresql://
+  cluster::MachineInfo self;
+  std::string admin_token;
+  int64_t heartbeat_every_ms = 2'000;
+  int64_t fence_after_ms = 5'000;
+  int64_t dead_after_ms = 10'000;
+};
+
+class ClusterService final : public Service, public net::HttpHandler {
+ public:
+  // Opens the machines table (creating it if missing). Errors: the
+  // store's (kIo for an unreachable database). `log` gets the membership's
+  // lines; `metrics` must outlive the service.
+  static Result<std::unique_ptr<ClusterService>> Open(
+      ClusterOptions options, Metrics* metrics,
+      std::function<void(const std::string&)> log);
+  // Shutdown().
+  ~ClusterService() override;
+  ClusterService(const ClusterService&) = delete;
+  ClusterService& operator=(const ClusterService&) = delete;
+
+  // See the file comment. Errors: kUnavailable when it could not join (the
+  // id still held, or the database not answering), with the last reason.
+  Status JoinAtBoot();
+  void Start(std::function<void(std::string_view why)> on_fenced,
+             std::function<void()> on_rejoined);
+  void Shutdown();
+
+  bool may_run() const { return membership_->may_run(); }
+  cluster::Membership::View view() const { return membership_->view(); }
+  void RefreshMetrics();
+
+  void RegisterRoutes(net::Router& router) override;
+  net::HttpResponse Handle(const net::HttpRequest& request) override;
+
+ private:
+  ClusterService(ClusterOptions options, Metrics* metrics,
+                 std::unique_ptr<cluster::MachineStore> store,
+                 std::function<void(const std::string&)> log);
+  void RejoinLoop();
+
+  const ClusterOptions options_;
+  std::unique_ptr<cluster::MachineStore> store_;
+  std::unique_ptr<cluster::Membership> membership_;
+  std::function<void(std::string_view)> on_fenced_;
+  std::function<void()> on_rejoined_;
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool rejoin_pending_ = false;  // guarded by mu_
+  bool stopping_ = false;        // guarded by mu_
+  bool booted_ = false;          // guarded by mu_: the first join is done
+  std::thread rejoin_thread_;
+
+  Gauge* member_;
+  Counter* fences_;
+  Counter* joins_;
+  Counter* heartbeat_failures_;
+  uint64_t reported_fences_ = 0, reported_joins_ = 0, reported_failures_ = 0;
+  std::mutex metrics_mu_;
+};
+
+}  // namespace tessera::server
+
+#endif  // TESSERA_SERVER_CLUSTER_SERVICE_H_

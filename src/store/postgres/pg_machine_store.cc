@@ -1,0 +1,174 @@
+#include "store/postgres/pg_machine_store.h"
+
+#include <utility>
+
+#include "store/postgres/pg_realm_schema.h"
+
+namespace tessera::store::pg {
+namespace {
+
+constexpr int64_t kMachineSchemaVersion = 1;
+
+constexpr const char* kCreateTables = R"sql(
+  CREATE TABLE IF NOT EXISTS tessera_schema(
+    component TEXT PRIMARY KEY NOT NULL,
+    version BIGINT NOT NULL);
+  CREATE TABLE IF NOT EXISTS cluster_machines(
+    id TEXT PRIMARY KEY NOT NULL,
+    epoch BIGINT NOT NULL,
+    address TEXT NOT NULL,
+    capacity BIGINT NOT NULL,
+    started_ms BIGINT NOT NULL,
+    heartbeat_ms BIGINT NOT NULL,
+    left_ms BIGINT);
+)sql";
+
+// The database's clock in unix ms.
+#define TESSERA_DB_NOW_MS \
+  "(floor(extract(epoch from clock_timestamp()) * 1000))::bigint"
+
+constexpr const char* kJoin =
+    "INSERT INTO cluster_machines AS m (id, epoch, address, capacity, "
+    "started_ms, heartbeat_ms, left_ms) VALUES ($1, $2, $3, "
+    "$4, " TESSERA_DB_NOW_MS ", " TESSERA_DB_NOW_MS
+    ", NULL) ON CONFLICT (id) DO UPDATE SET epoch = excluded.epoch, "
+    "address = excluded.address, capacity = excluded.capacity, "
+    "started_ms = excluded.started_ms, heartbeat_ms = excluded.heartbeat_ms, "
+    "left_ms = NULL WHERE m.left_ms IS NOT NULL OR m.heartbeat_ms <= "
+    "excluded.heartbeat_ms - $5 OR m.epoch = $6 OR m.epoch = $2 "
+    "RETURNING m.epoch";
+
+constexpr const char* kHolder =
+    "SELECT epoch, GREATEST(0, heartbeat_ms + $2 - " TESSERA_DB_NOW_MS
+    ") FROM cluster_machines WHERE id = $1";
+
+constexpr const char* kHeartbeat =
+    "UPDATE cluster_machines SET heartbeat_ms = " TESSERA_DB_NOW_MS
+    " WHERE id = $1 AND epoch = $2 AND left_ms IS NULL AND heartbeat_ms "
+    "> " TESSERA_DB_NOW_MS " - $3";
+
+constexpr const char* kLeave =
+    "UPDATE cluster_machines SET left_ms = " TESSERA_DB_NOW_MS
+    " WHERE id = $1 AND epoch = $2 AND left_ms IS NULL";
+
+constexpr const char* kList =
+    "SELECT id, epoch, address, capacity, started_ms, heartbeat_ms, "
+    "COALESCE(left_ms, 0), " TESSERA_DB_NOW_MS
+    " - heartbeat_ms, left_ms IS NULL FROM cluster_machines ORDER BY id";
+
+#undef TESSERA_DB_NOW_MS
+
+int64_t AsBigint(uint64_t epoch) { return static_cast<int64_t>(epoch); }
+
+Status CheckEpoch(uint64_t epoch) {
+  if (epoch == 0 || epoch > static_cast<uint64_t>(INT64_MAX)) {
+    return InvalidArgument("cluster: an epoch must be in 1..2^63-1");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string WithConnectTimeout(const std::string& url) {
+  if (url.find("connect_timeout=") != std::string::npos) return url;
+  return url + (url.find('?') == std::string::npos ? "?" : "&") +
+         "connect_timeout=2";
+}
+
+Result<std::unique_ptr<PgMachineStore>> PgMachineStore::Open(
+    const std::string& url, PgMachineStoreOptions options) {
+  Result<std::unique_ptr<PgConn>> conn =
+      PgConn::Connect(WithConnectTimeout(url));
+  if (!conn.ok()) return conn.status();
+  TESSERA_RETURN_IF_ERROR(EnsureComponentSchema(
+      **conn, "cluster", "cluster", kMachineSchemaVersion, kCreateTables));
+  (*conn)->set_call_timeout_ms(options.call_timeout_ms);
+  return std::unique_ptr<PgMachineStore>(
+      new PgMachineStore(std::move(conn).value(), options));
+}
+
+Result<cluster::JoinAnswer> PgMachineStore::Join(
+    const cluster::MachineInfo& self, uint64_t epoch, uint64_t replaces) {
+  if (self.id.empty()) return InvalidArgument("cluster: an empty machine id");
+  TESSERA_RETURN_IF_ERROR(CheckEpoch(epoch));
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<PgResult> joined =
+      conn_->Exec(kJoin,
+                  {PgParam::Text(self.id), PgParam::Int(AsBigint(epoch)),
+                   PgParam::Text(self.address), PgParam::Int(self.capacity),
+                   PgParam::Int(options_.dead_after_ms),
+                   PgParam::Int(AsBigint(replaces == 0 ? epoch : replaces))},
+                  "postgres: join the cluster");
+  if (!joined.ok()) return joined.status();
+  cluster::JoinAnswer answer;
+  if (joined->rows() == 1) {
+    answer.joined = true;
+    return answer;
+  }
+  Result<PgResult> holder = conn_->Exec(
+      kHolder, {PgParam::Text(self.id), PgParam::Int(options_.dead_after_ms)},
+      "postgres: read the machine's holder");
+  if (!holder.ok()) return holder.status();
+  if (holder->rows() == 1) {
+    Result<int64_t> held_by = holder->Int64(0, 0);
+    Result<int64_t> wait = holder->Int64(0, 1);
+    if (!held_by.ok()) return held_by.status();
+    if (!wait.ok()) return wait.status();
+    answer.held_by = static_cast<uint64_t>(*held_by);
+    answer.wait_ms = *wait;
+  }
+  return answer;
+}
+
+Result<bool> PgMachineStore::Heartbeat(std::string_view id, uint64_t epoch) {
+  TESSERA_RETURN_IF_ERROR(CheckEpoch(epoch));
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<PgResult> beat =
+      conn_->Exec(kHeartbeat,
+                  {PgParam::Text(id), PgParam::Int(AsBigint(epoch)),
+                   PgParam::Int(options_.dead_after_ms)},
+                  "postgres: heartbeat");
+  if (!beat.ok()) return beat.status();
+  return beat->affected() == 1;
+}
+
+Status PgMachineStore::Leave(std::string_view id, uint64_t epoch) {
+  TESSERA_RETURN_IF_ERROR(CheckEpoch(epoch));
+  std::lock_guard<std::mutex> lock(mu_);
+  return conn_->Run(kLeave, {PgParam::Text(id), PgParam::Int(AsBigint(epoch))},
+                    "postgres: leave the cluster");
+}
+
+Result<std::vector<cluster::MachineRecord>> PgMachineStore::List() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<PgResult> rows = conn_->Exec(kList, {}, "postgres: list machines");
+  if (!rows.ok()) return rows.status();
+  std::vector<cluster::MachineRecord> machines;
+  machines.reserve(static_cast<size_t>(rows->rows()));
+  for (int r = 0; r < rows->rows(); ++r) {
+    cluster::MachineRecord m;
+    m.info.id = std::string(rows->Text(r, 0));
+    m.info.address = std::string(rows->Text(r, 2));
+    int64_t* ints[] = {nullptr,
+                       &m.info.capacity,
+                       &m.started_unix_ms,
+                       &m.heartbeat_unix_ms,
+                       &m.left_unix_ms,
+                       &m.silent_ms};
+    const int cols[] = {1, 3, 4, 5, 6, 7};
+    for (int i = 0; i < 6; ++i) {
+      Result<int64_t> v = rows->Int64(r, cols[i]);
+      if (!v.ok()) return v.status();
+      if (ints[i] == nullptr) {
+        m.epoch = static_cast<uint64_t>(*v);
+      } else {
+        *ints[i] = *v;
+      }
+    }
+    m.live = rows->Text(r, 8) == "t" && m.silent_ms < options_.dead_after_ms;
+    machines.push_back(std::move(m));
+  }
+  return machines;
+}
+
+}  // namespace tessera::store::pg

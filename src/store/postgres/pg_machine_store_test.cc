@@ -1,0 +1,216 @@
+// PgMachineStore (pg_machine_store.h) against a real throwaway PostgreSQL
+// cluster: join, heartbeat, leave and list by the database's clock; a live
+// holder of an id is waited for, a silent one taken over (its heartbeats
+// then lapse); a database that hangs fails a call on time; and Membership
+// (cluster/membership.h) on this store fences itself while the database
+// hangs and comes back under a new epoch when it answers again.
+#include "store/postgres/pg_machine_store.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "cluster/membership.h"
+#include "store/postgres/pg_test_database.h"
+#include "store/postgres/pg_test_proxy.h"
+
+namespace tessera::store::pg {
+namespace {
+
+using cluster::MachineInfo;
+
+std::unique_ptr<PgMachineStore> OpenStore(const std::string& url,
+                                          PgMachineStoreOptions options = {}) {
+  auto store = PgMachineStore::Open(url, options);
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  return store.ok() ? std::move(store).value() : nullptr;
+}
+
+// Makes the machine's last heartbeat `ms` older, as if it had been silent.
+void Age(const std::string& url, const std::string& id, int64_t ms) {
+  QueryOne(url, "UPDATE cluster_machines SET heartbeat_ms = heartbeat_ms - " +
+                    std::to_string(ms) + " WHERE id = '" + id +
+                    "' RETURNING id");
+}
+
+TEST(PgMachineStoreTest, JoinHeartbeatListAndLeave) {
+  const std::string url = FreshDatabase();
+  auto store = OpenStore(url);
+  ASSERT_NE(store, nullptr);
+  auto joined = store->Join({"m1", "127.0.0.1:4001", 100}, 11, 0);
+  ASSERT_TRUE(joined.ok()) << joined.status().ToString();
+  EXPECT_TRUE(joined->joined);
+  auto beat = store->Heartbeat("m1", 11);
+  ASSERT_TRUE(beat.ok());
+  EXPECT_TRUE(*beat);
+  ASSERT_TRUE(store->Join({"m2", "127.0.0.1:4002", 50}, 22, 0).ok());
+  auto list = store->List();
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  ASSERT_EQ(list->size(), 2u);
+  const cluster::MachineRecord& m1 = (*list)[0];
+  EXPECT_EQ(m1.info.id, "m1");
+  EXPECT_EQ(m1.info.address, "127.0.0.1:4001");
+  EXPECT_EQ(m1.info.capacity, 100);
+  EXPECT_EQ(m1.epoch, 11u);
+  EXPECT_TRUE(m1.live);
+  EXPECT_EQ(m1.left_unix_ms, 0);
+  EXPECT_GE(m1.heartbeat_unix_ms, m1.started_unix_ms);
+  EXPECT_LT(m1.silent_ms, 5'000);
+  EXPECT_EQ((*list)[1].info.capacity, 50);
+
+  ASSERT_TRUE(store->Leave("m1", 11).ok());
+  list = store->List();
+  ASSERT_TRUE(list.ok());
+  EXPECT_FALSE((*list)[0].live);
+  EXPECT_GT((*list)[0].left_unix_ms, 0);
+  // A left epoch's heartbeat has lapsed; the id is free at once.
+  EXPECT_FALSE(*store->Heartbeat("m1", 11));
+  auto again = store->Join({"m1", "127.0.0.1:4009", 100}, 12, 0);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->joined);
+  EXPECT_EQ(QueryOne(url, "SELECT address FROM cluster_machines WHERE id='m1'"),
+            "127.0.0.1:4009");
+}
+
+TEST(PgMachineStoreTest, ALiveHolderIsWaitedForAndASilentOneTakenOver) {
+  const std::string url = FreshDatabase();
+  auto store = OpenStore(url);
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Join({"m1", "a", 1}, 1, 0)->joined);
+  // A second process under the same id: the first is alive.
+  auto held = store->Join({"m1", "b", 1}, 2, 0);
+  ASSERT_TRUE(held.ok());
+  EXPECT_FALSE(held->joined);
+  EXPECT_EQ(held->held_by, 1u);
+  EXPECT_GT(held->wait_ms, 8'000);
+  EXPECT_LE(held->wait_ms, 10'000);
+  EXPECT_TRUE(*store->Heartbeat("m1", 1));
+  // Silent 9 s: still alive, still waited for, a little less.
+  Age(url, "m1", 9'000);
+  held = store->Join({"m1", "b", 1}, 2, 0);
+  EXPECT_FALSE(held->joined);
+  EXPECT_LE(held->wait_ms, 1'000);
+  EXPECT_TRUE(store->List()->front().live);
+  // Silent 10 s: dead; the id is taken over and the old epoch has lapsed.
+  Age(url, "m1", 1'500);
+  EXPECT_FALSE(store->List()->front().live);
+  auto taken = store->Join({"m1", "b", 1}, 2, 0);
+  ASSERT_TRUE(taken.ok());
+  EXPECT_TRUE(taken->joined);
+  EXPECT_FALSE(*store->Heartbeat("m1", 1));
+  EXPECT_TRUE(*store->Heartbeat("m1", 2));
+}
+
+TEST(PgMachineStoreTest, SilentForTheDeadTimeLapsesEvenIfNobodyTookOver) {
+  const std::string url = FreshDatabase();
+  auto store = OpenStore(url);
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Join({"m1", "a", 1}, 5, 0)->joined);
+  Age(url, "m1", 10'500);
+  EXPECT_FALSE(*store->Heartbeat("m1", 5));
+  // Its own next epoch, replacing the old one, joins at once even while
+  // the old one still counts as alive.
+  ASSERT_TRUE(store->Join({"m2", "a", 1}, 7, 0)->joined);
+  auto replaced = store->Join({"m2", "a", 1}, 8, 7);
+  ASSERT_TRUE(replaced.ok());
+  EXPECT_TRUE(replaced->joined);
+  EXPECT_FALSE(*store->Heartbeat("m2", 7));
+  EXPECT_TRUE(*store->Heartbeat("m2", 8));
+}
+
+TEST(PgMachineStoreTest, BadArgumentsAreRefused) {
+  auto store = OpenStore(FreshDatabase());
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->Join({"", "a", 1}, 1, 0).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(store->Join({"m1", "a", 1}, 0, 0).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(store->Heartbeat("m1", uint64_t{1} << 63).status().code(),
+            StatusCode::kInvalidArgument);
+  // Odd bytes in an id are kept as they are.
+  ASSERT_TRUE(store->Join({"m'1; --", "a", 1}, 3, 0)->joined);
+  EXPECT_EQ(store->List()->front().info.id, "m'1; --");
+}
+
+TEST(PgMachineStoreTest, ADatabaseThatHangsFailsACallOnTimeAndIsReconnected) {
+  PgTestCluster* cluster = Cluster();
+  ASSERT_NE(cluster, nullptr);
+  const std::string direct = FreshDatabase();
+  const std::string name = direct.substr(direct.rfind('/') + 1);
+  HangingProxy proxy(cluster->port());
+  auto store = OpenStore(proxy.Url(name),
+                         {.dead_after_ms = 10'000, .call_timeout_ms = 400});
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Join({"m1", "a", 1}, 1, 0)->joined);
+  proxy.set_hung(true);
+  const auto start = std::chrono::steady_clock::now();
+  auto beat = store->Heartbeat("m1", 1);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(beat.status().code(), StatusCode::kDeadlineExceeded)
+      << beat.status().ToString();
+  EXPECT_LT(took, std::chrono::seconds(3));
+  proxy.set_hung(false);
+  // The next call runs on a new connection.
+  beat = store->Heartbeat("m1", 1);
+  ASSERT_TRUE(beat.ok()) << beat.status().ToString();
+  EXPECT_TRUE(*beat);
+}
+
+TEST(PgMachineStoreTest, MembershipFencesWhileTheDatabaseHangsThenRejoins) {
+  PgTestCluster* cluster = Cluster();
+  ASSERT_NE(cluster, nullptr);
+  const std::string direct = FreshDatabase();
+  const std::string name = direct.substr(direct.rfind('/') + 1);
+  HangingProxy proxy(cluster->port());
+  auto store = OpenStore(proxy.Url(name),
+                         {.dead_after_ms = 10'000, .call_timeout_ms = 2'000});
+  ASSERT_NE(store, nullptr);
+  std::atomic<int> joins{0}, fences{0};
+  cluster::MembershipOptions options;
+  options.self = {"m1", "127.0.0.1:1", 10};
+  options.heartbeat_every_us = 100'000;
+  options.fence_after_us = 600'000;
+  options.fence_check_every_us = 20'000;
+  options.on_joined = [&](uint64_t) { ++joins; };
+  options.on_fenced = [&](std::string_view) { ++fences; };
+  cluster::Membership membership(store.get(), options);
+  membership.Start();
+  auto wait_for = [](const std::function<bool()>& done) {
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!done() && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return done();
+  };
+  ASSERT_TRUE(wait_for([&] { return membership.may_run(); }));
+  const uint64_t first = membership.view().epoch;
+  proxy.set_hung(true);
+  const auto hung_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(wait_for([&] { return fences.load() == 1; }));
+  // Fenced while the heartbeat call still hangs (it has 2 s to give up).
+  EXPECT_LT(std::chrono::steady_clock::now() - hung_at,
+            std::chrono::milliseconds(1'900));
+  EXPECT_FALSE(membership.may_run());
+  proxy.set_hung(false);
+  ASSERT_TRUE(wait_for([&] { return joins.load() == 2; }));
+  EXPECT_TRUE(membership.may_run());
+  const uint64_t second = membership.view().epoch;
+  EXPECT_NE(first, second);
+  EXPECT_EQ(QueryOne(direct, "SELECT epoch FROM cluster_machines"),
+            std::to_string(second));
+  EXPECT_FALSE(*store->Heartbeat("m1", first));
+  membership.Stop(/*leave=*/true);
+  EXPECT_NE(QueryOne(direct, "SELECT left_ms FROM cluster_machines"), "");
+  EXPECT_EQ(
+      QueryOne(direct, "SELECT left_ms IS NOT NULL FROM cluster_machines"),
+      "t");
+}
+
+}  // namespace
+}  // namespace tessera::store::pg
