@@ -44,6 +44,10 @@ void Membership::Log(const std::string& line) const {
 }
 
 int64_t Membership::Step(int64_t now_us) {
+  // The heartbeat thread sees a lapse too (the process was stopped past
+  // the deadline, and this thread woke first): fenced before any heartbeat
+  // could move the deadline on.
+  CheckFence(now_us);
   bool member = false;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -139,8 +139,9 @@ TEST(MembershipTest, AfterAFenceItJoinsAgainWithANewEpochReplacingItsOld) {
   Fixture f;
   f.Step();
   f.store.heartbeat_error = Status(StatusCode::kIo, "down");
-  f.clock.Advance(6 * kSec);
+  f.clock.Advance(2 * kSec);
   f.Step();
+  f.clock.Advance(4 * kSec);
   ASSERT_TRUE(f.membership->CheckFence(f.clock.NowUs()));
   // The database answers again: the next step joins, not heartbeats.
   f.store.heartbeat_error = Status::Ok();
@@ -171,6 +172,20 @@ TEST(MembershipTest, AHeartbeatLandingAfterTheFenceDoesNotUndoIt) {
   f.clock.Advance(2 * kSec);
   f.Step();
   EXPECT_EQ(f.joined.size(), 2u);  // only a new epoch brings it back
+}
+
+// A process stopped past the deadline (SIGSTOP) whose heartbeat thread
+// wakes before the fence thread fences first, then joins again: a
+// heartbeat sent now must not move a deadline that has already passed.
+TEST(MembershipTest, AStepPastTheDeadlineFencesBeforeItHeartbeats) {
+  Fixture f;
+  f.Step();
+  f.clock.Advance(7 * kSec);
+  f.Step();
+  EXPECT_EQ(f.store.heartbeats, 0);
+  ASSERT_EQ(f.fenced.size(), 1u);
+  EXPECT_EQ(f.joined, (std::vector<uint64_t>{42, 43}));
+  EXPECT_TRUE(f.membership->may_run());
 }
 
 TEST(MembershipTest, ALapsedAnswerFencesAtOnceAndRejoins) {

@@ -1,6 +1,7 @@
 #include "server/app_server.h"
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <system_error>
 #include <thread>
@@ -423,6 +424,11 @@ void AppServer::StartCluster() {
       [host](std::string_view why) { host->Fence(why); },
       // Back under a new epoch: the shards start again from their saves.
       [this, host] {
+        // The fence's stops first: a shard still running would refuse its
+        // restore (kAlreadyExists) and then stop.
+        for (int i = 0; i < 1000 && host->FencePending(); ++i) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
         host->Unfence();
         auto line = [this](const std::string& text) {
           guest_log_->PushLine(text);

@@ -383,6 +383,9 @@ class ShardHost {
   // Saves are allowed again (the machine joined under a new epoch); the
   // fenced shards are restored by the caller. Any thread.
   void Unfence();
+  // Whether a shard the fence asked to stop has not stopped yet (its worker
+  // takes the request before its next tick). Any thread.
+  bool FencePending() const;
   bool fenced() const { return fenced_.load(std::memory_order_acquire); }
 
   // The pool's threads (0 in manual mode).

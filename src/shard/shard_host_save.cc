@@ -107,6 +107,16 @@ void ShardHost::Fence(std::string_view why) {
   }
 }
 
+bool ShardHost::FencePending() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, shard] : shards_) {
+    std::lock_guard<std::mutex> shard_lock(shard->mu);
+    if (shard->fence_requested && shard->info.status != ShardStatus::kStopped)
+      return true;
+  }
+  return false;
+}
+
 void ShardHost::Unfence() { fenced_.store(false, std::memory_order_release); }
 
 }  // namespace tessera::shard

@@ -11,7 +11,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <iostream>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -256,6 +258,90 @@ TEST_F(PgServeTest, StateComesBackAfterKillNine) {
        {"tessera.db", "tessera-data.db", "tessera-realms.db"}) {
     EXPECT_FALSE(fs::exists(app_ / ".tessera" / file)) << file;
   }
+}
+
+// The machine's membership: it joins under an epoch before its shards
+// start; stopped (SIGSTOP) past the 5 s fence, it stops its shards unsaved
+// (the player's connection closed with 1001 so the client reconnects),
+// joins again under a new epoch, and the shard comes back from its save.
+TEST_F(PgServeTest, AMachineStoppedPastTheFenceComesBackUnderANewEpoch) {
+  ASSERT_NO_FATAL_FAILURE(Start(url_));
+  json machines = HttpBody("GET", "/api/machines", nullptr, 200);
+  ASSERT_TRUE(machines.is_object()) << machines.dump();
+  ASSERT_EQ(machines["machines"].size(), 1u) << machines.dump();
+  EXPECT_TRUE(machines["machines"][0]["live"].get<bool>());
+  EXPECT_TRUE(machines["machines"][0]["self"].get<bool>());
+  const std::string first = machines["self"]["epoch"];
+  EXPECT_EQ(machines["machines"][0]["epoch"], first);
+  EXPECT_EQ(Http("GET", "/api/machines", nullptr).status, 200);
+  {
+    Result<HttpResult> anonymous =
+        HttpJson(server_->port(), "GET", "/api/machines", nullptr, "");
+    ASSERT_TRUE(anonymous.ok());
+    EXPECT_EQ(anonymous->status, 401);
+  }
+
+  HttpBody("POST", "/api/shards",
+           {{"kind", "zones"},
+            {"id", kShard},
+            {"params", {{"index", 0}, {"zones", 1}}}},
+           201);
+  std::unique_ptr<TestClient> alice = Join(kPlayer);
+  ASSERT_NE(alice, nullptr);
+  ASSERT_TRUE(alice->SendInput(1, Msgpack({{"join", json::object()}})).ok());
+  ASSERT_TRUE(WaitForSaveMentioning(kPlayer, 15000));
+
+  const auto stopped_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(server_->Signal(SIGSTOP).ok());
+  usleep(7'000'000);  // past the fence (5 s), short of the dead time (10 s)
+  ASSERT_TRUE(server_->Signal(SIGCONT).ok());
+
+  // The player's connection ends so that the client reconnects.
+  Result<net::testing::CloseInfo> closed = alice->WaitClose(10000);
+  ASSERT_TRUE(closed.ok()) << closed.status().ToString();
+  EXPECT_EQ(closed->code, 1001) << closed->reason;
+  EXPECT_NE(closed->reason.find("lost the database"), std::string::npos)
+      << closed->reason;
+
+  // Back under a new epoch, the shard running again from its save.
+  std::string second;
+  bool running = false;
+  for (int i = 0; i < 200 && !running; ++i) {
+    machines = HttpBody("GET", "/api/machines", nullptr, 200);
+    second = machines["self"].value("epoch", "");
+    json shard = HttpBody("GET", std::string("/api/shards/") + kShard,
+                          nullptr, 200);
+    running = second != first && machines["self"]["member"].get<bool>() &&
+              shard.value("status", "") == "running";
+    if (!running) usleep(50'000);
+  }
+  ASSERT_TRUE(running) << machines.dump();
+  const double back_s = std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - stopped_at)
+                            .count();
+  std::cout << "[ cluster  ] SIGSTOP 7 s -> fenced and back under a new "
+               "epoch, shard running, "
+            << back_s << " s after the stop\n";
+  EXPECT_EQ(machines["self"]["fences"], 1) << machines.dump();
+  EXPECT_EQ(machines["self"]["joins"], 2) << machines.dump();
+  EXPECT_EQ(Query("SELECT epoch FROM cluster_machines"), second);
+  json players = Players();
+  ASSERT_TRUE(players.is_array()) << players.dump();
+  int found = 0;
+  for (const json& p : players) found += p.value("id", "") == kPlayer;
+  EXPECT_EQ(found, 1) << players.dump();
+  const std::string log = server_->Log();
+  EXPECT_NE(log.find("fenced itself"), std::string::npos) << log;
+  EXPECT_NE(log.find("stopped (fenced)"), std::string::npos) << log;
+  // The directory still has the shard: the fence forgot nothing.
+  EXPECT_EQ(Query("SELECT count(*) FROM shards"), "1");
+
+  // A clean stop marks the epoch as left.
+  ASSERT_TRUE(server_->Signal(SIGTERM).ok());
+  Result<int> exited = server_->WaitExit(20000);
+  ASSERT_TRUE(exited.ok());
+  EXPECT_EQ(*exited, 0);
+  EXPECT_EQ(Query("SELECT left_ms IS NOT NULL FROM cluster_machines"), "t");
 }
 
 // An unreachable database stops the server at boot with a message that
