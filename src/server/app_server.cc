@@ -420,8 +420,16 @@ Status AppServer::BuildCluster(const std::string& url) {
 void AppServer::StartCluster() {
   shard::ShardHost* host = &shards_->host();
   cluster_->Start(
-      // The fence thread: flags and pokes only.
-      [host](std::string_view why) { host->Fence(why); },
+      // The fence thread: flags and pokes only, and the players told at
+      // once (a worker may be held in a save the database never answers:
+      // its shard stops when the save's bound passes).
+      [host, connections = &server_->shards()](std::string_view why) {
+        host->Fence(why);
+        for (const shard::ShardInfo& info : host->List()) {
+          if (info.status == shard::ShardStatus::kStopped) continue;
+          connections->OnStopped(info.id, shard::StopReason::kFenced, why);
+        }
+      },
       // Back under a new epoch: the shards start again from their saves.
       [this, host] {
         // The fence's stops first: a shard still running would refuse its

@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "store/postgres/pg_test_cluster.h"
+#include "store/postgres/pg_test_proxy.h"
 #include "tests/e2e/app_template.h"
 #include "tests/e2e/serve_helpers.h"
 #include "tests/e2e/server_process.h"
@@ -342,6 +343,76 @@ TEST_F(PgServeTest, AMachineStoppedPastTheFenceComesBackUnderANewEpoch) {
   ASSERT_TRUE(exited.ok());
   EXPECT_EQ(*exited, 0);
   EXPECT_EQ(Query("SELECT left_ms IS NOT NULL FROM cluster_machines"), "t");
+}
+
+// A database that hangs for this machine (a proxy that keeps its
+// connections open and answers nothing): the fence thread, which waits on
+// no database call, stops the shards 3 to 5 s after the hang (5 s after the
+// last heartbeat that landed was sent); when the database answers again the
+// machine joins under a new epoch and the shard comes back from its save.
+TEST_F(PgServeTest, AMachineWhoseDatabaseHangsFencesItselfWithinFiveSeconds) {
+  store::pg::HangingProxy proxy(cluster_->port());
+  ASSERT_NO_FATAL_FAILURE(Start(proxy.Url(url_.substr(url_.rfind('/') + 1))));
+  json machines = HttpBody("GET", "/api/machines", nullptr, 200);
+  ASSERT_TRUE(machines.is_object()) << machines.dump();
+  const std::string first = machines["self"].value("epoch", "");
+  HttpBody("POST", "/api/shards",
+           {{"kind", "zones"},
+            {"id", kShard},
+            {"params", {{"index", 0}, {"zones", 1}}}},
+           201);
+  std::unique_ptr<TestClient> alice = Join(kPlayer);
+  ASSERT_NE(alice, nullptr);
+  ASSERT_TRUE(alice->SendInput(1, Msgpack({{"join", json::object()}})).ok());
+  ASSERT_TRUE(WaitForSaveMentioning(kPlayer, 15000));
+
+  proxy.set_hung(true);
+  const auto hung_at = std::chrono::steady_clock::now();
+  Result<net::testing::CloseInfo> closed = alice->WaitClose(15000);
+  const double fenced_s = std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - hung_at)
+                              .count();
+  ASSERT_TRUE(closed.ok()) << closed.status().ToString();
+  EXPECT_EQ(closed->code, 1001) << closed->reason;
+  std::cout << "[ cluster  ] database hung -> fenced (player closed) after "
+            << fenced_s << " s\n";
+  EXPECT_GT(fenced_s, 2.5);
+  EXPECT_LT(fenced_s, 6.5);
+  // Still running, and refusing new shards while fenced.
+  json refused = HttpBody("POST", "/api/shards",
+                          {{"kind", "zones"},
+                           {"id", "zones-9"},
+                           {"params", {{"index", 0}, {"zones", 1}}}},
+                          503);
+  EXPECT_NE(refused.dump().find("fenced"), std::string::npos)
+      << refused.dump();
+
+  proxy.set_hung(false);
+  bool back = false;
+  for (int i = 0; i < 600 && !back; ++i) {
+    HttpResult r = Http("GET", "/api/machines");
+    machines = json::parse(r.body, nullptr, false);
+    json shard = json::parse(
+        Http("GET", std::string("/api/shards/") + kShard).body, nullptr,
+        false);
+    back = r.status == 200 && machines.is_object() &&
+           machines["self"].value("epoch", "") != first &&
+           machines["self"].value("member", false) && shard.is_object() &&
+           shard.value("status", "") == "running";
+    if (!back) usleep(50'000);
+  }
+  ASSERT_TRUE(back) << machines.dump();
+  std::cout << "[ cluster  ] database answering again -> back under a new "
+               "epoch with the shard running after "
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                             hung_at)
+                   .count()
+            << " s from the hang\n";
+  json players = Players();
+  ASSERT_TRUE(players.is_array()) << players.dump();
+  int found = 0;
+  for (const json& p : players) found += p.value("id", "") == kPlayer;
+  EXPECT_EQ(found, 1) << players.dump();
 }
 
 // An unreachable database stops the server at boot with a message that

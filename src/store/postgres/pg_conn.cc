@@ -130,6 +130,12 @@ Result<std::string> PgResult::Bytes(int row, int col) const {
   return out;
 }
 
+std::string WithConnectTimeout(const std::string& url) {
+  if (url.find("connect_timeout=") != std::string::npos) return url;
+  return url + (url.find('?') == std::string::npos ? "?" : "&") +
+         "connect_timeout=2";
+}
+
 Result<std::unique_ptr<PgConn>> PgConn::Connect(const std::string& url) {
   if (!url.starts_with("postgres://") && !url.starts_with("postgresql://")) {
     return InvalidArgument("postgres: '" + url +

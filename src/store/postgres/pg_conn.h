@@ -98,6 +98,11 @@ class PgResult {
   pg_result* res_ = nullptr;
 };
 
+// `url` with connect_timeout=2 (seconds) added when it sets none, so that
+// connecting, and reconnecting after a statement timed out, is bounded
+// too.
+std::string WithConnectTimeout(const std::string& url);
+
 class PgConn {
  public:
   // Connects to `url` (postgres:// or postgresql://, libpq's URI form).

@@ -69,12 +69,6 @@ Status CheckEpoch(uint64_t epoch) {
 
 }  // namespace
 
-std::string WithConnectTimeout(const std::string& url) {
-  if (url.find("connect_timeout=") != std::string::npos) return url;
-  return url + (url.find('?') == std::string::npos ? "?" : "&") +
-         "connect_timeout=2";
-}
-
 Result<std::unique_ptr<PgMachineStore>> PgMachineStore::Open(
     const std::string& url, PgMachineStoreOptions options) {
   Result<std::unique_ptr<PgConn>> conn =

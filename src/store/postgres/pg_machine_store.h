@@ -59,9 +59,6 @@ class PgMachineStore final : public cluster::MachineStore {
   std::unique_ptr<PgConn> conn_ GUARDED_BY(mu_);
 };
 
-// `url` with connect_timeout=2 added when it sets none.
-std::string WithConnectTimeout(const std::string& url);
-
 }  // namespace tessera::store::pg
 
 #endif  // TESSERA_STORE_POSTGRES_PG_MACHINE_STORE_H_

@@ -19,14 +19,23 @@ std::string What(std::string_view action, std::string_view id) {
   return "postgres store: " + std::string(action) + " " + Quoted(id);
 }
 
+// Longer than any statement of the directory, saves and journal takes on a
+// healthy database (a journal step may wait for another's table lock).
+constexpr int64_t kStatementBoundMs = 10'000;
+
 }  // namespace
 
 Result<std::unique_ptr<PgStore>> PgStore::Open(const std::string& url,
                                                Options options) {
   if (options.wall_clock == nullptr) options.wall_clock = RealWallClock::Get();
-  Result<std::unique_ptr<pg::PgConn>> conn = pg::PgConn::Connect(url);
+  // Bounded (connect and each statement's answer), so that a database that
+  // hangs cannot hold a shard's worker in a save for ever: after a fence
+  // (docs/cluster.md) the worker comes back and stops the shard.
+  Result<std::unique_ptr<pg::PgConn>> conn =
+      pg::PgConn::Connect(pg::WithConnectTimeout(url));
   if (!conn.ok()) return conn.status();
   TESSERA_RETURN_IF_ERROR(pg::EnsureStoreSchema(**conn));
+  (*conn)->set_call_timeout_ms(kStatementBoundMs);
   return std::unique_ptr<PgStore>(
       new PgStore(std::move(conn).value(), options));
 }
