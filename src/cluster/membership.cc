@@ -104,6 +104,7 @@ void Membership::Join(int64_t now_us) {
     view_.last_error.clear();
     ++view_.joins;
     next_due_us_ = now_us + options_.heartbeat_every_us;
+    held_epoch_.store(epoch, std::memory_order_release);
     may_run_.store(true, std::memory_order_release);
   }
   Log("cluster: machine " + options_.self.id + " joined with epoch " +
@@ -169,6 +170,7 @@ void Membership::Fence(std::string why) {
     if (view_.fenced || !view_.member) return;
     view_.fenced = true;
     ++view_.fences;
+    held_epoch_.store(0, std::memory_order_release);
     may_run_.store(false, std::memory_order_release);
   }
   Log("cluster: machine " + options_.self.id + " fenced itself: " + why);
@@ -221,6 +223,7 @@ void Membership::Stop(bool leave) {
   if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
   if (fence_thread_.joinable()) fence_thread_.join();
   View view = this->view();
+  held_epoch_.store(0, std::memory_order_release);
   may_run_.store(false, std::memory_order_release);
   if (!leave || !view.member) return;
   Status left = store_->Leave(options_.self.id, view.epoch);

@@ -35,6 +35,7 @@
 #include <string_view>
 #include <thread>
 
+#include "cluster/epoch_source.h"
 #include "cluster/machine_store.h"
 #include "common/clock.h"
 #include "common/thread_annotations.h"
@@ -61,7 +62,7 @@ struct MembershipOptions {
   std::function<void(std::string_view line)> log;
 };
 
-class Membership {
+class Membership final : public EpochSource {
  public:
   Membership(MachineStore* store, MembershipOptions options);
   // Stop(/*leave=*/false).
@@ -99,6 +100,12 @@ class Membership {
   // A member and not fenced: its work may run. Any thread, no lock.
   bool may_run() const { return may_run_.load(std::memory_order_acquire); }
 
+  // EpochSource: the epoch while a member and not fenced, else 0.
+  std::string_view machine_id() const override { return options_.self.id; }
+  uint64_t current_epoch() const override {
+    return held_epoch_.load(std::memory_order_acquire);
+  }
+
  private:
   void Join(int64_t now_us);
   void Beat(int64_t now_us);
@@ -117,6 +124,7 @@ class Membership {
   int64_t next_due_us_ GUARDED_BY(mu_) = std::numeric_limits<int64_t>::min();
   int consecutive_failures_ GUARDED_BY(mu_) = 0;
   std::atomic<bool> may_run_{false};
+  std::atomic<uint64_t> held_epoch_{0};
 
   std::mutex thread_mu_;
   std::condition_variable wake_;

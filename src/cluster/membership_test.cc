@@ -86,9 +86,12 @@ struct Fixture {
 TEST(MembershipTest, JoinsThenHeartbeatsEveryTwoSeconds) {
   Fixture f;
   EXPECT_FALSE(f.membership->may_run());
+  EXPECT_EQ(f.membership->current_epoch(), 0u);  // guarded writes refused
   EXPECT_EQ(f.Step(), f.clock.NowUs() + 2 * kSec);
   ASSERT_EQ(f.joined, std::vector<uint64_t>{42});
   EXPECT_TRUE(f.membership->may_run());
+  EXPECT_EQ(f.membership->current_epoch(), 42u);
+  EXPECT_EQ(f.membership->machine_id(), "m1");
   EXPECT_EQ(f.store.joins.front().second, 0u);  // nothing to replace
   // Not due yet: no call.
   f.clock.Advance(kSec);
@@ -128,6 +131,7 @@ TEST(MembershipTest, FencesFiveSecondsAfterTheLastLandedHeartbeatWasSent) {
   EXPECT_NE(f.fenced[0].find("no heartbeat has landed for 5000 ms"),
             std::string::npos);
   EXPECT_FALSE(f.membership->may_run());
+  EXPECT_EQ(f.membership->current_epoch(), 0u);
   // Once per lapse.
   EXPECT_TRUE(f.membership->CheckFence(f.clock.NowUs() + kSec));
   EXPECT_EQ(f.fenced.size(), 1u);

@@ -411,6 +411,8 @@ Status AppServer::BuildCluster(const std::string& url) {
   cluster_ = std::move(opened).value();
   // Before any shard starts: no shard runs without the machine's epoch.
   TESSERA_RETURN_IF_ERROR(cluster_->JoinAtBoot());
+  // Every save from here on carries the machine's epoch.
+  store_->GuardSaves(&cluster_->epoch_source(), cluster_->dead_after_ms());
   const cluster::Membership::View view = cluster_->view();
   log_ << "cluster: machine " << view.id << " joined with epoch " << view.epoch
        << "\n";

@@ -73,6 +73,9 @@ class ClusterService final : public Service, public net::HttpHandler {
   void Shutdown();
 
   bool may_run() const { return membership_->may_run(); }
+  // The epoch the stores' guarded writes carry (store::Store::GuardSaves).
+  const cluster::EpochSource& epoch_source() const { return *membership_; }
+  int64_t dead_after_ms() const { return options_.dead_after_ms; }
   cluster::Membership::View view() const { return membership_->view(); }
   void RefreshMetrics();
 

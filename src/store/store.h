@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cluster/epoch_source.h"
 #include "cluster/machine_store.h"
 #include "common/status.h"
 #include "compute/compute_store.h"
@@ -54,6 +55,20 @@ class Store : public shard::StateStore, public shard::TransferJournal {
   virtual Status DeleteShard(std::string_view id) = 0;
   // Every record, oldest first. Errors: kIo.
   virtual Result<std::vector<ShardRecord>> ListShards() = 0;
+
+  // From now on every save (Save, and the saves of the journal's
+  // transactions) is made only while `source`'s machine holds its current
+  // epoch in the database (docs/cluster.md): not 0, still on the machine's
+  // row, not left, heard from within `dead_after_ms`; the row is read with
+  // a shared lock, so a takeover of the id waits for a save in flight.
+  // Otherwise the save is refused with kFailedPrecondition and nothing is
+  // written. `source` must outlive the store. A no-op for SQLite (one
+  // machine, no cluster); PostgreSQL only, once the machine has joined.
+  virtual void GuardSaves(const cluster::EpochSource* source,
+                          int64_t dead_after_ms) {
+    (void)source;
+    (void)dead_after_ms;
+  }
 };
 
 // Opens (creating it and its parent directories if needed) the store named

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "cluster/membership.h"
+#include "store/postgres/pg_store.h"
 #include "store/postgres/pg_test_database.h"
 #include "store/postgres/pg_test_proxy.h"
 
@@ -128,6 +129,77 @@ TEST(PgMachineStoreTest, SilentForTheDeadTimeLapsesEvenIfNobodyTookOver) {
   EXPECT_TRUE(replaced->joined);
   EXPECT_FALSE(Beat(*store, "m2", 7));
   EXPECT_TRUE(Beat(*store, "m2", 8));
+}
+
+// A store whose saves are guarded by an epoch the test sets.
+class TestEpoch final : public cluster::EpochSource {
+ public:
+  std::string_view machine_id() const override { return "m1"; }
+  uint64_t current_epoch() const override { return epoch; }
+  uint64_t epoch = 0;
+};
+
+// The (machine, epoch) guard of saves: only the epoch the database has on
+// the machine's row, not left and heard from within the dead time, saves;
+// a machine cut off (fenced, lapsed, taken over, left) can never overwrite
+// what its replacement saved.
+TEST(PgMachineStoreTest, SavesAreGuardedByTheMachinesEpoch) {
+  const std::string url = FreshDatabase();
+  auto machines = OpenStore(url);
+  ASSERT_NE(machines, nullptr);
+  auto opened = PgStore::Open(url);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  PgStore& store = **opened;
+  TestEpoch epoch;
+  store.GuardSaves(&epoch, 10'000);
+  auto state = [&] {
+    auto loaded = store.Load("s1");
+    return loaded.ok() && loaded->has_value() ? **loaded : std::string("-");
+  };
+  // Not joined: refused here, nothing sent.
+  Status refused = store.Save("s1", "a");
+  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("does not hold an epoch"), std::string::npos)
+      << refused.ToString();
+  // An epoch the database does not have.
+  epoch.epoch = 5;
+  EXPECT_EQ(store.Save("s1", "a").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(state(), "-");
+  ASSERT_TRUE(machines->Join({"m1", "a", 1}, 5, 0)->joined);
+  ASSERT_TRUE(store.Save("s1", "b").ok());
+  EXPECT_EQ(state(), "b");
+  // Silent past the dead time: its late saves are refused.
+  Age(url, "m1", 10'500);
+  Status late = store.Save("s1", "c");
+  EXPECT_EQ(late.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(late.message().find("epoch 5"), std::string::npos)
+      << late.ToString();
+  // Taken over by a new epoch: only the new one saves.
+  ASSERT_TRUE(machines->Join({"m1", "a", 1}, 6, 0)->joined);
+  EXPECT_EQ(store.Save("s1", "c").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(state(), "b");
+  epoch.epoch = 6;
+  ASSERT_TRUE(store.Save("s1", "d").ok());
+  EXPECT_EQ(state(), "d");
+  // The journal's saves carry the guard too: a refused save refuses the
+  // whole step.
+  epoch.epoch = 5;
+  shard::TransferRecord record;
+  record.id = "t1";
+  record.from_shard = "s1";
+  record.to_shard = "s2";
+  record.subscriber = "alice";
+  std::string s1_state = "e";
+  EXPECT_FALSE(
+      store.BeginTransfers({&record, 1}, "s1", std::string_view(s1_state))
+          .ok());
+  EXPECT_TRUE(store.ListTransfers()->empty());
+  EXPECT_EQ(state(), "d");
+  // Left: refused.
+  epoch.epoch = 6;
+  ASSERT_TRUE(machines->Leave("m1", 6).ok());
+  EXPECT_EQ(store.Save("s1", "f").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(state(), "d");
 }
 
 TEST(PgMachineStoreTest, BadArgumentsAreRefused) {

@@ -58,8 +58,44 @@ Status PgStore::Save(std::string_view shard_id, std::string_view bytes) {
   return SaveLocked(shard_id, bytes, now);
 }
 
+void PgStore::GuardSaves(const cluster::EpochSource* source,
+                         int64_t dead_after_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  guard_ = source;
+  dead_after_ms_ = dead_after_ms;
+}
+
 Status PgStore::SaveLocked(std::string_view shard_id, std::string_view bytes,
                            int64_t now_ms) {
+  if (guard_ != nullptr) {
+    const std::string machine(guard_->machine_id());
+    const uint64_t epoch = guard_->current_epoch();
+    const std::string refused =
+        "save of shard refused: machine \"" + machine + "\" does not hold ";
+    if (epoch == 0) {
+      return Status(StatusCode::kFailedPrecondition,
+                    refused + "an epoch (fenced, or not joined)");
+    }
+    Result<PgResult> saved = conn_->Exec(
+        "INSERT INTO saves(shard_id, state, saved_ms) "
+        "SELECT $1::bytea, $2::bytea, $3::bigint WHERE EXISTS (SELECT 1 FROM "
+        "cluster_machines WHERE id = $4 AND epoch = $5 AND left_ms IS NULL "
+        "AND heartbeat_ms > (floor(extract(epoch from clock_timestamp()) * "
+        "1000))::bigint - $6 FOR SHARE) "
+        "ON CONFLICT (shard_id) DO UPDATE SET state = EXCLUDED.state, "
+        "saved_ms = EXCLUDED.saved_ms",
+        {PgParam::Bytes(shard_id), PgParam::Bytes(bytes), PgParam::Int(now_ms),
+         PgParam::Text(machine), PgParam::Int(static_cast<int64_t>(epoch)),
+         PgParam::Int(dead_after_ms_)},
+        What("save shard", shard_id));
+    if (!saved.ok()) return saved.status();
+    if (saved->affected() != 1) {
+      return Status(StatusCode::kFailedPrecondition,
+                    refused + "epoch " + std::to_string(epoch) +
+                        " any more (it lapsed or was taken over)");
+    }
+    return Status::Ok();
+  }
   return conn_->Run(
       "INSERT INTO saves(shard_id, state, saved_ms) VALUES($1, $2, $3) "
       "ON CONFLICT (shard_id) DO UPDATE SET state = EXCLUDED.state, "

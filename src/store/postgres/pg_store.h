@@ -76,6 +76,8 @@ class PgStore final : public Store {
   Status DeleteShard(std::string_view id) override;
   // Ordered by creation time, then id (bytewise).
   Result<std::vector<ShardRecord>> ListShards() override;
+  void GuardSaves(const cluster::EpochSource* source,
+                  int64_t dead_after_ms) override;
 
   // shard::TransferJournal. ListTransfers: by creation time, then insertion
   // order; a row whose step is not a TransferStep fails it with kIo.
@@ -108,6 +110,8 @@ class PgStore final : public Store {
   const Options options_;
   std::mutex mu_;
   const std::unique_ptr<pg::PgConn> conn_ GUARDED_BY(mu_);
+  const cluster::EpochSource* guard_ GUARDED_BY(mu_) = nullptr;
+  int64_t dead_after_ms_ GUARDED_BY(mu_) = 0;
 };
 
 // PgStore::Open as a store::Store (as OpenStore opens it for postgres://
