@@ -50,6 +50,13 @@ struct JoinAnswer {
   int64_t wait_ms = 0;
 };
 
+// Which machine runs a shard (and under which of its epochs).
+struct Placement {
+  std::string shard_id;
+  std::string machine_id;
+  uint64_t epoch = 0;
+};
+
 class MachineStore {
  public:
   virtual ~MachineStore() = default;
@@ -78,6 +85,21 @@ class MachineStore {
   // Every machine ever joined (left and dead ones too), by id. Errors: kIo,
   // kDeadlineExceeded.
   virtual Result<std::vector<MachineRecord>> List() = 0;
+
+  // Places `shard_id` on (machine, epoch) when that epoch holds the
+  // machine's row (live) and the shard is unplaced, placed on a machine
+  // that is no longer live (dead or left), or placed on this same machine
+  // (any epoch: its own shards after a restart or a fence). Returns the
+  // placement that holds afterwards: this one, or the live machine's that
+  // keeps it. Errors: kIo, kDeadlineExceeded.
+  virtual Result<Placement> Place(std::string_view shard_id,
+                                  std::string_view machine, uint64_t epoch) = 0;
+  // Removes the placement if (machine, epoch) holds it (a shard stopped
+  // for good). Errors: kIo, kDeadlineExceeded.
+  virtual Status Unplace(std::string_view shard_id, std::string_view machine,
+                         uint64_t epoch) = 0;
+  // Every placement, by shard id. Errors: kIo, kDeadlineExceeded.
+  virtual Result<std::vector<Placement>> ListPlacements() = 0;
 };
 
 }  // namespace tessera::cluster

@@ -46,6 +46,17 @@ class ScriptedStore final : public MachineStore {
   Result<std::vector<MachineRecord>> List() override {
     return std::vector<MachineRecord>{};
   }
+  // Placements are not Membership's business.
+  Result<Placement> Place(std::string_view, std::string_view,
+                          uint64_t) override {
+    return Status(StatusCode::kInternal, "not in this test");
+  }
+  Status Unplace(std::string_view, std::string_view, uint64_t) override {
+    return Status(StatusCode::kInternal, "not in this test");
+  }
+  Result<std::vector<Placement>> ListPlacements() override {
+    return Status(StatusCode::kInternal, "not in this test");
+  }
 
   std::vector<std::pair<uint64_t, uint64_t>> joins;  // (epoch, replaces)
   std::vector<uint64_t> left;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <set>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -159,6 +160,10 @@ Status AppServer::Init() {
     drain->Push("shard " + std::string(id), level, text);
   };
   shard_options.directory.capacity = options_.capacity;
+  // Several machines on one database: the directory starts only the shards
+  // placed here (docs/cluster.md).
+  TESSERA_RETURN_IF_ERROR(BuildCluster(url));
+  if (cluster_ != nullptr) shard_options.directory.placement = cluster_.get();
   shard_options.directory.log = worker_log;  // also called on workers
   if (options_.lifecycle_log)
     shard_options.directory.lifecycle_log = worker_log;
@@ -177,7 +182,6 @@ Status AppServer::Init() {
   shard_options.host.writes = writes_.get();
   shards_ = std::make_unique<ShardService>(*kinds_, store_.get(), *notifier_,
                                            metrics_, std::move(shard_options));
-  TESSERA_RETURN_IF_ERROR(BuildCluster(url));
   KindReloadsOptions reload_options;
   reload_options.build = options_.dev;
   reload_options.quick = options_.dev;
@@ -274,10 +278,16 @@ Status AppServer::Init() {
   Result<RestoreReport> restored = shards_->Restore(
       [this](const std::string& line) { log_ << line << "\n"; });
   if (!restored.ok()) return restored.status();
-  if (restored->restored + restored->created + restored->failed > 0) {
+  if (restored->restored + restored->created + restored->failed +
+          restored->elsewhere >
+      0) {
     log_ << "shards: " << restored->restored << " restored from a save, "
          << restored->created << " started from init, " << restored->failed
-         << " failed\n";
+         << " failed";
+    if (restored->elsewhere > 0) {
+      log_ << ", " << restored->elsewhere << " running on other machines";
+    }
+    log_ << "\n";
   }
 
   if (cluster_ != nullptr) StartCluster();
@@ -413,9 +423,6 @@ Status AppServer::BuildCluster(const std::string& url) {
   TESSERA_RETURN_IF_ERROR(cluster_->JoinAtBoot());
   // Every save from here on carries the machine's epoch.
   store_->GuardSaves(&cluster_->epoch_source(), cluster_->dead_after_ms());
-  const cluster::Membership::View view = cluster_->view();
-  log_ << "cluster: machine " << view.id << " joined with epoch " << view.epoch
-       << "\n";
   return Status::Ok();
 }
 
@@ -455,6 +462,32 @@ void AppServer::StartCluster() {
              "save, " +
              std::to_string(restored->created) + " started from init, " +
              std::to_string(restored->failed) + " failed");
+      },
+      // Shards of machines that died, won here by rendezvous hashing.
+      [this](const std::vector<std::string>& ids) {
+        const auto started = std::chrono::steady_clock::now();
+        const std::set<std::string, std::less<>> wanted(ids.begin(), ids.end());
+        auto line = [this](const std::string& text) {
+          guest_log_->PushLine(text);
+        };
+        Result<RestoreReport> taken = shards_->directory().RestoreAll(
+            line, [&wanted](std::string_view id) {
+              return wanted.find(id) != wanted.end();
+            });
+        if (!taken.ok()) {
+          line("cluster: taking over the shards of dead machines failed: " +
+               taken.status().ToString());
+          return;
+        }
+        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - started)
+                            .count();
+        line("cluster: took over shards of machines that died: " +
+             std::to_string(taken->restored) + " restored from a save, " +
+             std::to_string(taken->created) + " started from init, " +
+             std::to_string(taken->failed) + " failed, " +
+             std::to_string(taken->elsewhere) + " taken by another machine (" +
+             std::to_string(ms) + " ms)");
       });
 }
 

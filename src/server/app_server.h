@@ -228,10 +228,11 @@ class AppServer {
   std::unique_ptr<CallRunner> calls_;
   std::unique_ptr<EntityWriter> writes_;
   std::unique_ptr<StopFunctions> stop_functions_;
-  std::unique_ptr<ShardService> shards_;
-  // After the shards (its callbacks fence and restore them), so it stops
-  // first. Only with a postgres:// database.
+  // Before the shards: their directory claims placements through it (its
+  // threads, whose callbacks use the shards, end in Shutdown). Only with a
+  // postgres:// database.
   std::unique_ptr<ClusterService> cluster_;
+  std::unique_ptr<ShardService> shards_;
   std::unique_ptr<net::Router> router_;
   // Built after the server (whose shards() are the API's Connections) but
   // declared before it, so the server (stopped in Shutdown) goes first.

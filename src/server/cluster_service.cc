@@ -1,9 +1,11 @@
 #include "server/cluster_service.h"
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "cluster/rendezvous.h"
 #include "server/bearer_auth.h"
 #include "server/http_json.h"
 #include "store/store.h"
@@ -57,6 +59,9 @@ ClusterService::ClusterService(ClusterOptions options, Metrics* metrics,
   heartbeat_failures_ =
       metrics->GetCounter("tessera_cluster_heartbeat_failures_total",
                           "Heartbeats that failed or got no answer in time.");
+  takeovers_ = metrics->GetCounter(
+      "tessera_cluster_takeovers_total",
+      "Shards of dead machines this machine set out to take over.");
   membership_ = std::make_unique<cluster::Membership>(store_.get(), m);
 }
 
@@ -88,25 +93,88 @@ Status ClusterService::JoinAtBoot() {
   return Status::Ok();
 }
 
-void ClusterService::Start(std::function<void(std::string_view)> on_fenced,
-                           std::function<void()> on_rejoined) {
+void ClusterService::Start(
+    std::function<void(std::string_view)> on_fenced,
+    std::function<void()> on_rejoined,
+    std::function<void(const std::vector<std::string>&)> on_orphans) {
   on_fenced_ = std::move(on_fenced);
   on_rejoined_ = std::move(on_rejoined);
-  rejoin_thread_ = std::thread([this] { RejoinLoop(); });
+  on_orphans_ = std::move(on_orphans);
+  work_thread_ = std::thread([this] { WorkLoop(); });
   membership_->Start();
 }
 
-void ClusterService::RejoinLoop() {
+void ClusterService::WorkLoop() {
   std::unique_lock<std::mutex> lock(mu_);
-  while (true) {
-    wake_.wait(lock, [this] { return stopping_ || rejoin_pending_; });
+  while (!stopping_) {
+    wake_.wait_for(lock, std::chrono::milliseconds(options_.heartbeat_every_ms),
+                   [this] { return stopping_ || rejoin_pending_; });
     if (stopping_) return;
+    const bool rejoined = rejoin_pending_;
     rejoin_pending_ = false;
     lock.unlock();
     // Fenced again meanwhile: the next join brings it back.
-    if (membership_->may_run() && on_rejoined_) on_rejoined_();
+    if (rejoined && membership_->may_run() && on_rejoined_) on_rejoined_();
+    if (membership_->may_run() && on_orphans_) {
+      std::vector<std::string> orphans = OrphansToTake();
+      if (!orphans.empty()) {
+        takeovers_->Add(orphans.size());
+        on_orphans_(orphans);
+      }
+    }
     lock.lock();
   }
+}
+
+std::vector<std::string> ClusterService::OrphansToTake() {
+  Result<std::vector<cluster::MachineRecord>> machines = store_->List();
+  if (!machines.ok()) return {};
+  std::vector<std::string> live;
+  for (const cluster::MachineRecord& m : *machines) {
+    if (m.live) live.push_back(m.info.id);
+  }
+  Result<std::vector<cluster::Placement>> placements = store_->ListPlacements();
+  if (!placements.ok()) return {};
+  std::vector<std::string> mine;
+  for (const cluster::Placement& p : *placements) {
+    if (std::find(live.begin(), live.end(), p.machine_id) != live.end()) {
+      continue;
+    }
+    if (cluster::RendezvousOwner(p.shard_id, live) == options_.self.id) {
+      mine.push_back(p.shard_id);
+    }
+  }
+  return mine;
+}
+
+Status ClusterService::Claim(std::string_view id) {
+  const uint64_t epoch = membership_->current_epoch();
+  if (epoch == 0) {
+    return Status(StatusCode::kUnavailable,
+                  "machine " + options_.self.id +
+                      " is fenced (it lost the database): it takes no shard "
+                      "until it joins again");
+  }
+  Result<cluster::Placement> placed =
+      store_->Place(id, options_.self.id, epoch);
+  if (!placed.ok()) return placed.status();
+  if (placed->machine_id == options_.self.id && placed->epoch == epoch) {
+    return Status::Ok();
+  }
+  if (placed->machine_id.empty() || placed->machine_id == options_.self.id) {
+    return Status(StatusCode::kUnavailable,
+                  "machine " + options_.self.id + "'s epoch " +
+                      std::to_string(epoch) + " has lapsed");
+  }
+  return Status(StatusCode::kAlreadyExists, "shard \"" + std::string(id) +
+                                                "\" runs on machine " +
+                                                placed->machine_id);
+}
+
+Status ClusterService::Release(std::string_view id) {
+  const uint64_t epoch = membership_->current_epoch();
+  if (epoch == 0) return Status::Ok();  // fenced: the placement stays
+  return store_->Unplace(id, options_.self.id, epoch);
 }
 
 void ClusterService::Shutdown() {
@@ -116,7 +184,7 @@ void ClusterService::Shutdown() {
     stopping_ = true;
   }
   wake_.notify_all();
-  if (rejoin_thread_.joinable()) rejoin_thread_.join();
+  if (work_thread_.joinable()) work_thread_.join();
   membership_->Stop(/*leave=*/true);
   member_->Set(0);
 }

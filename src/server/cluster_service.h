@@ -33,6 +33,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "cluster/machine_store.h"
 #include "cluster/membership.h"
@@ -40,6 +41,7 @@
 #include "common/status.h"
 #include "net/http_types.h"
 #include "server/service.h"
+#include "server/shard_directory.h"
 
 namespace tessera::server {
 
@@ -52,7 +54,9 @@ struct ClusterOptions {
   int64_t dead_after_ms = 10'000;
 };
 
-class ClusterService final : public Service, public net::HttpHandler {
+class ClusterService final : public Service,
+                             public net::HttpHandler,
+                             public ShardPlacement {
  public:
   // Opens the machines table (creating it if missing). Errors: the
   // store's (kIo for an unreachable database). `log` gets the membership's
@@ -68,8 +72,14 @@ class ClusterService final : public Service, public net::HttpHandler {
   // See the file comment. Errors: kUnavailable when it could not join (the
   // id still held, or the database not answering), with the last reason.
   Status JoinAtBoot();
+  // `on_orphans` gets, every heartbeat period on this service's thread, the
+  // shards placed on machines that are no longer live whose rendezvous
+  // owner (rendezvous.h) among the live machines is this one: the app
+  // server restores them here (ShardDirectory::RestoreAll, whose Claim
+  // takes each placement over unless another machine was first).
   void Start(std::function<void(std::string_view why)> on_fenced,
-             std::function<void()> on_rejoined);
+             std::function<void()> on_rejoined,
+             std::function<void(const std::vector<std::string>&)> on_orphans);
   void Shutdown();
 
   bool may_run() const { return membership_->may_run(); }
@@ -79,6 +89,10 @@ class ClusterService final : public Service, public net::HttpHandler {
   cluster::Membership::View view() const { return membership_->view(); }
   void RefreshMetrics();
 
+  // ShardPlacement: shards placed on this machine under its current epoch.
+  Status Claim(std::string_view id) override;
+  Status Release(std::string_view id) override;
+
   void RegisterRoutes(net::Router& router) override;
   net::HttpResponse Handle(const net::HttpRequest& request) override;
 
@@ -86,25 +100,29 @@ class ClusterService final : public Service, public net::HttpHandler {
   ClusterService(ClusterOptions options, Metrics* metrics,
                  std::unique_ptr<cluster::MachineStore> store,
                  std::function<void(const std::string&)> log);
-  void RejoinLoop();
+  void WorkLoop();
+  // The orphans this machine wins (see Start); empty on any error.
+  std::vector<std::string> OrphansToTake();
 
   const ClusterOptions options_;
   std::unique_ptr<cluster::MachineStore> store_;
   std::unique_ptr<cluster::Membership> membership_;
   std::function<void(std::string_view)> on_fenced_;
   std::function<void()> on_rejoined_;
+  std::function<void(const std::vector<std::string>&)> on_orphans_;
 
   std::mutex mu_;
   std::condition_variable wake_;
   bool rejoin_pending_ = false;  // guarded by mu_
   bool stopping_ = false;        // guarded by mu_
   bool booted_ = false;          // guarded by mu_: the first join is done
-  std::thread rejoin_thread_;
+  std::thread work_thread_;
 
-  Gauge* member_;
-  Counter* fences_;
-  Counter* joins_;
-  Counter* heartbeat_failures_;
+  Gauge* member_ = nullptr;
+  Counter* fences_ = nullptr;
+  Counter* joins_ = nullptr;
+  Counter* heartbeat_failures_ = nullptr;
+  Counter* takeovers_ = nullptr;
   uint64_t reported_fences_ = 0, reported_joins_ = 0, reported_failures_ = 0;
   std::mutex metrics_mu_;
 };

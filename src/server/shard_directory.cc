@@ -52,7 +52,16 @@ Status ShardDirectory::Create(std::string_view kind, std::string_view id,
                   "this server already runs its capacity of " +
                       std::to_string(options_.capacity) + " shards");
   }
-  TESSERA_RETURN_IF_ERROR(host_->Create(kind, id, params));
+  if (options_.placement != nullptr) {
+    TESSERA_RETURN_IF_ERROR(options_.placement->Claim(id));
+  }
+  Status started = host_->Create(kind, id, params);
+  if (!started.ok()) {
+    if (options_.placement != nullptr && !host_->Get(id).has_value()) {
+      ReleasePlacement(id);
+    }
+    return started;
+  }
   Status recorded = Record(kind, id, params);
   if (recorded.ok() && options_.lifecycle_log) {
     constexpr size_t kMax = 128;
@@ -98,9 +107,21 @@ Status ShardDirectory::Stop(std::string_view id) {
       Log("shard " + std::string(id) +
           ": stopped, but its record could not be deleted: " +
           deleted.ToString());
+    } else {
+      ReleasePlacement(id);
     }
   }
   return Status::Ok();
+}
+
+void ShardDirectory::ReleasePlacement(std::string_view id) const {
+  if (options_.placement == nullptr) return;
+  Status released = options_.placement->Release(id);
+  if (!released.ok()) {
+    Log("shard " + std::string(id) +
+        ": forgotten, but its placement could not be removed: " +
+        released.ToString());
+  }
 }
 
 void ShardDirectory::OnStopped(std::string_view id) {
@@ -114,6 +135,8 @@ void ShardDirectory::OnStopped(std::string_view id) {
     Log("shard " + std::string(id) +
         ": stopped, but its record could not be deleted: " +
         deleted.ToString());
+  } else {
+    ReleasePlacement(id);
   }
 }
 
@@ -130,15 +153,32 @@ void ShardDirectory::MarkFailed(store::ShardRecord record,
 }
 
 Result<RestoreReport> ShardDirectory::RestoreAll(
-    const std::function<void(const std::string&)>& log) {
+    const std::function<void(const std::string&)>& log,
+    const std::function<bool(std::string_view id)>& only) {
   RestoreReport report;
   if (store_ == nullptr) return report;
   Result<std::vector<store::ShardRecord>> records = store_->ListShards();
   if (!records.ok()) return records.status();
   for (store::ShardRecord& record : *records) {
+    if (only && !only(record.id)) continue;
     Status started;
     bool from_save = false;
-    if (kinds_->Find(record.kind) == nullptr) {
+    if (options_.placement != nullptr) {
+      started = options_.placement->Claim(record.id);
+      if (started.code() == StatusCode::kAlreadyExists) {
+        ++report.elsewhere;  // another live machine runs it
+        continue;
+      }
+    }
+    if (!started.ok()) {
+      // This machine could not place it (fenced, the store): it stays
+      // recorded and placed where it was, for whoever claims it next.
+      if (log) {
+        log("shard " + record.id + " (" + record.kind +
+            ") not started here: " + started.ToString());
+      }
+      continue;
+    } else if (kinds_->Find(record.kind) == nullptr) {
       started = NotFound("unknown shard kind \"" + record.kind +
                          "\" (not in the app's manifest)");
     } else {

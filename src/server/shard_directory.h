@@ -39,6 +39,20 @@ namespace tessera::server {
 inline constexpr char kRecordRunning[] = "running";
 inline constexpr char kRecordFailed[] = "failed";
 
+// Where shards run when several machines share the store (the cluster,
+// docs/cluster.md). Without one, every recorded shard is this machine's.
+class ShardPlacement {
+ public:
+  virtual ~ShardPlacement() = default;
+  // Places `id` on this machine when it is free (unplaced, placed here, or
+  // on a machine that is no longer live). Errors: kAlreadyExists naming
+  // the live machine that runs it; kUnavailable while this machine holds
+  // no epoch (fenced); the store's.
+  virtual Status Claim(std::string_view id) = 0;
+  // The shard is gone for good from here: its placement goes too.
+  virtual Status Release(std::string_view id) = 0;
+};
+
 struct DirectoryOptions {
   // Most shards starting or running at once; Create beyond it fails with
   // kResourceExhausted. 0 = unlimited.
@@ -52,12 +66,15 @@ struct DirectoryOptions {
   // "shard <id> (<kind>) started" for every Create that starts one (tessera
   // dev prints them). Null: none. Any thread.
   std::function<void(const std::string&)> lifecycle_log;
+  // Null: a single machine. Not owned; must outlive the directory.
+  ShardPlacement* placement = nullptr;
 };
 
 struct RestoreReport {
-  size_t restored = 0;  // from a save
-  size_t created = 0;   // from init with the recorded params
-  size_t failed = 0;    // recorded as failed (see FailedRecords)
+  size_t restored = 0;   // from a save
+  size_t created = 0;    // from init with the recorded params
+  size_t failed = 0;     // recorded as failed (see FailedRecords)
+  size_t elsewhere = 0;  // running on another live machine of the cluster
 };
 
 class ShardDirectory {
@@ -90,8 +107,12 @@ class ShardDirectory {
 
   // Starts every recorded shard again (see the file comment), writing one
   // line per shard that did not start to `log`. Call before serving.
+  // With a placement, only the shards this machine can claim start (see
+  // ShardPlacement::Claim); `only`, when given, picks the records to try
+  // (a dead machine's shards this machine won).
   Result<RestoreReport> RestoreAll(
-      const std::function<void(const std::string&)>& log);
+      const std::function<void(const std::string&)>& log,
+      const std::function<bool(std::string_view id)>& only = nullptr);
 
   // Records marked failed at start-up and not stopped since, by id.
   std::vector<store::ShardRecord> FailedRecords() const;
@@ -105,6 +126,8 @@ class ShardDirectory {
       EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t NowMs() const;
   void Log(const std::string& line) const;
+  // Releases the placement of a forgotten shard, logging an error.
+  void ReleasePlacement(std::string_view id) const;
 
   shard::ShardHost* const host_;
   const shard::KindRegistry* const kinds_;

@@ -226,9 +226,18 @@ TEST_F(PgServeTest, StateComesBackAfterKillNine) {
   alice.reset();
   ASSERT_NO_FATAL_FAILURE(Start(url_));
 
-  // The shard is back from its save, with the player in it.
-  json shards = HttpBody("GET", "/api/shards", nullptr, 200);
-  ASSERT_TRUE(shards.dump().find(kShard) != std::string::npos) << shards.dump();
+  // The shard is back from its save, with the player in it. The new
+  // process is a new machine (host:pid): the killed one's shard is taken
+  // over once that machine has been silent for the dead time (10 s).
+  bool back = false;
+  for (int i = 0; i < 400 && !back; ++i) {
+    json shard = json::parse(
+        Http("GET", std::string("/api/shards/") + kShard).body, nullptr,
+        false);
+    back = shard.is_object() && shard.value("status", "") == "running";
+    if (!back) usleep(50'000);
+  }
+  ASSERT_TRUE(back) << server_->Log();
   json players = Players();
   ASSERT_TRUE(players.is_array()) << players.dump();
   int found = 0;
@@ -413,6 +422,90 @@ TEST_F(PgServeTest, AMachineWhoseDatabaseHangsFencesItselfWithinFiveSeconds) {
   int found = 0;
   for (const json& p : players) found += p.value("id", "") == kPlayer;
   EXPECT_EQ(found, 1) << players.dump();
+}
+
+// Two machines on one database: a shard runs on the machine that created
+// it only (the other boots past it); kill -9 of that machine, and the other
+// takes the shard over from its save once the dead one has been silent
+// for the dead time (10 s), and the player finds herself there.
+TEST_F(PgServeTest, ADeadMachinesShardComesBackOnTheOtherMachine) {
+  auto spawn = [this](const std::string& machine) {
+    SpawnOptions options = ServeOptions(
+        TESSERA_BIN, app_,
+        {{"TESSERA_SHARD_TICKET_SECRET", "pg-ticket-secret"},
+         {"TESSERA_ADMIN_TOKEN", kAdminToken},
+         {"TESSERA_SHARD_SAVE_SECS", "1"},
+         {"TESSERA_MACHINE_ID", machine},
+         {"TESSERA_DATABASE_URL", url_}},
+        "", app_.parent_path() / ("server-" + machine + ".log"));
+    Result<std::unique_ptr<ServerProcess>> started =
+        ServerProcess::Start(std::move(options));
+    EXPECT_TRUE(started.ok()) << started.status().ToString();
+    server_ = started.ok() ? std::move(*started) : nullptr;
+  };
+  spawn("machine-a");
+  ASSERT_NE(server_, nullptr);
+  HttpBody("POST", "/api/shards",
+           {{"kind", "zones"},
+            {"id", kShard},
+            {"params", {{"index", 0}, {"zones", 1}}}},
+           201);
+  std::unique_ptr<TestClient> alice = Join(kPlayer);
+  ASSERT_NE(alice, nullptr);
+  ASSERT_TRUE(alice->SendInput(1, Msgpack({{"join", json::object()}})).ok());
+  ASSERT_TRUE(WaitForSaveMentioning(kPlayer, 15000));
+  EXPECT_EQ(Query("SELECT machine_id FROM shard_placements"), "machine-a");
+
+  // From here on the fixture's calls go to machine B.
+  std::unique_ptr<ServerProcess> a = std::move(server_);
+  spawn("machine-b");
+  ASSERT_NE(server_, nullptr);
+  // B knows both machines and does not run the shard.
+  json machines = HttpBody("GET", "/api/machines", nullptr, 200);
+  ASSERT_TRUE(machines.is_object()) << machines.dump();
+  EXPECT_EQ(machines["machines"].size(), 2u) << machines.dump();
+  EXPECT_EQ(Http("GET", std::string("/api/shards/") + kShard).status, 404);
+  // Creating it on B is refused: A runs it.
+  json twice = HttpBody("POST", "/api/shards",
+                        {{"kind", "zones"},
+                         {"id", kShard},
+                         {"params", {{"index", 0}, {"zones", 1}}}},
+                        409);
+  EXPECT_NE(twice.dump().find("machine-a"), std::string::npos)
+      << twice.dump();
+
+  ASSERT_TRUE(a->Signal(SIGKILL).ok());
+  const auto killed_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(a->WaitExit(10000).ok());
+  alice.reset();
+  bool running = false;
+  for (int i = 0; i < 600 && !running; ++i) {
+    HttpResult r = Http("GET", std::string("/api/shards/") + kShard);
+    json shard = json::parse(r.body, nullptr, false);
+    running = r.status == 200 && shard.is_object() &&
+              shard.value("status", "") == "running";
+    if (!running) usleep(50'000);
+  }
+  ASSERT_TRUE(running) << server_->Log();
+  const double failover_s = std::chrono::duration<double>(
+                                std::chrono::steady_clock::now() - killed_at)
+                                .count();
+  std::cout << "[ cluster  ] kill -9 of machine-a -> its shard running on "
+               "machine-b after "
+            << failover_s << " s (dead time 10 s)\n";
+  EXPECT_GE(failover_s, 8.0);  // not before the dead time (less a beat)
+  EXPECT_LT(failover_s, 15.0);
+  EXPECT_EQ(Query("SELECT machine_id FROM shard_placements"), "machine-b");
+  // The player is there, from the save.
+  json players = Players();
+  ASSERT_TRUE(players.is_array()) << players.dump();
+  int found = 0;
+  for (const json& p : players) found += p.value("id", "") == kPlayer;
+  EXPECT_EQ(found, 1) << players.dump();
+  EXPECT_NE(server_->Log().find("took over shards of machines that died: 1 "
+                                "restored from a save"),
+            std::string::npos)
+      << server_->Log();
 }
 
 // An unreachable database stops the server at boot with a message that

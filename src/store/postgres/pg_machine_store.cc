@@ -21,6 +21,13 @@ constexpr const char* kCreateTables = R"sql(
     started_ms BIGINT NOT NULL,
     heartbeat_ms BIGINT NOT NULL,
     left_ms BIGINT);
+  CREATE TABLE IF NOT EXISTS shard_placements(
+    shard_id BYTEA PRIMARY KEY NOT NULL,
+    machine_id TEXT NOT NULL,
+    epoch BIGINT NOT NULL,
+    placed_ms BIGINT NOT NULL);
+  CREATE INDEX IF NOT EXISTS shard_placements_by_machine
+    ON shard_placements(machine_id);
 )sql";
 
 // The database's clock in unix ms.
@@ -55,6 +62,35 @@ constexpr const char* kList =
     "SELECT id, epoch, address, capacity, started_ms, heartbeat_ms, "
     "COALESCE(left_ms, 0), " TESSERA_DB_NOW_MS
     " - heartbeat_ms, left_ms IS NULL FROM cluster_machines ORDER BY id";
+
+// Takes the placement for (machine $2, epoch $3) when that epoch holds the
+// machine's live row, and the shard is unplaced, on this machine, or on a
+// machine whose row is not live (left, silent for the dead time $4, or
+// gone): a live machine's placements under an older epoch of its own (a
+// restart, a fence) are only taken back by itself. The caller's live row is
+// read FOR SHARE: a takeover of it waits.
+constexpr const char* kPlace =
+    "INSERT INTO shard_placements AS p (shard_id, machine_id, epoch, "
+    "placed_ms) SELECT $1::bytea, $2::text, $3::bigint, " TESSERA_DB_NOW_MS
+    " WHERE EXISTS (SELECT 1 FROM cluster_machines WHERE id = $2 AND epoch = "
+    "$3 AND left_ms IS NULL AND heartbeat_ms > " TESSERA_DB_NOW_MS
+    " - $4 FOR SHARE) ON CONFLICT (shard_id) DO UPDATE SET machine_id = "
+    "excluded.machine_id, epoch = excluded.epoch, placed_ms = "
+    "excluded.placed_ms WHERE p.machine_id = excluded.machine_id OR NOT "
+    "EXISTS (SELECT 1 FROM cluster_machines m WHERE m.id = p.machine_id AND "
+    "m.left_ms IS NULL AND m.heartbeat_ms > " TESSERA_DB_NOW_MS
+    " - $4) RETURNING machine_id, epoch";
+
+constexpr const char* kPlacementOf =
+    "SELECT machine_id, epoch FROM shard_placements WHERE shard_id = $1";
+
+constexpr const char* kUnplace =
+    "DELETE FROM shard_placements WHERE shard_id = $1 AND machine_id = $2 "
+    "AND epoch = $3";
+
+constexpr const char* kPlacements =
+    "SELECT shard_id, machine_id, epoch FROM shard_placements ORDER BY "
+    "shard_id";
 
 #undef TESSERA_DB_NOW_MS
 
@@ -163,6 +199,68 @@ Result<std::vector<cluster::MachineRecord>> PgMachineStore::List() {
     machines.push_back(std::move(m));
   }
   return machines;
+}
+
+Result<cluster::Placement> PgMachineStore::Place(std::string_view shard_id,
+                                                 std::string_view machine,
+                                                 uint64_t epoch) {
+  TESSERA_RETURN_IF_ERROR(CheckEpoch(epoch));
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<PgResult> placed = conn_->Exec(
+      kPlace,
+      {PgParam::Bytes(shard_id), PgParam::Text(machine),
+       PgParam::Int(AsBigint(epoch)), PgParam::Int(options_.dead_after_ms)},
+      "postgres: place a shard");
+  if (!placed.ok()) return placed.status();
+  cluster::Placement out;
+  out.shard_id = std::string(shard_id);
+  if (placed->rows() == 1) {
+    out.machine_id = std::string(placed->Text(0, 0));
+    Result<int64_t> e = placed->Int64(0, 1);
+    if (!e.ok()) return e.status();
+    out.epoch = static_cast<uint64_t>(*e);
+    return out;
+  }
+  // Not taken: who holds it (or nobody, when this epoch is not live).
+  Result<PgResult> holder =
+      conn_->Exec(kPlacementOf, {PgParam::Bytes(shard_id)},
+                  "postgres: read a shard's placement");
+  if (!holder.ok()) return holder.status();
+  if (holder->rows() == 1) {
+    out.machine_id = std::string(holder->Text(0, 0));
+    Result<int64_t> e = holder->Int64(0, 1);
+    if (!e.ok()) return e.status();
+    out.epoch = static_cast<uint64_t>(*e);
+  }
+  return out;
+}
+
+Status PgMachineStore::Unplace(std::string_view shard_id,
+                               std::string_view machine, uint64_t epoch) {
+  TESSERA_RETURN_IF_ERROR(CheckEpoch(epoch));
+  std::lock_guard<std::mutex> lock(mu_);
+  return conn_->Run(kUnplace,
+                    {PgParam::Bytes(shard_id), PgParam::Text(machine),
+                     PgParam::Int(AsBigint(epoch))},
+                    "postgres: unplace a shard");
+}
+
+Result<std::vector<cluster::Placement>> PgMachineStore::ListPlacements() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<PgResult> rows =
+      conn_->Exec(kPlacements, {}, "postgres: list placements");
+  if (!rows.ok()) return rows.status();
+  std::vector<cluster::Placement> out;
+  out.reserve(static_cast<size_t>(rows->rows()));
+  for (int r = 0; r < rows->rows(); ++r) {
+    Result<std::string> id = rows->Bytes(r, 0);
+    Result<int64_t> e = rows->Int64(r, 2);
+    if (!id.ok()) return id.status();
+    if (!e.ok()) return e.status();
+    out.push_back({std::move(*id), std::string(rows->Text(r, 1)),
+                   static_cast<uint64_t>(*e)});
+  }
+  return out;
 }
 
 }  // namespace tessera::store::pg

@@ -49,6 +49,12 @@ class PgMachineStore final : public cluster::MachineStore {
   Result<bool> Heartbeat(std::string_view id, uint64_t epoch) override;
   Status Leave(std::string_view id, uint64_t epoch) override;
   Result<std::vector<cluster::MachineRecord>> List() override;
+  Result<cluster::Placement> Place(std::string_view shard_id,
+                                   std::string_view machine,
+                                   uint64_t epoch) override;
+  Status Unplace(std::string_view shard_id, std::string_view machine,
+                 uint64_t epoch) override;
+  Result<std::vector<cluster::Placement>> ListPlacements() override;
 
  private:
   PgMachineStore(std::unique_ptr<PgConn> conn, PgMachineStoreOptions options)

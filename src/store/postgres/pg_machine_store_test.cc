@@ -202,6 +202,55 @@ TEST(PgMachineStoreTest, SavesAreGuardedByTheMachinesEpoch) {
   EXPECT_EQ(state(), "d");
 }
 
+// Placements: a shard goes to the first live machine that claims it; a
+// live machine keeps it (even under an older epoch of its own, taken back
+// by itself only); a dead or left machine's shard is taken by the next; a
+// lapsed epoch places nothing.
+TEST(PgMachineStoreTest, AShardIsPlacedOnOneLiveMachineAndMovesOnlyWhenItDies) {
+  const std::string url = FreshDatabase();
+  auto store = OpenStore(url);
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Join({"m1", "a", 10}, 1, 0)->joined);
+  ASSERT_TRUE(store->Join({"m2", "b", 10}, 2, 0)->joined);
+  auto placed = store->Place("s1", "m1", 1);
+  ASSERT_TRUE(placed.ok()) << placed.status().ToString();
+  EXPECT_EQ(placed->machine_id, "m1");
+  EXPECT_EQ(placed->epoch, 1u);
+  // m2 is told who runs it.
+  placed = store->Place("s1", "m2", 2);
+  ASSERT_TRUE(placed.ok());
+  EXPECT_EQ(placed->machine_id, "m1");
+  // m1 under a new epoch (a fence, a restart) takes its own back at once.
+  ASSERT_TRUE(store->Join({"m1", "a", 10}, 3, 1)->joined);
+  placed = store->Place("s1", "m1", 3);
+  EXPECT_EQ(placed->epoch, 3u);
+  // An epoch that no longer holds its row places nothing.
+  placed = store->Place("s2", "m1", 1);
+  ASSERT_TRUE(placed.ok());
+  EXPECT_EQ(placed->machine_id, "");
+  // m1 dies: m2 takes s1 over; only one of two claims wins.
+  Age(url, "m1", 10'500);
+  placed = store->Place("s1", "m2", 2);
+  EXPECT_EQ(placed->machine_id, "m2");
+  EXPECT_EQ(store->Place("s1", "m1", 3)->machine_id, "m2");
+  auto all = store->ListPlacements();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ((*all)[0].shard_id, "s1");
+  EXPECT_EQ((*all)[0].machine_id, "m2");
+  // Unplaced only by its holder.
+  ASSERT_TRUE(store->Unplace("s1", "m1", 3).ok());
+  EXPECT_EQ(store->ListPlacements()->size(), 1u);
+  ASSERT_TRUE(store->Unplace("s1", "m2", 2).ok());
+  EXPECT_TRUE(store->ListPlacements()->empty());
+  // A left machine's shard is free at once.
+  ASSERT_TRUE(store->Place(std::string("s\0x", 3), "m2", 2).ok());
+  ASSERT_TRUE(store->Join({"m3", "c", 10}, 4, 0)->joined);
+  ASSERT_TRUE(store->Leave("m2", 2).ok());
+  EXPECT_EQ(store->Place(std::string("s\0x", 3), "m3", 4)->machine_id, "m3");
+  EXPECT_EQ(store->ListPlacements()->front().shard_id, std::string("s\0x", 3));
+}
+
 TEST(PgMachineStoreTest, BadArgumentsAreRefused) {
   auto store = OpenStore(FreshDatabase());
   ASSERT_NE(store, nullptr);
