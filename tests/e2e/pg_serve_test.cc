@@ -13,8 +13,8 @@
 
 #include <chrono>
 #include <filesystem>
-#include <iostream>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -232,8 +232,7 @@ TEST_F(PgServeTest, StateComesBackAfterKillNine) {
   bool back = false;
   for (int i = 0; i < 400 && !back; ++i) {
     json shard = json::parse(
-        Http("GET", std::string("/api/shards/") + kShard).body, nullptr,
-        false);
+        Http("GET", std::string("/api/shards/") + kShard).body, nullptr, false);
     back = shard.is_object() && shard.value("status", "") == "running";
     if (!back) usleep(50'000);
   }
@@ -319,8 +318,8 @@ TEST_F(PgServeTest, AMachineStoppedPastTheFenceComesBackUnderANewEpoch) {
   for (int i = 0; i < 200 && !running; ++i) {
     machines = HttpBody("GET", "/api/machines", nullptr, 200);
     second = machines["self"].value("epoch", "");
-    json shard = HttpBody("GET", std::string("/api/shards/") + kShard,
-                          nullptr, 200);
+    json shard =
+        HttpBody("GET", std::string("/api/shards/") + kShard, nullptr, 200);
     running = second != first && machines["self"]["member"].get<bool>() &&
               shard.value("status", "") == "running";
     if (!running) usleep(50'000);
@@ -378,9 +377,9 @@ TEST_F(PgServeTest, AMachineWhoseDatabaseHangsFencesItselfWithinFiveSeconds) {
   proxy.set_hung(true);
   const auto hung_at = std::chrono::steady_clock::now();
   Result<net::testing::CloseInfo> closed = alice->WaitClose(15000);
-  const double fenced_s = std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - hung_at)
-                              .count();
+  const double fenced_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - hung_at)
+          .count();
   ASSERT_TRUE(closed.ok()) << closed.status().ToString();
   EXPECT_EQ(closed->code, 1001) << closed->reason;
   std::cout << "[ cluster  ] database hung -> fenced (player closed) after "
@@ -393,8 +392,7 @@ TEST_F(PgServeTest, AMachineWhoseDatabaseHangsFencesItselfWithinFiveSeconds) {
                            {"id", "zones-9"},
                            {"params", {{"index", 0}, {"zones", 1}}}},
                           503);
-  EXPECT_NE(refused.dump().find("fenced"), std::string::npos)
-      << refused.dump();
+  EXPECT_NE(refused.dump().find("fenced"), std::string::npos) << refused.dump();
 
   proxy.set_hung(false);
   bool back = false;
@@ -402,8 +400,7 @@ TEST_F(PgServeTest, AMachineWhoseDatabaseHangsFencesItselfWithinFiveSeconds) {
     HttpResult r = Http("GET", "/api/machines");
     machines = json::parse(r.body, nullptr, false);
     json shard = json::parse(
-        Http("GET", std::string("/api/shards/") + kShard).body, nullptr,
-        false);
+        Http("GET", std::string("/api/shards/") + kShard).body, nullptr, false);
     back = r.status == 200 && machines.is_object() &&
            machines["self"].value("epoch", "") != first &&
            machines["self"].value("member", false) && shard.is_object() &&
@@ -430,14 +427,14 @@ TEST_F(PgServeTest, AMachineWhoseDatabaseHangsFencesItselfWithinFiveSeconds) {
 // for the dead time (10 s), and the player finds herself there.
 TEST_F(PgServeTest, ADeadMachinesShardComesBackOnTheOtherMachine) {
   auto spawn = [this](const std::string& machine) {
-    SpawnOptions options = ServeOptions(
-        TESSERA_BIN, app_,
-        {{"TESSERA_SHARD_TICKET_SECRET", "pg-ticket-secret"},
-         {"TESSERA_ADMIN_TOKEN", kAdminToken},
-         {"TESSERA_SHARD_SAVE_SECS", "1"},
-         {"TESSERA_MACHINE_ID", machine},
-         {"TESSERA_DATABASE_URL", url_}},
-        "", app_.parent_path() / ("server-" + machine + ".log"));
+    SpawnOptions options =
+        ServeOptions(TESSERA_BIN, app_,
+                     {{"TESSERA_SHARD_TICKET_SECRET", "pg-ticket-secret"},
+                      {"TESSERA_ADMIN_TOKEN", kAdminToken},
+                      {"TESSERA_SHARD_SAVE_SECS", "1"},
+                      {"TESSERA_MACHINE_ID", machine},
+                      {"TESSERA_DATABASE_URL", url_}},
+                     "", app_.parent_path() / ("server-" + machine + ".log"));
     Result<std::unique_ptr<ServerProcess>> started =
         ServerProcess::Start(std::move(options));
     EXPECT_TRUE(started.ok()) << started.status().ToString();
@@ -471,8 +468,7 @@ TEST_F(PgServeTest, ADeadMachinesShardComesBackOnTheOtherMachine) {
                          {"id", kShard},
                          {"params", {{"index", 0}, {"zones", 1}}}},
                         409);
-  EXPECT_NE(twice.dump().find("machine-a"), std::string::npos)
-      << twice.dump();
+  EXPECT_NE(twice.dump().find("machine-a"), std::string::npos) << twice.dump();
 
   ASSERT_TRUE(a->Signal(SIGKILL).ok());
   const auto killed_at = std::chrono::steady_clock::now();
