@@ -52,7 +52,7 @@ FUZZ_TARGETS += webtransport
 
 .PHONY: all deps build build-quick integration-test test unit-test asan-test fuzz-test dev run-arena bench spec clean format \
         ts-deps ts-build ts-test compare compare-realm bench-realm-serving bench-realm-serving-run \
-        bench-reload bench-reload-run
+        bench-reload bench-reload-run cluster-bench
 
 all: build
 
@@ -177,6 +177,12 @@ bench: build ts-build
 # Hot reload (bench/reload/run.mjs): source saved -> the running arena shard
 # on the quick build, beside the optimised build that follows (the
 # baseline); writes bench/reload/RESULTS.md. Part of `make bench`.
+# Failover between machines on one PostgreSQL (docs/cluster.md): kill -9
+# against SIGTERM, ROUNDS=20 each.
+cluster-bench: build
+	cmake --build $(BUILD) -j $(JOBS) --target cluster_failover_bench
+	$(BUILD)/bench/cluster_failover_bench
+
 bench-reload: build
 	$(MAKE) --no-print-directory bench-reload-run
 
