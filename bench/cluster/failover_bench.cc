@@ -98,6 +98,8 @@ class FailoverBench : public ::testing::Test {
 
   int Post(ServerProcess& on, const std::string& target, const json& body) {
     auto r = HttpJson(on.port(), "POST", target, body, kAdminToken);
+    EXPECT_TRUE(r.ok() && r->status == 201)
+        << target << ": " << (r.ok() ? r->body : r.status().ToString());
     return r.ok() ? r->status : 0;
   }
 
@@ -130,7 +132,8 @@ class FailoverBench : public ::testing::Test {
   // its first frame from `other`.
   double Round(std::unique_ptr<ServerProcess>& owner, ServerProcess& other,
                int signal, int round) {
-    const std::string shard = "bench-" + std::to_string(round);
+    // The zones kind takes ids ending in "-<index>".
+    const std::string shard = "bench" + std::to_string(round) + "-0";
     EXPECT_EQ(Post(*owner, "/api/shards",
                    {{"kind", "zones"},
                     {"id", shard},
