@@ -14,6 +14,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -180,6 +181,63 @@ class PgServeTest : public ::testing::Test {
     return false;
   }
 
+  static json CreateBody(const std::string& id) {
+    return {{"kind", "zones"},
+            {"id", id},
+            {"params", {{"index", 0}, {"zones", 1}}}};
+  }
+
+  // Creates the shard and joins the player, who plays until a save of the
+  // shard has her in it.
+  std::unique_ptr<TestClient> CreateShardWithAlice() {
+    HttpBody("POST", "/api/shards", CreateBody(kShard), 201);
+    std::unique_ptr<TestClient> alice = Join(kPlayer);
+    EXPECT_NE(alice, nullptr);
+    if (alice == nullptr) return nullptr;
+    EXPECT_TRUE(alice->SendInput(1, Msgpack({{"join", json::object()}})).ok());
+    EXPECT_TRUE(WaitForSaveMentioning(kPlayer, 15000))
+        << "no save of " << kShard << " with " << kPlayer << " within 15 s";
+    return alice;
+  }
+
+  // Polls `done` every 50 ms until it holds or `timeout_ms` passes.
+  static bool WaitFor(int timeout_ms, const std::function<bool()>& done) {
+    for (int waited = 0; waited < timeout_ms; waited += 50) {
+      if (done()) return true;
+      usleep(50'000);
+    }
+    return done();
+  }
+
+  // Whether the server runs the shard.
+  bool ShardRunning() {
+    json shard = json::parse(
+        Http("GET", std::string("/api/shards/") + kShard).body, nullptr, false);
+    return shard.is_object() && shard.value("status", "") == "running";
+  }
+
+  // How many times the player is in the shard, as a watcher sees it.
+  int TimesPlayerIsIn() {
+    json players = Players();
+    EXPECT_TRUE(players.is_array()) << players.dump();
+    int found = 0;
+    if (!players.is_array()) return found;
+    for (const json& p : players) found += p.value("id", "") == kPlayer;
+    return found;
+  }
+
+  // Waits until the machine has joined under an epoch other than `first`
+  // and runs the shard again; `machines` gets the last GET /api/machines.
+  bool BackUnderANewEpoch(const std::string& first, json* machines) {
+    return WaitFor(30'000, [&] {
+      HttpResult r = Http("GET", "/api/machines");
+      *machines = json::parse(r.body, nullptr, false);
+      return r.status == 200 && machines->is_object() &&
+             (*machines)["self"].value("epoch", "") != first &&
+             (*machines)["self"].value("member", false) && ShardRunning();
+    });
+  }
+
   store::pg::PgTestCluster* cluster_ = nullptr;
   std::string url_;
   fs::path app_;
@@ -189,18 +247,10 @@ class PgServeTest : public ::testing::Test {
 
 TEST_F(PgServeTest, StateComesBackAfterKillNine) {
   ASSERT_NO_FATAL_FAILURE(Start(url_));
-  HttpBody("POST", "/api/shards",
-           {{"kind", "zones"},
-            {"id", kShard},
-            {"params", {{"index", 0}, {"zones", 1}}}},
-           201);
-
   // A player joins and plays; the shard saves her.
-  std::unique_ptr<TestClient> alice = Join(kPlayer);
+  std::unique_ptr<TestClient> alice = CreateShardWithAlice();
   ASSERT_NE(alice, nullptr);
-  ASSERT_TRUE(alice->SendInput(1, Msgpack({{"join", json::object()}})).ok());
-  ASSERT_TRUE(WaitForSaveMentioning(kPlayer, 15000))
-      << "no save of " << kShard << " with " << kPlayer << " within 15 s";
+  ASSERT_FALSE(HasFailure());
 
   // A row of the app's data, and two versions of a realm.
   json row = HttpBody("POST", "/api/data/Note",
@@ -229,19 +279,9 @@ TEST_F(PgServeTest, StateComesBackAfterKillNine) {
   // The shard is back from its save, with the player in it. The new
   // process is a new machine (host:pid): the killed one's shard is taken
   // over once that machine has been silent for the dead time (10 s).
-  bool back = false;
-  for (int i = 0; i < 400 && !back; ++i) {
-    json shard = json::parse(
-        Http("GET", std::string("/api/shards/") + kShard).body, nullptr, false);
-    back = shard.is_object() && shard.value("status", "") == "running";
-    if (!back) usleep(50'000);
-  }
-  ASSERT_TRUE(back) << server_->Log();
-  json players = Players();
-  ASSERT_TRUE(players.is_array()) << players.dump();
-  int found = 0;
-  for (const json& p : players) found += p.value("id", "") == kPlayer;
-  EXPECT_EQ(found, 1) << players.dump();
+  ASSERT_TRUE(WaitFor(20'000, [&] { return ShardRunning(); }))
+      << server_->Log();
+  EXPECT_EQ(TimesPlayerIsIn(), 1);
 
   // The row, as last written.
   json again = HttpBody("GET", "/api/data/Note/n1", nullptr, 200);
@@ -290,15 +330,9 @@ TEST_F(PgServeTest, AMachineStoppedPastTheFenceComesBackUnderANewEpoch) {
     EXPECT_EQ(anonymous->status, 401);
   }
 
-  HttpBody("POST", "/api/shards",
-           {{"kind", "zones"},
-            {"id", kShard},
-            {"params", {{"index", 0}, {"zones", 1}}}},
-           201);
-  std::unique_ptr<TestClient> alice = Join(kPlayer);
+  std::unique_ptr<TestClient> alice = CreateShardWithAlice();
   ASSERT_NE(alice, nullptr);
-  ASSERT_TRUE(alice->SendInput(1, Msgpack({{"join", json::object()}})).ok());
-  ASSERT_TRUE(WaitForSaveMentioning(kPlayer, 15000));
+  ASSERT_FALSE(HasFailure());
 
   const auto stopped_at = std::chrono::steady_clock::now();
   ASSERT_TRUE(server_->Signal(SIGSTOP).ok());
@@ -313,18 +347,8 @@ TEST_F(PgServeTest, AMachineStoppedPastTheFenceComesBackUnderANewEpoch) {
       << closed->reason;
 
   // Back under a new epoch, the shard running again from its save.
-  std::string second;
-  bool running = false;
-  for (int i = 0; i < 200 && !running; ++i) {
-    machines = HttpBody("GET", "/api/machines", nullptr, 200);
-    second = machines["self"].value("epoch", "");
-    json shard =
-        HttpBody("GET", std::string("/api/shards/") + kShard, nullptr, 200);
-    running = second != first && machines["self"]["member"].get<bool>() &&
-              shard.value("status", "") == "running";
-    if (!running) usleep(50'000);
-  }
-  ASSERT_TRUE(running) << machines.dump();
+  ASSERT_TRUE(BackUnderANewEpoch(first, &machines)) << machines.dump();
+  const std::string second = machines["self"].value("epoch", "");
   const double back_s = std::chrono::duration<double>(
                             std::chrono::steady_clock::now() - stopped_at)
                             .count();
@@ -334,11 +358,7 @@ TEST_F(PgServeTest, AMachineStoppedPastTheFenceComesBackUnderANewEpoch) {
   EXPECT_EQ(machines["self"]["fences"], 1) << machines.dump();
   EXPECT_EQ(machines["self"]["joins"], 2) << machines.dump();
   EXPECT_EQ(Query("SELECT epoch FROM cluster_machines"), second);
-  json players = Players();
-  ASSERT_TRUE(players.is_array()) << players.dump();
-  int found = 0;
-  for (const json& p : players) found += p.value("id", "") == kPlayer;
-  EXPECT_EQ(found, 1) << players.dump();
+  EXPECT_EQ(TimesPlayerIsIn(), 1);
   const std::string log = server_->Log();
   EXPECT_NE(log.find("fenced itself"), std::string::npos) << log;
   EXPECT_NE(log.find("stopped (fenced)"), std::string::npos) << log;
@@ -364,15 +384,9 @@ TEST_F(PgServeTest, AMachineWhoseDatabaseHangsFencesItselfWithinFiveSeconds) {
   json machines = HttpBody("GET", "/api/machines", nullptr, 200);
   ASSERT_TRUE(machines.is_object()) << machines.dump();
   const std::string first = machines["self"].value("epoch", "");
-  HttpBody("POST", "/api/shards",
-           {{"kind", "zones"},
-            {"id", kShard},
-            {"params", {{"index", 0}, {"zones", 1}}}},
-           201);
-  std::unique_ptr<TestClient> alice = Join(kPlayer);
+  std::unique_ptr<TestClient> alice = CreateShardWithAlice();
   ASSERT_NE(alice, nullptr);
-  ASSERT_TRUE(alice->SendInput(1, Msgpack({{"join", json::object()}})).ok());
-  ASSERT_TRUE(WaitForSaveMentioning(kPlayer, 15000));
+  ASSERT_FALSE(HasFailure());
 
   proxy.set_hung(true);
   const auto hung_at = std::chrono::steady_clock::now();
@@ -395,30 +409,14 @@ TEST_F(PgServeTest, AMachineWhoseDatabaseHangsFencesItselfWithinFiveSeconds) {
   EXPECT_NE(refused.dump().find("fenced"), std::string::npos) << refused.dump();
 
   proxy.set_hung(false);
-  bool back = false;
-  for (int i = 0; i < 600 && !back; ++i) {
-    HttpResult r = Http("GET", "/api/machines");
-    machines = json::parse(r.body, nullptr, false);
-    json shard = json::parse(
-        Http("GET", std::string("/api/shards/") + kShard).body, nullptr, false);
-    back = r.status == 200 && machines.is_object() &&
-           machines["self"].value("epoch", "") != first &&
-           machines["self"].value("member", false) && shard.is_object() &&
-           shard.value("status", "") == "running";
-    if (!back) usleep(50'000);
-  }
-  ASSERT_TRUE(back) << machines.dump();
+  ASSERT_TRUE(BackUnderANewEpoch(first, &machines)) << machines.dump();
   std::cout << "[ cluster  ] database answering again -> back under a new "
                "epoch with the shard running after "
             << std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                              hung_at)
                    .count()
             << " s from the hang\n";
-  json players = Players();
-  ASSERT_TRUE(players.is_array()) << players.dump();
-  int found = 0;
-  for (const json& p : players) found += p.value("id", "") == kPlayer;
-  EXPECT_EQ(found, 1) << players.dump();
+  EXPECT_EQ(TimesPlayerIsIn(), 1);
 }
 
 // Two machines on one database: a shard runs on the machine that created
@@ -442,15 +440,9 @@ TEST_F(PgServeTest, ADeadMachinesShardComesBackOnTheOtherMachine) {
   };
   spawn("machine-a");
   ASSERT_NE(server_, nullptr);
-  HttpBody("POST", "/api/shards",
-           {{"kind", "zones"},
-            {"id", kShard},
-            {"params", {{"index", 0}, {"zones", 1}}}},
-           201);
-  std::unique_ptr<TestClient> alice = Join(kPlayer);
+  std::unique_ptr<TestClient> alice = CreateShardWithAlice();
   ASSERT_NE(alice, nullptr);
-  ASSERT_TRUE(alice->SendInput(1, Msgpack({{"join", json::object()}})).ok());
-  ASSERT_TRUE(WaitForSaveMentioning(kPlayer, 15000));
+  ASSERT_FALSE(HasFailure());
   EXPECT_EQ(Query("SELECT machine_id FROM shard_placements"), "machine-a");
 
   // From here on the fixture's calls go to machine B.
@@ -474,15 +466,8 @@ TEST_F(PgServeTest, ADeadMachinesShardComesBackOnTheOtherMachine) {
   const auto killed_at = std::chrono::steady_clock::now();
   ASSERT_TRUE(a->WaitExit(10000).ok());
   alice.reset();
-  bool running = false;
-  for (int i = 0; i < 600 && !running; ++i) {
-    HttpResult r = Http("GET", std::string("/api/shards/") + kShard);
-    json shard = json::parse(r.body, nullptr, false);
-    running = r.status == 200 && shard.is_object() &&
-              shard.value("status", "") == "running";
-    if (!running) usleep(50'000);
-  }
-  ASSERT_TRUE(running) << server_->Log();
+  ASSERT_TRUE(WaitFor(30'000, [&] { return ShardRunning(); }))
+      << server_->Log();
   const double failover_s = std::chrono::duration<double>(
                                 std::chrono::steady_clock::now() - killed_at)
                                 .count();
@@ -493,11 +478,7 @@ TEST_F(PgServeTest, ADeadMachinesShardComesBackOnTheOtherMachine) {
   EXPECT_LT(failover_s, 15.0);
   EXPECT_EQ(Query("SELECT machine_id FROM shard_placements"), "machine-b");
   // The player is there, from the save.
-  json players = Players();
-  ASSERT_TRUE(players.is_array()) << players.dump();
-  int found = 0;
-  for (const json& p : players) found += p.value("id", "") == kPlayer;
-  EXPECT_EQ(found, 1) << players.dump();
+  EXPECT_EQ(TimesPlayerIsIn(), 1);
   EXPECT_NE(server_->Log().find("took over shards of machines that died: 1 "
                                 "restored from a save"),
             std::string::npos)

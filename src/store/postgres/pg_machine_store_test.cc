@@ -265,15 +265,29 @@ TEST(PgMachineStoreTest, BadArgumentsAreRefused) {
   EXPECT_EQ(store->List()->front().info.id, "m'1; --");
 }
 
+// A fresh database behind a HangingProxy, and a machine store on it whose
+// statements wait at most `call_timeout_ms`.
+struct ProxiedDatabase {
+  bool Open(int64_t call_timeout_ms) {
+    PgTestCluster* cluster = Cluster();
+    if (cluster == nullptr) return false;
+    direct = FreshDatabase();
+    proxy = std::make_unique<HangingProxy>(cluster->port());
+    store = OpenStore(
+        proxy->Url(direct.substr(direct.rfind('/') + 1)),
+        {.dead_after_ms = 10'000, .call_timeout_ms = call_timeout_ms});
+    return store != nullptr;
+  }
+  std::string direct;  // the database's own URL
+  std::unique_ptr<HangingProxy> proxy;
+  std::unique_ptr<PgMachineStore> store;
+};
+
 TEST(PgMachineStoreTest, ADatabaseThatHangsFailsACallOnTimeAndIsReconnected) {
-  PgTestCluster* cluster = Cluster();
-  ASSERT_NE(cluster, nullptr);
-  const std::string direct = FreshDatabase();
-  const std::string name = direct.substr(direct.rfind('/') + 1);
-  HangingProxy proxy(cluster->port());
-  auto store = OpenStore(proxy.Url(name),
-                         {.dead_after_ms = 10'000, .call_timeout_ms = 400});
-  ASSERT_NE(store, nullptr);
+  ProxiedDatabase db;
+  ASSERT_TRUE(db.Open(400));
+  HangingProxy& proxy = *db.proxy;
+  PgMachineStore* store = db.store.get();
   ASSERT_TRUE(store->Join({"m1", "a", 1}, 1, 0)->joined);
   proxy.set_hung(true);
   const auto start = std::chrono::steady_clock::now();
@@ -290,14 +304,11 @@ TEST(PgMachineStoreTest, ADatabaseThatHangsFailsACallOnTimeAndIsReconnected) {
 }
 
 TEST(PgMachineStoreTest, MembershipFencesWhileTheDatabaseHangsThenRejoins) {
-  PgTestCluster* cluster = Cluster();
-  ASSERT_NE(cluster, nullptr);
-  const std::string direct = FreshDatabase();
-  const std::string name = direct.substr(direct.rfind('/') + 1);
-  HangingProxy proxy(cluster->port());
-  auto store = OpenStore(proxy.Url(name),
-                         {.dead_after_ms = 10'000, .call_timeout_ms = 2'000});
-  ASSERT_NE(store, nullptr);
+  ProxiedDatabase db;
+  ASSERT_TRUE(db.Open(2'000));
+  HangingProxy& proxy = *db.proxy;
+  PgMachineStore* store = db.store.get();
+  const std::string& direct = db.direct;
   std::atomic<int> joins{0}, fences{0};
   cluster::MembershipOptions options;
   options.self = {"m1", "127.0.0.1:1", 10};
@@ -306,7 +317,7 @@ TEST(PgMachineStoreTest, MembershipFencesWhileTheDatabaseHangsThenRejoins) {
   options.fence_check_every_us = 20'000;
   options.on_joined = [&](uint64_t) { ++joins; };
   options.on_fenced = [&](std::string_view) { ++fences; };
-  cluster::Membership membership(store.get(), options);
+  cluster::Membership membership(store, options);
   membership.Start();
   auto wait_for = [](const std::function<bool()>& done) {
     const auto until =
