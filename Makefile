@@ -52,7 +52,7 @@ FUZZ_TARGETS += webtransport
 
 .PHONY: all deps build build-quick integration-test test unit-test asan-test fuzz-test dev run-arena bench spec clean format \
         ts-deps ts-build ts-test compare compare-realm bench-realm-serving bench-realm-serving-run \
-        bench-reload bench-reload-run cluster-bench
+        bench-reload bench-reload-run cluster-bench cluster-dev
 
 all: build
 
@@ -177,6 +177,11 @@ bench: build ts-build
 # Hot reload (bench/reload/run.mjs): source saved -> the running arena shard
 # on the quick build, beside the optimised build that follows (the
 # baseline); writes bench/reload/RESULTS.md. Part of `make bench`.
+# A throwaway PostgreSQL and three machines on it, for trying the cluster
+# by hand (README "Running several machines").
+cluster-dev: build
+	TESSERA=$(abspath $(TESSERA)) scripts/cluster-dev
+
 # Failover between machines on one PostgreSQL (docs/cluster.md): kill -9
 # against SIGTERM, ROUNDS=20 each.
 cluster-bench: build
