@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -218,6 +219,10 @@ net::HttpResponse ClusterService::Handle(const net::HttpRequest& request) {
   }
   Result<std::vector<cluster::MachineRecord>> machines = store_->List();
   if (!machines.ok()) return ErrorFromStatus(machines.status());
+  Result<std::vector<cluster::Placement>> placements = store_->ListPlacements();
+  if (!placements.ok()) return ErrorFromStatus(placements.status());
+  std::map<std::string, int64_t, std::less<>> shards;
+  for (const cluster::Placement& p : *placements) ++shards[p.machine_id];
   const cluster::Membership::View self = membership_->view();
   json list = json::array();
   for (const cluster::MachineRecord& m : *machines) {
@@ -226,6 +231,7 @@ net::HttpResponse ClusterService::Handle(const net::HttpRequest& request) {
                     {"capacity", m.info.capacity},
                     {"epoch", std::to_string(m.epoch)},
                     {"live", m.live},
+                    {"shards", shards[m.info.id]},
                     {"silentMs", m.silent_ms},
                     {"startedUnixMs", m.started_unix_ms},
                     {"heartbeatUnixMs", m.heartbeat_unix_ms},

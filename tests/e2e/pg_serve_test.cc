@@ -477,6 +477,14 @@ TEST_F(PgServeTest, ADeadMachinesShardComesBackOnTheOtherMachine) {
   EXPECT_GE(failover_s, 8.0);  // not before the dead time (less a beat)
   EXPECT_LT(failover_s, 15.0);
   EXPECT_EQ(Query("SELECT machine_id FROM shard_placements"), "machine-b");
+  machines = HttpBody("GET", "/api/machines", nullptr, 200);
+  ASSERT_TRUE(machines.is_object()) << machines.dump();
+  for (const json& m : machines["machines"]) {
+    EXPECT_EQ(m.value("shards", -1), m["id"] == "machine-b" ? 1 : 0)
+        << machines.dump();
+    EXPECT_EQ(m.value("live", false), m["id"] == "machine-b")
+        << machines.dump();
+  }
   // The player is there, from the save.
   EXPECT_EQ(TimesPlayerIsIn(), 1);
   EXPECT_NE(server_->Log().find("took over shards of machines that died: 1 "
