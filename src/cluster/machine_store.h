@@ -100,6 +100,10 @@ class MachineStore {
                          uint64_t epoch) = 0;
   // Every placement, by shard id. Errors: kIo, kDeadlineExceeded.
   virtual Result<std::vector<Placement>> ListPlacements() = 0;
+  // The placements on machines that are no longer live (left, silent for
+  // the dead time, or gone), by shard id: the shards to take over. Errors:
+  // kIo, kDeadlineExceeded.
+  virtual Result<std::vector<Placement>> ListOrphanedPlacements() = 0;
 };
 
 }  // namespace tessera::cluster

@@ -57,6 +57,9 @@ class ScriptedStore final : public MachineStore {
   Result<std::vector<Placement>> ListPlacements() override {
     return Status(StatusCode::kInternal, "not in this test");
   }
+  Result<std::vector<Placement>> ListOrphanedPlacements() override {
+    return Status(StatusCode::kInternal, "not in this test");
+  }
 
   std::vector<std::pair<uint64_t, uint64_t>> joins;  // (epoch, replaces)
   std::vector<uint64_t> left;

@@ -289,7 +289,7 @@ void ShardConnections::OnViews(std::string_view shard_id,
 void ShardConnections::OnStopped(std::string_view shard_id,
                                  shard::StopReason reason,
                                  std::string_view message) {
-  if (reason == shard::StopReason::kFenced) {
+  if (!shard::StoppedForGood(reason)) {
     // The shard goes on from its last save (here or on another machine):
     // the client reconnects as after a restart.
     fanout_.OnStopped(shard_id, kCloseGoingAway,

@@ -1,6 +1,5 @@
 #include "server/cluster_service.h"
 
-#include <algorithm>
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -9,6 +8,7 @@
 #include "cluster/rendezvous.h"
 #include "server/bearer_auth.h"
 #include "server/http_json.h"
+#include "server/request_target.h"
 #include "store/store.h"
 
 namespace tessera::server {
@@ -38,11 +38,9 @@ ClusterService::ClusterService(ClusterOptions options, Metrics* metrics,
     if (log) log(std::string(line));
   };
   m.on_fenced = [this](std::string_view why) {
-    member_->Set(0);
     if (on_fenced_) on_fenced_(why);
   };
   m.on_joined = [this](uint64_t) {
-    member_->Set(1);
     std::lock_guard<std::mutex> lock(mu_);
     if (!booted_) return;  // the boot's own join: the server restores
     rejoin_pending_ = true;
@@ -69,15 +67,14 @@ ClusterService::ClusterService(ClusterOptions options, Metrics* metrics,
 ClusterService::~ClusterService() { Shutdown(); }
 
 Status ClusterService::JoinAtBoot() {
-  const auto give_up =
-      std::chrono::steady_clock::now() +
-      std::chrono::milliseconds(options_.dead_after_ms +
-                                2 * options_.heartbeat_every_ms);
   const Clock* clock = RealClock::Get();
+  const int64_t give_up_us =
+      clock->NowUs() +
+      (options_.dead_after_ms + 2 * options_.heartbeat_every_ms) * 1000;
   while (true) {
     const int64_t next = membership_->Step(clock->NowUs());
     if (membership_->may_run()) break;
-    if (std::chrono::steady_clock::now() >= give_up) {
+    if (clock->NowUs() >= give_up_us) {
       cluster::Membership::View view = membership_->view();
       return Status(StatusCode::kUnavailable,
                     "machine " + options_.self.id +
@@ -128,19 +125,19 @@ void ClusterService::WorkLoop() {
 }
 
 std::vector<std::string> ClusterService::OrphansToTake() {
+  // Only the orphans leave the database: the scan every 2 s costs nothing
+  // while every placed machine is alive.
+  Result<std::vector<cluster::Placement>> orphans =
+      store_->ListOrphanedPlacements();
+  if (!orphans.ok() || orphans->empty()) return {};
   Result<std::vector<cluster::MachineRecord>> machines = store_->List();
   if (!machines.ok()) return {};
   std::vector<std::string> live;
   for (const cluster::MachineRecord& m : *machines) {
     if (m.live) live.push_back(m.info.id);
   }
-  Result<std::vector<cluster::Placement>> placements = store_->ListPlacements();
-  if (!placements.ok()) return {};
   std::vector<std::string> mine;
-  for (const cluster::Placement& p : *placements) {
-    if (std::find(live.begin(), live.end(), p.machine_id) != live.end()) {
-      continue;
-    }
+  for (const cluster::Placement& p : *orphans) {
     if (cluster::RendezvousOwner(p.shard_id, live) == options_.self.id) {
       mine.push_back(p.shard_id);
     }
@@ -187,11 +184,11 @@ void ClusterService::Shutdown() {
   wake_.notify_all();
   if (work_thread_.joinable()) work_thread_.join();
   membership_->Stop(/*leave=*/true);
-  member_->Set(0);
 }
 
 void ClusterService::RefreshMetrics() {
   const cluster::Membership::View view = membership_->view();
+  member_->Set(membership_->may_run() ? 1 : 0);
   std::lock_guard<std::mutex> lock(metrics_mu_);
   fences_->Add(view.fences - reported_fences_);
   joins_->Add(view.joins - reported_joins_);
@@ -206,9 +203,8 @@ void ClusterService::RegisterRoutes(net::Router& router) {
 }
 
 net::HttpResponse ClusterService::Handle(const net::HttpRequest& request) {
-  const std::string_view path =
-      std::string_view(request.target).substr(0, request.target.find('?'));
-  if (path != "/api/machines") {
+  const std::optional<RequestTarget> target = ParseTarget(request.target);
+  if (!target || target->segments.size() != 2) {
     return ErrorResponse(404, "not_found", "no route " + request.target);
   }
   if (request.method != "GET" && request.method != "HEAD") {

@@ -15,8 +15,9 @@
 //    live or not, by the database's clock, and which one answers.
 //  - Metrics: tessera_cluster_member (1 while this machine may run its
 //    shards), tessera_cluster_fences_total, tessera_cluster_joins_total,
-//    tessera_cluster_heartbeat_failures_total (refreshed at each scrape
-//    through RefreshMetrics).
+//    tessera_cluster_heartbeat_failures_total (all read from the
+//    membership at each scrape, RefreshMetrics), and
+//    tessera_cluster_takeovers_total.
 //  - Shutdown stops both threads and marks the epoch as left, so other
 //    machines need not wait the dead time.
 //

@@ -43,8 +43,7 @@ void StopFunctions::Log(const std::string& line) const {
 void StopFunctions::OnStopped(std::string_view shard_id,
                               shard::StopReason reason,
                               std::string_view message) {
-  // A fenced shard has not stopped for the cluster: it runs on elsewhere.
-  if (reason == shard::StopReason::kFenced) return;
+  if (!shard::StoppedForGood(reason)) return;
   // The stopped shard stays listed (for its retention) with its kind.
   std::optional<shard::ShardInfo> info = host_.Get(shard_id);
   if (!info) return;

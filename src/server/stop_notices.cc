@@ -27,8 +27,7 @@ std::string StopNoticeBody(std::string_view shard_id, std::string_view kind,
 
 void StopNotices::OnStopped(std::string_view shard_id, shard::StopReason reason,
                             std::string_view message) {
-  // A fenced shard has not stopped for the cluster: it runs on elsewhere.
-  if (reason == shard::StopReason::kFenced) return;
+  if (!shard::StoppedForGood(reason)) return;
   // The stopped shard stays listed (for stopped_retention_us) with its kind.
   std::optional<shard::ShardInfo> info = host_.Get(shard_id);
   if (!info) return;

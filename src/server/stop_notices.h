@@ -65,9 +65,7 @@ class ForgetStopped final : public StopObserver {
 
   void OnStopped(std::string_view shard_id, shard::StopReason reason,
                  std::string_view) override {
-    // A fenced shard keeps its record: it starts again from its save.
-    if (reason == shard::StopReason::kFenced) return;
-    directory_.OnStopped(shard_id);
+    if (shard::StoppedForGood(reason)) directory_.OnStopped(shard_id);
   }
 
  private:

@@ -552,8 +552,8 @@ int64_t ShardHost::RetentionUs(HostedShard& shard) const {
 
 void ShardHost::Finish(HostedShard& shard, StopReason reason,
                        std::string message, int64_t now_us) {
-  const bool fenced = reason == StopReason::kFenced;
-  StopCalls(shard, /*deliver=*/!fenced, now_us);  // before OnStopped
+  const bool for_good = StoppedForGood(reason);
+  StopCalls(shard, /*deliver=*/for_good, now_us);  // before OnStopped
   EndInputLog(shard, reason);
   const int64_t fuel = shard.guest ? shard.guest->fuel_used() : 0;
   shard.guest.reset();  // release the instance's memory now
@@ -571,7 +571,7 @@ void ShardHost::Finish(HostedShard& shard, StopReason reason,
   StopTalk(shard, now_us);
   DropReload(shard, "the shard stopped (" +
                         std::string(StopReasonName(reason)) + "): " + message);
-  if (store_ != nullptr && !fenced) store_->Forget(shard.id);
+  if (store_ != nullptr && for_good) store_->Forget(shard.id);
   if (sink_ != nullptr) sink_->OnStopped(shard.id, reason, message);
 }
 

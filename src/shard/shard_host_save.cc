@@ -1,6 +1,6 @@
-// ShardHost's saves (shard_host.h): the periodic save after a tick, and
-// the save of every running shard at Shutdown. The rest of the host is in
-// shard_host.cc.
+// ShardHost's saves (shard_host.h): the periodic save after a tick, the
+// save of every running shard at Shutdown, and the fence that stops them
+// (Fence, Unfence, FencePending). The rest of the host is in shard_host.cc.
 #include <memory>
 #include <string>
 #include <vector>

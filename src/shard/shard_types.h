@@ -54,6 +54,10 @@ enum class StopReason : uint8_t {
   kFenced,
 };
 const char* StopReasonName(StopReason r);
+// Whether the shard has stopped for the whole cluster (its record, save and
+// onStop go), rather than only on this machine (kFenced: it runs on from
+// its save, here after a rejoin or on another machine).
+inline bool StoppedForGood(StopReason r) { return r != StopReason::kFenced; }
 const char* ShardStatusName(ShardStatus s);
 
 // When an input was made, as its connection reports it (lag compensation,

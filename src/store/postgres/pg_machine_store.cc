@@ -63,23 +63,12 @@ constexpr const char* kList =
     "COALESCE(left_ms, 0), " TESSERA_DB_NOW_MS
     " - heartbeat_ms, left_ms IS NULL FROM cluster_machines ORDER BY id";
 
-// Takes the placement for (machine $2, epoch $3) when that epoch holds the
-// machine's live row, and the shard is unplaced, on this machine, or on a
-// machine whose row is not live (left, silent for the dead time $4, or
-// gone): a live machine's placements under an older epoch of its own (a
-// restart, a fence) are only taken back by itself. The caller's live row is
-// read FOR SHARE: a takeover of it waits.
-constexpr const char* kPlace =
-    "INSERT INTO shard_placements AS p (shard_id, machine_id, epoch, "
-    "placed_ms) SELECT $1::bytea, $2::text, $3::bigint, " TESSERA_DB_NOW_MS
-    " WHERE EXISTS (SELECT 1 FROM cluster_machines WHERE id = $2 AND epoch = "
-    "$3 AND left_ms IS NULL AND heartbeat_ms > " TESSERA_DB_NOW_MS
-    " - $4 FOR SHARE) ON CONFLICT (shard_id) DO UPDATE SET machine_id = "
-    "excluded.machine_id, epoch = excluded.epoch, placed_ms = "
-    "excluded.placed_ms WHERE p.machine_id = excluded.machine_id OR NOT "
-    "EXISTS (SELECT 1 FROM cluster_machines m WHERE m.id = p.machine_id AND "
-    "m.left_ms IS NULL AND m.heartbeat_ms > " TESSERA_DB_NOW_MS
-    " - $4) RETURNING machine_id, epoch";
+// A live row of the placement's machine `p` (any epoch), silent for less
+// than the dead time $N: TESSERA_LIVE_HOLDER("$4").
+#define TESSERA_LIVE_HOLDER(dead)                                            \
+  "EXISTS (SELECT 1 FROM cluster_machines m WHERE m.id = p.machine_id "      \
+  "AND m.left_ms IS NULL AND m.heartbeat_ms > " TESSERA_DB_NOW_MS " - " dead \
+  ")"
 
 constexpr const char* kPlacementOf =
     "SELECT machine_id, epoch FROM shard_placements WHERE shard_id = $1";
@@ -92,9 +81,61 @@ constexpr const char* kPlacements =
     "SELECT shard_id, machine_id, epoch FROM shard_placements ORDER BY "
     "shard_id";
 
-#undef TESSERA_DB_NOW_MS
+constexpr const char* kOrphanedPlacements =
+    "SELECT shard_id, machine_id, epoch FROM shard_placements p WHERE "
+    "NOT " TESSERA_LIVE_HOLDER("$1") " ORDER BY shard_id";
+
+// Takes the placement for (machine $2, epoch $3) when that epoch holds the
+// machine's live row (HoldsEpochSql, read FOR SHARE: a takeover of the row
+// waits), and the shard is unplaced, on this machine, or on a machine whose
+// row is not live (left, silent for the dead time $4, or gone): a live
+// machine's placements under an older epoch of its own (a restart, a fence)
+// are only taken back by itself.
+const std::string& PlaceSql() {
+  static const std::string sql =
+      "INSERT INTO shard_placements AS p (shard_id, machine_id, epoch, "
+      "placed_ms) SELECT $1::bytea, $2::text, $3::bigint, " TESSERA_DB_NOW_MS
+      " WHERE " +
+      HoldsEpochSql(2) +
+      " ON CONFLICT (shard_id) DO UPDATE SET machine_id = "
+      "excluded.machine_id, epoch = excluded.epoch, placed_ms = "
+      "excluded.placed_ms WHERE p.machine_id = excluded.machine_id OR "
+      "NOT " TESSERA_LIVE_HOLDER("$4") " RETURNING machine_id, epoch";
+  return sql;
+}
+
+#undef TESSERA_LIVE_HOLDER
 
 int64_t AsBigint(uint64_t epoch) { return static_cast<int64_t>(epoch); }
+
+// A placement row (shard_id, machine_id, epoch) of `rows` from column `col`
+// on (the shard id when `with_shard`, else machine_id first).
+Result<cluster::Placement> PlacementAt(const PgResult& rows, int row,
+                                       bool with_shard) {
+  cluster::Placement placement;
+  int col = 0;
+  if (with_shard) {
+    Result<std::string> id = rows.Bytes(row, col++);
+    if (!id.ok()) return id.status();
+    placement.shard_id = std::move(*id);
+  }
+  placement.machine_id = std::string(rows.Text(row, col++));
+  Result<int64_t> epoch = rows.Int64(row, col);
+  if (!epoch.ok()) return epoch.status();
+  placement.epoch = static_cast<uint64_t>(*epoch);
+  return placement;
+}
+
+Result<std::vector<cluster::Placement>> Placements(const PgResult& rows) {
+  std::vector<cluster::Placement> out;
+  out.reserve(static_cast<size_t>(rows.rows()));
+  for (int r = 0; r < rows.rows(); ++r) {
+    Result<cluster::Placement> placement = PlacementAt(rows, r, true);
+    if (!placement.ok()) return placement.status();
+    out.push_back(std::move(*placement));
+  }
+  return out;
+}
 
 Status CheckEpoch(uint64_t epoch) {
   if (epoch == 0 || epoch > static_cast<uint64_t>(INT64_MAX)) {
@@ -104,6 +145,17 @@ Status CheckEpoch(uint64_t epoch) {
 }
 
 }  // namespace
+
+std::string HoldsEpochSql(int first_param) {
+  const auto param = [&](int i) {
+    return "$" + std::to_string(first_param + i);
+  };
+  return "EXISTS (SELECT 1 FROM cluster_machines WHERE id = " + param(0) +
+         "::text AND epoch = " + param(1) +
+         "::bigint AND left_ms IS NULL AND heartbeat_ms > " TESSERA_DB_NOW_MS
+         " - " +
+         param(2) + "::bigint FOR SHARE)";
+}
 
 Result<std::unique_ptr<PgMachineStore>> PgMachineStore::Open(
     const std::string& url, PgMachineStoreOptions options) {
@@ -179,22 +231,19 @@ Result<std::vector<cluster::MachineRecord>> PgMachineStore::List() {
     cluster::MachineRecord m;
     m.info.id = std::string(rows->Text(r, 0));
     m.info.address = std::string(rows->Text(r, 2));
-    int64_t* ints[] = {nullptr,
-                       &m.info.capacity,
-                       &m.started_unix_ms,
-                       &m.heartbeat_unix_ms,
-                       &m.left_unix_ms,
-                       &m.silent_ms};
-    const int cols[] = {1, 3, 4, 5, 6, 7};
-    for (int i = 0; i < 6; ++i) {
-      Result<int64_t> v = rows->Int64(r, cols[i]);
+    int64_t epoch = 0;
+    const std::pair<int, int64_t*> ints[] = {{1, &epoch},
+                                             {3, &m.info.capacity},
+                                             {4, &m.started_unix_ms},
+                                             {5, &m.heartbeat_unix_ms},
+                                             {6, &m.left_unix_ms},
+                                             {7, &m.silent_ms}};
+    for (const auto& [col, into] : ints) {
+      Result<int64_t> v = rows->Int64(r, col);
       if (!v.ok()) return v.status();
-      if (ints[i] == nullptr) {
-        m.epoch = static_cast<uint64_t>(*v);
-      } else {
-        *ints[i] = *v;
-      }
+      *into = *v;
     }
+    m.epoch = static_cast<uint64_t>(epoch);
     m.live = rows->Text(r, 8) == "t" && m.silent_ms < options_.dead_after_ms;
     machines.push_back(std::move(m));
   }
@@ -207,31 +256,24 @@ Result<cluster::Placement> PgMachineStore::Place(std::string_view shard_id,
   TESSERA_RETURN_IF_ERROR(CheckEpoch(epoch));
   std::lock_guard<std::mutex> lock(mu_);
   Result<PgResult> placed = conn_->Exec(
-      kPlace,
+      PlaceSql(),
       {PgParam::Bytes(shard_id), PgParam::Text(machine),
        PgParam::Int(AsBigint(epoch)), PgParam::Int(options_.dead_after_ms)},
       "postgres: place a shard");
   if (!placed.ok()) return placed.status();
+  if (placed->rows() == 0) {
+    // Not taken: who holds it (or nobody, when this epoch is not live).
+    placed = conn_->Exec(kPlacementOf, {PgParam::Bytes(shard_id)},
+                         "postgres: read a shard's placement");
+    if (!placed.ok()) return placed.status();
+  }
   cluster::Placement out;
-  out.shard_id = std::string(shard_id);
   if (placed->rows() == 1) {
-    out.machine_id = std::string(placed->Text(0, 0));
-    Result<int64_t> e = placed->Int64(0, 1);
-    if (!e.ok()) return e.status();
-    out.epoch = static_cast<uint64_t>(*e);
-    return out;
+    Result<cluster::Placement> held = PlacementAt(*placed, 0, false);
+    if (!held.ok()) return held.status();
+    out = std::move(*held);
   }
-  // Not taken: who holds it (or nobody, when this epoch is not live).
-  Result<PgResult> holder =
-      conn_->Exec(kPlacementOf, {PgParam::Bytes(shard_id)},
-                  "postgres: read a shard's placement");
-  if (!holder.ok()) return holder.status();
-  if (holder->rows() == 1) {
-    out.machine_id = std::string(holder->Text(0, 0));
-    Result<int64_t> e = holder->Int64(0, 1);
-    if (!e.ok()) return e.status();
-    out.epoch = static_cast<uint64_t>(*e);
-  }
+  out.shard_id = std::string(shard_id);
   return out;
 }
 
@@ -250,17 +292,19 @@ Result<std::vector<cluster::Placement>> PgMachineStore::ListPlacements() {
   Result<PgResult> rows =
       conn_->Exec(kPlacements, {}, "postgres: list placements");
   if (!rows.ok()) return rows.status();
-  std::vector<cluster::Placement> out;
-  out.reserve(static_cast<size_t>(rows->rows()));
-  for (int r = 0; r < rows->rows(); ++r) {
-    Result<std::string> id = rows->Bytes(r, 0);
-    Result<int64_t> e = rows->Int64(r, 2);
-    if (!id.ok()) return id.status();
-    if (!e.ok()) return e.status();
-    out.push_back({std::move(*id), std::string(rows->Text(r, 1)),
-                   static_cast<uint64_t>(*e)});
-  }
-  return out;
+  return Placements(*rows);
 }
+
+Result<std::vector<cluster::Placement>>
+PgMachineStore::ListOrphanedPlacements() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<PgResult> rows =
+      conn_->Exec(kOrphanedPlacements, {PgParam::Int(options_.dead_after_ms)},
+                  "postgres: list orphaned placements");
+  if (!rows.ok()) return rows.status();
+  return Placements(*rows);
+}
+
+#undef TESSERA_DB_NOW_MS
 
 }  // namespace tessera::store::pg

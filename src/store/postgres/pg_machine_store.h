@@ -37,6 +37,13 @@ struct PgMachineStoreOptions {
   int64_t call_timeout_ms = 3'000;
 };
 
+// The SQL condition "the machine $N (text) holds epoch $N+1 (bigint): its
+// row is not left and was heard from within $N+2 ms (bigint) by the
+// database's clock", reading the row FOR SHARE so that a takeover of it
+// waits for the statement: the guard of every write a machine makes under
+// its epoch (placements here, saves in pg_store.cc).
+std::string HoldsEpochSql(int first_param);
+
 class PgMachineStore final : public cluster::MachineStore {
  public:
   // Connects to `url` and creates the table if missing. Errors: as
@@ -55,6 +62,7 @@ class PgMachineStore final : public cluster::MachineStore {
   Status Unplace(std::string_view shard_id, std::string_view machine,
                  uint64_t epoch) override;
   Result<std::vector<cluster::Placement>> ListPlacements() override;
+  Result<std::vector<cluster::Placement>> ListOrphanedPlacements() override;
 
  private:
   PgMachineStore(std::unique_ptr<PgConn> conn, PgMachineStoreOptions options)

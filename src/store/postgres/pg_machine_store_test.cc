@@ -228,11 +228,19 @@ TEST(PgMachineStoreTest, AShardIsPlacedOnOneLiveMachineAndMovesOnlyWhenItDies) {
   placed = store->Place("s2", "m1", 1);
   ASSERT_TRUE(placed.ok());
   EXPECT_EQ(placed->machine_id, "");
-  // m1 dies: m2 takes s1 over; only one of two claims wins.
+  EXPECT_TRUE(store->ListOrphanedPlacements()->empty());
+  // m1 dies: its shard is an orphan, m2 takes it over; only one of two
+  // claims wins.
   Age(url, "m1", 10'500);
+  auto orphans = store->ListOrphanedPlacements();
+  ASSERT_TRUE(orphans.ok()) << orphans.status().ToString();
+  ASSERT_EQ(orphans->size(), 1u);
+  EXPECT_EQ((*orphans)[0].shard_id, "s1");
+  EXPECT_EQ((*orphans)[0].machine_id, "m1");
   placed = store->Place("s1", "m2", 2);
   EXPECT_EQ(placed->machine_id, "m2");
   EXPECT_EQ(store->Place("s1", "m1", 3)->machine_id, "m2");
+  EXPECT_TRUE(store->ListOrphanedPlacements()->empty());
   auto all = store->ListPlacements();
   ASSERT_TRUE(all.ok());
   ASSERT_EQ(all->size(), 1u);

@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "store/postgres/pg_machine_store.h"
 #include "store/postgres/pg_store_schema.h"
 
 namespace tessera::store {
@@ -76,14 +77,14 @@ Status PgStore::SaveLocked(std::string_view shard_id, std::string_view bytes,
       return Status(StatusCode::kFailedPrecondition,
                     refused + "an epoch (fenced, or not joined)");
     }
-    Result<PgResult> saved = conn_->Exec(
+    static const std::string kGuardedSave =
         "INSERT INTO saves(shard_id, state, saved_ms) "
-        "SELECT $1::bytea, $2::bytea, $3::bigint WHERE EXISTS (SELECT 1 FROM "
-        "cluster_machines WHERE id = $4 AND epoch = $5 AND left_ms IS NULL "
-        "AND heartbeat_ms > (floor(extract(epoch from clock_timestamp()) * "
-        "1000))::bigint - $6 FOR SHARE) "
-        "ON CONFLICT (shard_id) DO UPDATE SET state = EXCLUDED.state, "
-        "saved_ms = EXCLUDED.saved_ms",
+        "SELECT $1::bytea, $2::bytea, $3::bigint WHERE " +
+        pg::HoldsEpochSql(4) +
+        " ON CONFLICT (shard_id) DO UPDATE SET state = EXCLUDED.state, "
+        "saved_ms = EXCLUDED.saved_ms";
+    Result<PgResult> saved = conn_->Exec(
+        kGuardedSave,
         {PgParam::Bytes(shard_id), PgParam::Bytes(bytes), PgParam::Int(now_ms),
          PgParam::Text(machine), PgParam::Int(static_cast<int64_t>(epoch)),
          PgParam::Int(dead_after_ms_)},
